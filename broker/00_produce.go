@@ -1,0 +1,104 @@
+package broker
+
+// Produce (key 0), v3–v12 (record batch v2 only; v12 is v11 on the wire).
+//
+//   - Each partition's records are validated (magic 2, lengths, CRC-32C) and
+//     appended exactly as sent; only baseOffset and partitionLeaderEpoch are
+//     rewritten. No decompression.
+//   - CORRUPT_MESSAGE for a bad batch, MESSAGE_TOO_LARGE over the topic's
+//     max.message.bytes, UNKNOWN_TOPIC_OR_PARTITION for a missing topic or
+//     partition (produce never auto-creates; Metadata does, as in Kafka),
+//     INVALID_TOPIC_EXCEPTION for an illegal name.
+//   - Idempotent batches are checked per producer id (see producer_state.go);
+//     a retried batch is acknowledged with its original offsets.
+//   - acks=0 gets no response; acks=-1 also checks min.insync.replicas
+//     against the ISR (this node alone until replication lands).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(kmsg.Produce, 3, 12, handleProduce)
+}
+
+func handleProduce(rc *requestContext, req *kmsg.ProduceRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	if req.TransactionID != nil {
+		// Transactions are a later issue: refuse them whole.
+		for _, rt := range req.Topics {
+			st := kmsg.NewProduceResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewProduceResponseTopicPartition()
+				sp.Partition = rp.Partition
+				sp.ErrorCode = rc.countError(kerr.TransactionalIDAuthorizationFailed.Code)
+				msg := "transactions are not supported by this broker yet"
+				sp.ErrorMessage = &msg
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic = rt.Topic
+		topic := rc.s.topics.get(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			rc.produceOne(&sp, topic, rt.Topic, rp, req.Acks)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Acks == 0 {
+		rc.noResponse = true
+	}
+	return resp
+}
+
+func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, topic *topicState, name string, rp kmsg.ProduceRequestTopicPartition, acks int16) {
+	fail := func(code int16, msg string) {
+		sp.ErrorCode = rc.countError(code)
+		if msg != "" {
+			sp.ErrorMessage = &msg
+		}
+	}
+	if topic == nil {
+		if err := validateTopicName(name); err != nil {
+			fail(kerr.InvalidTopicException.Code, err.Error())
+			return
+		}
+		fail(kerr.UnknownTopicOrPartition.Code, "")
+		return
+	}
+	p := rc.s.topics.partition(name, rp.Partition)
+	if p == nil || p.topic != topic {
+		fail(kerr.UnknownTopicOrPartition.Code, "")
+		return
+	}
+	_, cfg, _ := rc.s.topics.snapshot(topic)
+	if acks == -1 && cfg.minInsyncReplicas() > 1 {
+		fail(kerr.NotEnoughReplicas.Code, "min.insync.replicas is larger than the in-sync replica set")
+		return
+	}
+	if acks != 0 && acks != 1 && acks != -1 {
+		fail(kerr.InvalidRequiredAcks.Code, "")
+		return
+	}
+	res := p.appendRecords(rp.Records, cfg.maxMessageBytes(), cfg.logAppendTime())
+	if res.code != 0 {
+		fail(res.code, res.message)
+		return
+	}
+	sp.BaseOffset = res.baseOffset
+	sp.LogAppendTime = res.logAppendTime
+	sp.LogStartOffset = p.log.LogStartOffset()
+	if !res.duplicate {
+		rc.s.metrics.bytesIn.WithLabelValues(name).Add(float64(len(rp.Records)))
+		rc.s.metrics.recordsIn.WithLabelValues(name).Add(float64(res.lastOffset - res.baseOffset + 1))
+	}
+}

@@ -1,0 +1,304 @@
+package broker
+
+// Fetch (key 1), v4–v16.
+//
+//   - Records go from segment files to the socket with sendfile (see
+//     fetch_encode.go and clientConn.sendChunk); nothing is decompressed.
+//   - Long poll: the response waits up to max_wait_ms until min_bytes are
+//     available, waking on any append to a fetched partition; errors and
+//     shutdown answer at once.
+//   - Byte limits: partition_max_bytes per partition and max_bytes for the
+//     response, but the first batch of the first non-empty partition is sent
+//     whole even if larger (KIP-74).
+//   - Sessions per KIP-227 (fetch_session.go); v13+ addresses topics by ID.
+//   - current_leader_epoch is checked: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH.
+//   - read_committed sees up to the last stable offset, which equals the high
+//     watermark until transactions land.
+
+import (
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/storage"
+	"github.com/strata-streaming/strata/metadata"
+)
+
+func init() {
+	registerAPI(kmsg.Fetch, 4, 16, handleFetch)
+}
+
+// fetchTarget is one partition to read in this request.
+type fetchTarget struct {
+	key     sessionKey
+	topicID [16]byte
+	state   sessionPartition
+	// unknownTopicID is set when a v13+ request named an ID we do not know.
+	unknownTopicID bool
+}
+
+func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
+	version := req.Version
+	resp := &fetchReply{FetchResponse: req.ResponseKind().(*kmsg.FetchResponse)}
+	resp.Version = version
+
+	targets, session, code := rc.resolveFetchTargets(req)
+	if code != 0 {
+		resp.pieces = encodeFetchBody(version, rc.countError(code), 0, nil)
+		return resp
+	}
+	sessionID := int32(0)
+	if session != nil {
+		sessionID = session.id
+	}
+	incremental := session != nil && req.SessionEpoch > 0
+
+	maxWait := time.Duration(req.MaxWaitMillis) * time.Millisecond
+	deadline := time.Now().Add(maxWait)
+	var waiter chan struct{}
+	for {
+		topics, total, anyError, watched := rc.readFetchTargets(req, targets, incremental)
+		done := total >= int64(req.MinBytes) || anyError || maxWait <= 0 || !time.Now().Before(deadline) || rc.s.ctx.Err() != nil
+		if done {
+			if waiter != nil {
+				for _, p := range watched {
+					p.removeWaiter(waiter)
+				}
+			}
+			if session != nil {
+				rc.commitSession(session, topics)
+			}
+			for _, t := range topics {
+				for _, p := range t.partitions {
+					if p.chunk.Len > 0 {
+						rc.s.metrics.bytesOut.WithLabelValues(t.name).Add(float64(p.chunk.Len))
+					}
+				}
+			}
+			resp.pieces = encodeFetchBody(version, 0, sessionID, topics)
+			return resp
+		}
+		// Wait for an append to any watched partition. Register first,
+		// then re-read, so an append between the read and the
+		// registration is never missed.
+		if waiter == nil {
+			waiter = make(chan struct{}, 1)
+		}
+		ends := make([]int64, len(watched))
+		for i, p := range watched {
+			p.addWaiter(waiter)
+			ends[i] = p.highWatermark()
+		}
+		changed := false
+		for i, p := range watched {
+			if p.highWatermark() != ends[i] {
+				changed = true
+			}
+		}
+		if !changed {
+			timer := time.NewTimer(time.Until(deadline))
+			select {
+			case <-waiter:
+			case <-timer.C:
+			case <-rc.s.ctx.Done():
+			}
+			timer.Stop()
+		}
+		for _, p := range watched {
+			p.removeWaiter(waiter)
+		}
+		select {
+		case <-waiter:
+		default:
+		}
+	}
+}
+
+// resolveFetchTargets applies the session protocol and returns the
+// partitions to read, in response order.
+func (rc *requestContext) resolveFetchTargets(req *kmsg.FetchRequest) ([]fetchTarget, *fetchSession, int16) {
+	cache := rc.s.fetches
+	fromRequest := func() []fetchTarget {
+		var out []fetchTarget
+		for _, rt := range req.Topics {
+			name, unknown := rc.fetchTopicName(req.Version, rt.Topic, rt.TopicID)
+			for _, rp := range rt.Partitions {
+				out = append(out, fetchTarget{
+					key:            sessionKey{topic: name, partition: rp.Partition},
+					topicID:        rt.TopicID,
+					unknownTopicID: unknown,
+					state:          sessionPartition{topicID: rt.TopicID, fetchOffset: rp.FetchOffset, maxBytes: rp.PartitionMaxBytes, currentLeaderEpoch: rp.CurrentLeaderEpoch},
+				})
+			}
+		}
+		return out
+	}
+	switch {
+	case req.SessionEpoch == -1: // full fetch, no session (closes an old one)
+		if req.SessionID != 0 {
+			cache.remove(req.SessionID)
+		}
+		return fromRequest(), nil, 0
+	case req.SessionEpoch == 0: // full fetch opening a new session
+		if req.SessionID != 0 {
+			cache.remove(req.SessionID)
+		}
+		targets := fromRequest()
+		s := cache.create()
+		if s != nil {
+			s.mu.Lock()
+			for _, t := range targets {
+				if !t.unknownTopicID {
+					s.upsert(t.key, t.state)
+				}
+			}
+			s.mu.Unlock()
+		}
+		return targets, s, 0
+	}
+	s := cache.get(req.SessionID)
+	if s == nil {
+		return nil, nil, kerr.FetchSessionIDNotFound.Code
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if req.SessionEpoch != s.epoch {
+		return nil, nil, kerr.InvalidFetchSessionEpoch.Code
+	}
+	s.epoch++
+	if s.epoch < 0 {
+		s.epoch = 1
+	}
+	var unknown []fetchTarget
+	for _, ft := range req.ForgottenTopics {
+		name, _ := rc.fetchTopicName(req.Version, ft.Topic, ft.TopicID)
+		for _, p := range ft.Partitions {
+			s.forget(sessionKey{topic: name, partition: p})
+		}
+	}
+	for _, t := range fromRequest() {
+		if t.unknownTopicID {
+			unknown = append(unknown, t)
+			continue
+		}
+		s.upsert(t.key, t.state)
+	}
+	targets := make([]fetchTarget, 0, len(s.order)+len(unknown))
+	for _, k := range s.order {
+		sp := s.partitions[k]
+		targets = append(targets, fetchTarget{key: k, topicID: sp.topicID, state: *sp})
+	}
+	return append(targets, unknown...), s, 0
+}
+
+// fetchTopicName maps a request's topic reference to a name; v13+ uses IDs.
+func (rc *requestContext) fetchTopicName(version int16, name string, id [16]byte) (string, bool) {
+	if version < 13 {
+		return name, false
+	}
+	t := rc.s.topics.getByID(metadata.TopicID(id))
+	if t == nil {
+		return "", true
+	}
+	return t.meta.Name, false
+}
+
+// readFetchTargets reads every target once. In an incremental session only
+// partitions with news are returned.
+func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fetchTarget, incremental bool) (topics []fetchTopicOut, total int64, anyError bool, watched []*partition) {
+	responseMax := int64(req.MaxBytes)
+	if req.Version < 3 || responseMax <= 0 {
+		responseMax = 1<<31 - 1
+	}
+	index := map[string]int{}
+	for i := range targets {
+		t := &targets[i]
+		out, p := rc.readFetchPartition(req, t, responseMax-total, total == 0)
+		if p != nil {
+			watched = append(watched, p)
+		}
+		total += out.chunk.Len
+		if out.errorCode != 0 {
+			anyError = true
+		}
+		if incremental && t.state.sent && out.chunk.Len == 0 && out.errorCode == t.state.lastErrorCode &&
+			out.highWatermark == t.state.lastHW && out.logStartOffset == t.state.lastLogStart {
+			continue
+		}
+		name := t.key.topic
+		ti, ok := index[name]
+		if !ok || t.unknownTopicID {
+			ti = len(topics)
+			index[name] = ti
+			topics = append(topics, fetchTopicOut{name: name, id: t.topicID})
+		}
+		topics[ti].partitions = append(topics[ti].partitions, out)
+	}
+	return topics, total, anyError, watched
+}
+
+func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTarget, remaining int64, first bool) (fetchPartitionOut, *partition) {
+	out := fetchPartitionOut{partition: t.key.partition, highWatermark: -1, lastStable: -1, logStartOffset: -1}
+	if t.unknownTopicID {
+		out.errorCode = rc.countError(kerr.UnknownTopicID.Code)
+		return out, nil
+	}
+	p := rc.s.topics.partition(t.key.topic, t.key.partition)
+	if p == nil {
+		out.errorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
+		return out, nil
+	}
+	hw := p.highWatermark()
+	out.highWatermark, out.lastStable, out.logStartOffset = hw, hw, p.log.LogStartOffset()
+	out.hasRecords = true
+	if epoch := t.state.currentLeaderEpoch; epoch >= 0 {
+		switch ours := p.leaderEpoch(); {
+		case epoch < ours:
+			out.errorCode = rc.countError(kerr.FencedLeaderEpoch.Code)
+			out.hasRecords = false
+			return out, p
+		case epoch > ours:
+			out.errorCode = rc.countError(kerr.UnknownLeaderEpoch.Code)
+			out.hasRecords = false
+			return out, p
+		}
+	}
+	limit := int64(t.state.maxBytes)
+	if remaining < limit {
+		limit = remaining
+	}
+	if limit <= 0 && !first {
+		return out, p
+	}
+	chunk, err := p.log.Read(t.state.fetchOffset, int(max(limit, 0)), hw, first)
+	switch {
+	case errors.Is(err, storage.ErrOffsetOutOfRange):
+		out.errorCode = rc.countError(kerr.OffsetOutOfRange.Code)
+		out.hasRecords = false
+	case err != nil:
+		rc.s.logger.Error("fetch read failed", "topic", t.key.topic, "partition", t.key.partition, "offset", t.state.fetchOffset, "err", err)
+		out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
+		out.hasRecords = false
+	default:
+		out.chunk = chunk
+	}
+	return out, p
+}
+
+// commitSession records what the client is about to see.
+func (rc *requestContext) commitSession(s *fetchSession, topics []fetchTopicOut) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range topics {
+		for _, p := range t.partitions {
+			sp := s.partitions[sessionKey{topic: t.name, partition: p.partition}]
+			if sp == nil {
+				continue
+			}
+			sp.sent = true
+			sp.lastHW, sp.lastLogStart, sp.lastErrorCode = p.highWatermark, p.logStartOffset, p.errorCode
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package broker
+
+// ListOffsets (key 2), v1–v10.
+//
+//   - -1 latest: the high watermark (the last stable offset for
+//     read_committed, equal until transactions land); -2 earliest: the log
+//     start offset; -3 max timestamp (KIP-734): the record with the largest
+//     timestamp; -4 earliest local (KIP-1005): the local log start; -5
+//     latest tiered: -1 until tiering lands.
+//   - A timestamp >= 0: the first record whose timestamp is at least it, or
+//     offset -1 when there is none.
+//   - current_leader_epoch is checked as in Fetch.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(kmsg.ListOffsets, 1, 10, handleListOffsets)
+}
+
+func handleListOffsets(rc *requestContext, req *kmsg.ListOffsetsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			rc.listOffset(&sp, rt.Topic, rp)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}
+
+func (rc *requestContext) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic string, rp kmsg.ListOffsetsRequestTopicPartition) {
+	sp.Timestamp, sp.Offset = -1, -1
+	p := rc.s.topics.partition(topic, rp.Partition)
+	if p == nil {
+		sp.ErrorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
+		return
+	}
+	ours := p.leaderEpoch()
+	if rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < ours {
+		sp.ErrorCode = rc.countError(kerr.FencedLeaderEpoch.Code)
+		return
+	}
+	if rp.CurrentLeaderEpoch > ours {
+		sp.ErrorCode = rc.countError(kerr.UnknownLeaderEpoch.Code)
+		return
+	}
+	sp.LeaderEpoch = ours
+	switch ts := rp.Timestamp; {
+	case ts == -1:
+		sp.Offset = p.highWatermark()
+	case ts == -2 || ts == -4:
+		sp.Offset = p.log.LogStartOffset()
+	case ts == -3:
+		offset, timestamp, ok, err := p.log.MaxTimestamp()
+		if err != nil {
+			sp.ErrorCode = rc.countError(kerr.KafkaStorageError.Code)
+			return
+		}
+		if ok {
+			sp.Offset, sp.Timestamp = offset, timestamp
+		}
+	case ts == -5:
+		// Nothing is tiered yet.
+	case ts >= 0:
+		offset, timestamp, ok, err := p.log.OffsetForTimestamp(ts)
+		if err != nil {
+			sp.ErrorCode = rc.countError(kerr.KafkaStorageError.Code)
+			return
+		}
+		if ok && offset < p.highWatermark() {
+			sp.Offset, sp.Timestamp = offset, timestamp
+		}
+	default:
+		sp.ErrorCode = rc.countError(kerr.InvalidRequest.Code)
+	}
+}

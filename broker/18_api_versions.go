@@ -1,0 +1,35 @@
+package broker
+
+// ApiVersions (key 18), v0–v4.
+//
+//   - The list is built from the handler registry, so every advertised range
+//     is handled.
+//   - A version newer than ours is answered in the v0 form with
+//     UNSUPPORTED_VERSION and our ranges, so the client can downgrade (KIP-511);
+//     the response header is always v0, as Kafka's.
+//   - v3+ clients send their software name and version; we accept any.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(kmsg.ApiVersions, 0, 4, handleAPIVersions)
+}
+
+func handleAPIVersions(rc *requestContext, req *kmsg.ApiVersionsRequest) kmsg.Response {
+	return apiVersionsResponse(req.Version)
+}
+
+func apiVersionsResponse(version int16) *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.Version = version
+	for _, a := range sortedAPIs() {
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey = a.key
+		k.MinVersion = a.minVersion
+		k.MaxVersion = a.maxVersion
+		resp.ApiKeys = append(resp.ApiKeys, k)
+	}
+	return resp
+}

@@ -1,0 +1,61 @@
+package broker
+
+// DeleteTopics (key 20), v0–v6.
+//
+//   - v6 names topics by name or ID. The topic leaves the metadata store
+//     first, then its partition directories are removed; a crash in between
+//     is finished at the next start (orphan directories are removed).
+//   - UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID, TOPIC_DELETION_DISABLED.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/metadata"
+)
+
+func init() {
+	registerAPI(kmsg.DeleteTopics, 0, 6, handleDeleteTopics)
+}
+
+func handleDeleteTopics(rc *requestContext, req *kmsg.DeleteTopicsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	type target struct {
+		name *string
+		id   [16]byte
+	}
+	var targets []target
+	if req.Version >= 6 {
+		for _, t := range req.Topics {
+			targets = append(targets, target{name: t.Topic, id: t.TopicID})
+		}
+	} else {
+		for i := range req.TopicNames {
+			targets = append(targets, target{name: &req.TopicNames[i]})
+		}
+	}
+	for _, t := range targets {
+		st := kmsg.NewDeleteTopicsResponseTopic()
+		st.TopicID = t.id
+		name := ""
+		if t.name != nil {
+			name = *t.name
+		} else if ts := rc.s.topics.getByID(metadata.TopicID(t.id)); ts != nil {
+			name = ts.meta.Name
+		} else {
+			st.ErrorCode = rc.countError(kerr.UnknownTopicID.Code)
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		st.Topic = &name
+		if ts := rc.s.topics.get(name); ts != nil {
+			st.TopicID = ts.meta.ID
+		}
+		if terr := rc.s.topics.delete(name); terr != nil {
+			st.ErrorCode = rc.countError(terr.code)
+			st.ErrorMessage = &terr.message
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}

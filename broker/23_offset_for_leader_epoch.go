@@ -1,0 +1,49 @@
+package broker
+
+// OffsetForLeaderEpoch (key 23), v0–v4.
+//
+//   - For the requested epoch: the largest epoch <= it that this log has,
+//     and the offset where the next epoch starts (the log end offset for the
+//     current epoch). Clients use it to detect truncation after a leader
+//     change (KIP-320); followers will use it to truncate divergent tails.
+//   - current_leader_epoch is checked (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(kmsg.OffsetForLeaderEpoch, 0, 4, handleOffsetForLeaderEpoch)
+}
+
+func handleOffsetForLeaderEpoch(rc *requestContext, req *kmsg.OffsetForLeaderEpochRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.LeaderEpoch, sp.EndOffset = -1, -1
+			p := rc.s.topics.partition(rt.Topic, rp.Partition)
+			switch {
+			case p == nil:
+				sp.ErrorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
+			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < p.leaderEpoch():
+				sp.ErrorCode = rc.countError(kerr.FencedLeaderEpoch.Code)
+			case rp.CurrentLeaderEpoch > p.leaderEpoch():
+				sp.ErrorCode = rc.countError(kerr.UnknownLeaderEpoch.Code)
+			case rp.LeaderEpoch == p.leaderEpoch() || rp.LeaderEpoch > p.log.LatestEpoch() && p.log.LatestEpoch() < p.leaderEpoch():
+				// The current epoch (possibly with no batch written in
+				// it yet) ends at the log end.
+				sp.LeaderEpoch, sp.EndOffset = min(rp.LeaderEpoch, p.leaderEpoch()), p.log.LogEndOffset()
+			default:
+				sp.LeaderEpoch, sp.EndOffset = p.log.EndOffsetForEpoch(rp.LeaderEpoch)
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
+}

@@ -1,0 +1,111 @@
+package broker
+
+// DescribeConfigs (key 32), v0–v4.
+//
+//   - Topics: every topic config with its effective value, source
+//     (DYNAMIC_TOPIC_CONFIG for overrides, STATIC_BROKER_CONFIG when the
+//     broker synonym was set, else DEFAULT_CONFIG), synonyms on request and
+//     type (v3+).
+//   - Brokers (this node's id, or "" for the cluster default): the broker
+//     properties Strata knows, read-only (they are static: set them in the
+//     config file, flags or environment).
+
+import (
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs)
+}
+
+func handleDescribeConfigs(rc *requestContext, req *kmsg.DescribeConfigsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	for _, r := range req.Resources {
+		out := kmsg.NewDescribeConfigsResponseResource()
+		out.ResourceType, out.ResourceName = r.ResourceType, r.ResourceName
+		wanted := func(name string) bool { return r.ConfigNames == nil || contains(r.ConfigNames, name) }
+		switch r.ResourceType {
+		case kmsg.ConfigResourceTypeTopic:
+			t := rc.s.topics.get(r.ResourceName)
+			if t == nil {
+				out.ErrorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
+				msg := "unknown topic " + strconv.Quote(r.ResourceName)
+				out.ErrorMessage = &msg
+				break
+			}
+			_, eff, meta := rc.s.topics.snapshot(t)
+			for _, name := range sortedTopicConfigNames() {
+				if !wanted(name) {
+					continue
+				}
+				c := kmsg.NewDescribeConfigsResponseResourceConfig()
+				c.Name = name
+				v := eff.values[name]
+				c.Value = &v
+				c.Source = rc.s.topicConfigSource(name, meta.Configs)
+				c.IsDefault = c.Source == kmsg.ConfigSourceDefaultConfig
+				c.ConfigType = topicConfigType(name)
+				if req.IncludeSynonyms {
+					c.ConfigSynonyms = rc.topicConfigSynonyms(name, meta.Configs)
+				}
+				out.Configs = append(out.Configs, c)
+			}
+		case kmsg.ConfigResourceTypeBroker:
+			if r.ResourceName != "" && r.ResourceName != strconv.Itoa(int(rc.s.cfg.NodeID)) {
+				out.ErrorCode = rc.countError(kerr.InvalidRequest.Code)
+				msg := "unknown broker " + strconv.Quote(r.ResourceName)
+				out.ErrorMessage = &msg
+				break
+			}
+			for _, p := range rc.s.cfg.describe() {
+				if !wanted(p.name) {
+					continue
+				}
+				c := kmsg.NewDescribeConfigsResponseResourceConfig()
+				c.Name = p.name
+				v := p.value
+				c.Value = &v
+				c.ReadOnly = true
+				c.Source = kmsg.ConfigSourceDefaultConfig
+				if p.explicit {
+					c.Source = kmsg.ConfigSourceStaticBrokerConfig
+				}
+				c.IsDefault = !p.explicit
+				c.ConfigType = kmsg.ConfigTypeString
+				out.Configs = append(out.Configs, c)
+			}
+		default:
+			out.ErrorCode = rc.countError(kerr.InvalidRequest.Code)
+			msg := "unsupported resource type " + r.ResourceType.String()
+			out.ErrorMessage = &msg
+		}
+		resp.Resources = append(resp.Resources, out)
+	}
+	return resp
+}
+
+// topicConfigSynonyms lists, most specific first, where a value could come from.
+func (rc *requestContext) topicConfigSynonyms(name string, overrides map[string]string) []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym {
+	var out []kmsg.DescribeConfigsResponseResourceConfigConfigSynonym
+	add := func(n, v string, src kmsg.ConfigSource) {
+		s := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+		s.Name, s.Source = n, src
+		s.Value = &v
+		out = append(out, s)
+	}
+	if v, ok := overrides[name]; ok {
+		add(name, v, kmsg.ConfigSourceDynamicTopicConfig)
+	}
+	def := topicConfigDefs[name]
+	if syn := def.brokerSynonym; syn != "" {
+		if v, ok := rc.s.cfg.explicit[syn]; ok {
+			add(syn, v, kmsg.ConfigSourceStaticBrokerConfig)
+		}
+		d := DefaultConfig()
+		add(syn, def.defaultValue(&d), kmsg.ConfigSourceDefaultConfig)
+	}
+	return out
+}

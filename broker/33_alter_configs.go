@@ -1,0 +1,49 @@
+package broker
+
+// AlterConfigs (key 33), v0–v2: replaces a topic's whole set of overrides
+// (configs not listed return to their defaults). Broker configs are static
+// in Strata and get INVALID_REQUEST; bad names or values get INVALID_CONFIG.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(kmsg.AlterConfigs, 0, 2, handleAlterConfigs)
+}
+
+func handleAlterConfigs(rc *requestContext, req *kmsg.AlterConfigsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
+	for _, r := range req.Resources {
+		out := kmsg.NewAlterConfigsResponseResource()
+		out.ResourceType, out.ResourceName = r.ResourceType, r.ResourceName
+		configs := map[string]string{}
+		for _, c := range r.Configs {
+			if c.Value != nil {
+				configs[c.Name] = *c.Value
+			}
+		}
+		code, msg := rc.alterTopicConfigs(r.ResourceType, r.ResourceName, configs, req.ValidateOnly)
+		if code != 0 {
+			out.ErrorCode = rc.countError(code)
+			out.ErrorMessage = &msg
+		}
+		resp.Resources = append(resp.Resources, out)
+	}
+	return resp
+}
+
+func (rc *requestContext) alterTopicConfigs(typ kmsg.ConfigResourceType, name string, configs map[string]string, validateOnly bool) (int16, string) {
+	switch typ {
+	case kmsg.ConfigResourceTypeTopic:
+	case kmsg.ConfigResourceTypeBroker:
+		return kerr.InvalidRequest.Code, "broker configs are static in Strata: set them with --set, --config or STRATA_* variables and restart"
+	default:
+		return kerr.InvalidRequest.Code, "unsupported resource type " + typ.String()
+	}
+	if terr := rc.s.topics.setConfigs(name, configs, validateOnly); terr != nil {
+		return terr.code, terr.message
+	}
+	return 0, ""
+}

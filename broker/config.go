@@ -1,0 +1,324 @@
+package broker
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Config is the broker's configuration. Fields that Kafka also has are set
+// by their Kafka property names through Set, LoadProperties and STRATA_*
+// environment variables; the rest are the server's own flags.
+type Config struct {
+	NodeID      int32
+	DataDir     string // log.dirs
+	Listen      string // host:port of the Kafka listener
+	Advertise   string // host:port clients are told to use; default Listen
+	HTTPListen  string // admin HTTP (/metrics, /healthz); "" disables
+	ObjectStore string // object store URL, used by tiering; default file://<DataDir>/objects
+
+	AutoCreateTopics         bool  // auto.create.topics.enable
+	NumPartitions            int32 // num.partitions
+	DefaultReplicationFactor int16 // default.replication.factor
+	MessageMaxBytes          int32 // message.max.bytes
+	SocketRequestMaxBytes    int32 // socket.request.max.bytes
+	DeleteTopicEnable        bool  // delete.topic.enable
+
+	LogSegmentBytes             int64 // log.segment.bytes
+	LogRollMs                   int64 // log.roll.ms (log.roll.hours)
+	LogRetentionMs              int64 // log.retention.ms (…minutes, …hours)
+	LogRetentionBytes           int64 // log.retention.bytes
+	LogRetentionCheckIntervalMs int64 // log.retention.check.interval.ms
+	LogFlushIntervalMessages    int64 // log.flush.interval.messages
+	LogFlushIntervalMs          int64 // log.flush.interval.ms
+	LogFlushSchedulerIntervalMs int64 // log.flush.scheduler.interval.ms
+	LogIndexIntervalBytes       int32 // log.index.interval.bytes
+	LogIndexSizeMaxBytes        int32 // log.index.size.max.bytes
+	LogCleanupPolicy            string
+	LogMessageTimestampType     string // log.message.timestamp.type
+	MinInsyncReplicas           int32  // min.insync.replicas
+	FileDeleteDelayMs           int64  // file.delete.delay.ms
+	LogCheckpointIntervalMs     int64  // log.flush.offset.checkpoint.interval.ms
+
+	// explicit records which Kafka properties were set, for DescribeConfigs.
+	explicit map[string]string
+}
+
+// DefaultConfig returns Kafka's defaults for a single node.
+func DefaultConfig() Config {
+	return Config{
+		NodeID:                      1,
+		DataDir:                     "./data",
+		Listen:                      "127.0.0.1:9092",
+		HTTPListen:                  "127.0.0.1:9644",
+		AutoCreateTopics:            true,
+		NumPartitions:               1,
+		DefaultReplicationFactor:    1,
+		MessageMaxBytes:             1048588,
+		SocketRequestMaxBytes:       100 * 1024 * 1024,
+		DeleteTopicEnable:           true,
+		LogSegmentBytes:             1 << 30,
+		LogRollMs:                   7 * 24 * 3600 * 1000,
+		LogRetentionMs:              7 * 24 * 3600 * 1000,
+		LogRetentionBytes:           -1,
+		LogRetentionCheckIntervalMs: 5 * 60 * 1000,
+		LogFlushIntervalMessages:    math.MaxInt64,
+		LogFlushIntervalMs:          math.MaxInt64,
+		LogFlushSchedulerIntervalMs: 1000,
+		LogIndexIntervalBytes:       4096,
+		LogIndexSizeMaxBytes:        10 * 1024 * 1024,
+		LogCleanupPolicy:            "delete",
+		LogMessageTimestampType:     "CreateTime",
+		MinInsyncReplicas:           1,
+		FileDeleteDelayMs:           60000,
+		LogCheckpointIntervalMs:     60000,
+		explicit:                    map[string]string{},
+	}
+}
+
+// brokerProperty describes one Kafka broker property Strata understands.
+type brokerProperty struct {
+	set func(c *Config, v string) error
+	get func(c *Config) string
+}
+
+func intProp(field func(c *Config) *int64, scale int64) brokerProperty {
+	return brokerProperty{
+		set: func(c *Config, v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil {
+				return fmt.Errorf("not an integer: %q", v)
+			}
+			if n > 0 && scale > 1 && n > math.MaxInt64/scale {
+				n = math.MaxInt64
+			} else {
+				n *= scale
+			}
+			*field(c) = n
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatInt(*field(c)/scale, 10) },
+	}
+}
+
+func int32Prop(field func(c *Config) *int32, min int32) brokerProperty {
+	return brokerProperty{
+		set: func(c *Config, v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+			if err != nil {
+				return fmt.Errorf("not a 32-bit integer: %q", v)
+			}
+			if int32(n) < min {
+				return fmt.Errorf("must be at least %d", min)
+			}
+			*field(c) = int32(n)
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatInt(int64(*field(c)), 10) },
+	}
+}
+
+func boolProp(field func(c *Config) *bool) brokerProperty {
+	return brokerProperty{
+		set: func(c *Config, v string) error {
+			b, err := strconv.ParseBool(strings.TrimSpace(v))
+			if err != nil {
+				return fmt.Errorf("not a boolean: %q", v)
+			}
+			*field(c) = b
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatBool(*field(c)) },
+	}
+}
+
+func stringProp(field func(c *Config) *string, allowed ...string) brokerProperty {
+	return brokerProperty{
+		set: func(c *Config, v string) error {
+			v = strings.TrimSpace(v)
+			if len(allowed) > 0 && !contains(allowed, v) {
+				return fmt.Errorf("must be one of %s", strings.Join(allowed, ", "))
+			}
+			*field(c) = v
+			return nil
+		},
+		get: func(c *Config) string { return *field(c) },
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// brokerProperties maps Kafka broker property names to Config fields.
+var brokerProperties = map[string]brokerProperty{
+	"node.id":   int32Prop(func(c *Config) *int32 { return &c.NodeID }, 0),
+	"broker.id": int32Prop(func(c *Config) *int32 { return &c.NodeID }, 0),
+	"log.dirs":  stringProp(func(c *Config) *string { return &c.DataDir }),
+	"log.dir":   stringProp(func(c *Config) *string { return &c.DataDir }),
+
+	"auto.create.topics.enable": boolProp(func(c *Config) *bool { return &c.AutoCreateTopics }),
+	"delete.topic.enable":       boolProp(func(c *Config) *bool { return &c.DeleteTopicEnable }),
+	"num.partitions":            int32Prop(func(c *Config) *int32 { return &c.NumPartitions }, 1),
+	"message.max.bytes":         int32Prop(func(c *Config) *int32 { return &c.MessageMaxBytes }, 0),
+	"socket.request.max.bytes":  int32Prop(func(c *Config) *int32 { return &c.SocketRequestMaxBytes }, 1),
+	"min.insync.replicas":       int32Prop(func(c *Config) *int32 { return &c.MinInsyncReplicas }, 1),
+	"log.index.interval.bytes":  int32Prop(func(c *Config) *int32 { return &c.LogIndexIntervalBytes }, 0),
+	"log.index.size.max.bytes":  int32Prop(func(c *Config) *int32 { return &c.LogIndexSizeMaxBytes }, 4),
+	"default.replication.factor": {
+		set: func(c *Config, v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 16)
+			if err != nil || n < 1 {
+				return fmt.Errorf("must be a positive 16-bit integer: %q", v)
+			}
+			c.DefaultReplicationFactor = int16(n)
+			return nil
+		},
+		get: func(c *Config) string { return strconv.Itoa(int(c.DefaultReplicationFactor)) },
+	},
+
+	"log.segment.bytes":                       intProp(func(c *Config) *int64 { return &c.LogSegmentBytes }, 1),
+	"log.roll.ms":                             intProp(func(c *Config) *int64 { return &c.LogRollMs }, 1),
+	"log.roll.hours":                          intProp(func(c *Config) *int64 { return &c.LogRollMs }, 3600*1000),
+	"log.retention.ms":                        intProp(func(c *Config) *int64 { return &c.LogRetentionMs }, 1),
+	"log.retention.minutes":                   intProp(func(c *Config) *int64 { return &c.LogRetentionMs }, 60*1000),
+	"log.retention.hours":                     intProp(func(c *Config) *int64 { return &c.LogRetentionMs }, 3600*1000),
+	"log.retention.bytes":                     intProp(func(c *Config) *int64 { return &c.LogRetentionBytes }, 1),
+	"log.retention.check.interval.ms":         intProp(func(c *Config) *int64 { return &c.LogRetentionCheckIntervalMs }, 1),
+	"log.flush.interval.messages":             intProp(func(c *Config) *int64 { return &c.LogFlushIntervalMessages }, 1),
+	"log.flush.interval.ms":                   intProp(func(c *Config) *int64 { return &c.LogFlushIntervalMs }, 1),
+	"log.flush.scheduler.interval.ms":         intProp(func(c *Config) *int64 { return &c.LogFlushSchedulerIntervalMs }, 1),
+	"log.flush.offset.checkpoint.interval.ms": intProp(func(c *Config) *int64 { return &c.LogCheckpointIntervalMs }, 1),
+	"file.delete.delay.ms":                    intProp(func(c *Config) *int64 { return &c.FileDeleteDelayMs }, 1),
+	"log.cleanup.policy":                      stringProp(func(c *Config) *string { return &c.LogCleanupPolicy }, "delete", "compact", "compact,delete", "delete,compact"),
+	"log.message.timestamp.type":              stringProp(func(c *Config) *string { return &c.LogMessageTimestampType }, "CreateTime", "LogAppendTime"),
+}
+
+// ErrUnknownProperty is returned by Set for a property Strata does not know.
+var ErrUnknownProperty = errors.New("broker: unknown property")
+
+// Set sets one Kafka broker property by name.
+func (c *Config) Set(key, value string) error {
+	key = strings.TrimSpace(key)
+	p, ok := brokerProperties[key]
+	if !ok {
+		return fmt.Errorf("%w %q", ErrUnknownProperty, key)
+	}
+	if err := p.set(c, value); err != nil {
+		return fmt.Errorf("broker: property %s: %w", key, err)
+	}
+	if c.explicit == nil {
+		c.explicit = map[string]string{}
+	}
+	c.explicit[key] = strings.TrimSpace(value)
+	return nil
+}
+
+// LoadProperties reads a server.properties-style file (key=value or
+// key: value lines, # and ! comments). Properties Strata does not know are
+// returned in unknown rather than failing, because Kafka's own files carry
+// many (listeners, controller.quorum.voters, …) that do not apply here.
+func (c *Config) LoadProperties(path string) (unknown []string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("broker: config: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || text[0] == '#' || text[0] == '!' {
+			continue
+		}
+		i := strings.IndexAny(text, "=:")
+		if i < 0 {
+			return nil, fmt.Errorf("broker: config %s:%d: expected key=value", path, line)
+		}
+		key, value := strings.TrimSpace(text[:i]), strings.TrimSpace(text[i+1:])
+		if err := c.Set(key, value); err != nil {
+			if errors.Is(err, ErrUnknownProperty) {
+				unknown = append(unknown, key)
+				continue
+			}
+			return nil, fmt.Errorf("broker: config %s:%d: %w", path, line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("broker: config %s: %w", path, err)
+	}
+	return unknown, nil
+}
+
+// LoadEnv applies STRATA_* variables: STRATA_LOG_RETENTION_HOURS=48 sets
+// log.retention.hours. Variables that name no known property are ignored
+// (STRATA_BROKERS, for instance, belongs to the CLI).
+func (c *Config) LoadEnv(environ []string) error {
+	for _, kv := range environ {
+		if !strings.HasPrefix(kv, "STRATA_") {
+			continue
+		}
+		i := strings.IndexByte(kv, '=')
+		if i < 0 {
+			continue
+		}
+		key := strings.ToLower(strings.ReplaceAll(kv[len("STRATA_"):i], "_", "."))
+		if _, ok := brokerProperties[key]; !ok {
+			continue
+		}
+		if err := c.Set(key, kv[i+1:]); err != nil {
+			return fmt.Errorf("%w (from %s)", err, kv[:i])
+		}
+	}
+	return nil
+}
+
+// Validate checks the configuration as a whole.
+func (c *Config) Validate() error {
+	switch {
+	case c.DataDir == "":
+		return errors.New("broker: log.dirs (--data-dir) must not be empty")
+	case c.Listen == "":
+		return errors.New("broker: --listen must not be empty")
+	case c.LogSegmentBytes < 14:
+		return errors.New("broker: log.segment.bytes must be at least 14")
+	case c.MessageMaxBytes < 0:
+		return errors.New("broker: message.max.bytes must not be negative")
+	}
+	if strings.Contains(c.DataDir, ",") {
+		return errors.New("broker: log.dirs lists several directories; Strata uses one data directory per node")
+	}
+	return nil
+}
+
+// describe returns every known broker property and its current value, and
+// whether it was set explicitly (for DescribeConfigs on the broker resource).
+func (c *Config) describe() []describedProperty {
+	names := make([]string, 0, len(brokerProperties))
+	for name := range brokerProperties {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	out := make([]describedProperty, 0, len(names))
+	for _, name := range names {
+		_, explicit := c.explicit[name]
+		out = append(out, describedProperty{name: name, value: brokerProperties[name].get(c), explicit: explicit})
+	}
+	return out
+}
+
+type describedProperty struct {
+	name, value string
+	explicit    bool
+}

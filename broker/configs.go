@@ -1,0 +1,102 @@
+package broker
+
+import (
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Config description shared by CreateTopics, DescribeConfigs and the
+// AlterConfigs pair.
+
+// topicConfigSource says where a topic config's effective value comes from.
+func (s *Server) topicConfigSource(name string, overrides map[string]string) kmsg.ConfigSource {
+	if _, ok := overrides[name]; ok {
+		return kmsg.ConfigSourceDynamicTopicConfig
+	}
+	if syn := topicConfigDefs[name].brokerSynonym; syn != "" {
+		if _, ok := s.cfg.explicit[syn]; ok {
+			return kmsg.ConfigSourceStaticBrokerConfig
+		}
+	}
+	return kmsg.ConfigSourceDefaultConfig
+}
+
+// topicConfigType is the type Kafka reports for each topic config.
+func topicConfigType(name string) kmsg.ConfigType {
+	switch name {
+	case "cleanup.policy":
+		return kmsg.ConfigTypeList
+	case "compression.type", "message.timestamp.type":
+		return kmsg.ConfigTypeString
+	case "min.cleanable.dirty.ratio":
+		return kmsg.ConfigTypeDouble
+	case "preallocate", "remote.storage.enable", "unclean.leader.election.enable":
+		return kmsg.ConfigTypeBoolean
+	case "max.message.bytes", "min.insync.replicas", "index.interval.bytes", "segment.bytes", "segment.index.bytes":
+		return kmsg.ConfigTypeInt
+	}
+	return kmsg.ConfigTypeLong
+}
+
+// applyIncremental applies IncrementalAlterConfigs operations to a copy of
+// the overrides. List configs (cleanup.policy) support APPEND and SUBTRACT.
+func applyIncremental(current map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, defaults effectiveTopicConfig) (map[string]string, string) {
+	next := make(map[string]string, len(current))
+	for k, v := range current {
+		next[k] = v
+	}
+	for _, op := range ops {
+		value := ""
+		if op.Value != nil {
+			value = *op.Value
+		}
+		switch op.Op {
+		case kmsg.IncrementalAlterConfigOpSet:
+			next[op.Name] = value
+		case kmsg.IncrementalAlterConfigOpDelete:
+			delete(next, op.Name)
+		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+			if topicConfigType(op.Name) != kmsg.ConfigTypeList {
+				return nil, "APPEND and SUBTRACT apply only to list configs, not " + op.Name
+			}
+			base, ok := next[op.Name]
+			if !ok {
+				base = defaults.values[op.Name]
+			}
+			items := splitList(base)
+			for _, v := range splitList(value) {
+				idx := indexOf(items, v)
+				if op.Op == kmsg.IncrementalAlterConfigOpAppend && idx < 0 {
+					items = append(items, v)
+				}
+				if op.Op == kmsg.IncrementalAlterConfigOpSubtract && idx >= 0 {
+					items = append(items[:idx], items[idx+1:]...)
+				}
+			}
+			next[op.Name] = strings.Join(items, ",")
+		default:
+			return nil, "unknown operation"
+		}
+	}
+	return next, ""
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func indexOf(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}

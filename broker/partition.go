@@ -1,0 +1,236 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strata-streaming/strata/broker/storage"
+)
+
+// partition is one partition this node leads. Every partition has a leader
+// (this node), a leader epoch and a high watermark from day one; with a
+// single node the high watermark is the log end offset. Replication (a later
+// issue) changes highWatermark and the acks=-1 wait, not the callers.
+type partition struct {
+	topic *topicState
+	index int32
+	log   *storage.Log
+
+	// mu serialises appends with the idempotent-producer table, so a
+	// sequence check and its append are one step.
+	mu struct {
+		sync.Mutex
+		producers   *producerTable
+		leaderEpoch int32
+	}
+
+	waitersMu struct {
+		sync.Mutex
+		waiters []chan struct{}
+	}
+}
+
+func partitionDirName(topic string, index int32) string {
+	return topic + "-" + strconv.Itoa(int(index))
+}
+
+func openPartition(s *Server, t *topicState, index int32, leaderEpoch int32) (*partition, error) {
+	dir := filepath.Join(s.cfg.DataDir, partitionDirName(t.meta.Name, index))
+	if err := checkPartitionTopicID(dir, t); err != nil {
+		return nil, err
+	}
+	l, err := storage.Open(dir, t.config.storageConfig(), storage.Options{Logger: s.logger.With("partition", partitionDirName(t.meta.Name, index))})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	producers, err := loadProducerTable(l, time.Now().UnixMilli())
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	p := &partition{topic: t, index: index, log: l}
+	p.mu.producers = producers
+	p.mu.leaderEpoch = leaderEpoch
+	return p, nil
+}
+
+// partitionMetadataFile records which topic ID a partition directory
+// belongs to, so a directory left behind by a deleted topic is never
+// mistaken for a new topic of the same name.
+const partitionMetadataFile = "partition.metadata"
+
+func checkPartitionTopicID(dir string, t *topicState) error {
+	want := "topic_id: " + t.meta.ID.String() + "\n"
+	raw, err := os.ReadFile(filepath.Join(dir, partitionMetadataFile))
+	switch {
+	case err == nil && string(raw) == want:
+		return nil
+	case err == nil:
+		// A stale directory of an earlier topic with this name.
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return writeFileSync(filepath.Join(dir, partitionMetadataFile), []byte(want))
+}
+
+func writeFileSync(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// highWatermark is the offset below which records are committed and
+// visible to consumers. On a single node every appended record is.
+func (p *partition) highWatermark() int64 { return p.log.LogEndOffset() }
+
+func (p *partition) leaderEpoch() int32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.leaderEpoch
+}
+
+// appendResult is the outcome of one produce to one partition.
+type appendResult struct {
+	code          int16
+	message       string
+	baseOffset    int64
+	lastOffset    int64
+	logAppendTime int64
+	duplicate     bool // an idempotent retry, acknowledged without appending
+}
+
+// appendRecords validates a produce's record bytes and appends them. The
+// bytes are appended as they came, with only baseOffset and
+// partitionLeaderEpoch rewritten.
+func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppendTime bool) appendResult {
+	headers, err := storage.ValidateBatches(records)
+	if err != nil {
+		if errors.Is(err, storage.ErrUnsupportedMagic) {
+			return appendResult{code: kerr.UnsupportedForMessageFormat.Code, message: err.Error()}
+		}
+		return appendResult{code: kerr.CorruptMessage.Code, message: err.Error()}
+	}
+	for i := range headers {
+		h := &headers[i]
+		if int64(h.Size()) > maxMessageBytes {
+			return appendResult{code: kerr.MessageTooLarge.Code, message: fmt.Sprintf("batch of %d bytes exceeds max.message.bytes %d", h.Size(), maxMessageBytes)}
+		}
+		if h.IsTransactional() || h.IsControl() {
+			return appendResult{code: kerr.InvalidTxnState.Code, message: "transactions are not supported yet"}
+		}
+		if h.ProducerID >= 0 && i > 0 {
+			// Kafka requires an idempotent producer's batch to travel alone.
+			return appendResult{code: kerr.InvalidRecord.Code, message: "idempotent produce must carry exactly one batch per partition"}
+		}
+	}
+
+	now := time.Now().UnixMilli()
+	opts := storage.AppendOptions{}
+	if logAppendTime {
+		opts.LogAppendTime = now
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	opts.LeaderEpoch = p.mu.leaderEpoch
+	if h := &headers[0]; h.ProducerID >= 0 {
+		dup, code := p.mu.producers.check(h)
+		if code != 0 {
+			return appendResult{code: code}
+		}
+		if dup != nil {
+			return appendResult{baseOffset: dup.FirstOffset, lastOffset: dup.LastOffset, logAppendTime: -1, duplicate: true}
+		}
+	}
+	res, err := p.log.Append(records, headers, opts)
+	if err != nil {
+		return appendResult{code: kerr.KafkaStorageError.Code, message: err.Error()}
+	}
+	offset := res.FirstOffset
+	for i := range headers {
+		h := &headers[i]
+		h.BaseOffset = offset
+		offset = h.LastOffset() + 1
+		p.mu.producers.record(h, now)
+	}
+	p.wakeWaiters()
+	return appendResult{baseOffset: res.FirstOffset, lastOffset: res.LastOffset, logAppendTime: res.LogAppendTime}
+}
+
+// addWaiter registers a one-shot wake-up for the next append.
+func (p *partition) addWaiter(w chan struct{}) {
+	p.waitersMu.Lock()
+	p.waitersMu.waiters = append(p.waitersMu.waiters, w)
+	p.waitersMu.Unlock()
+}
+
+func (p *partition) removeWaiter(w chan struct{}) {
+	p.waitersMu.Lock()
+	defer p.waitersMu.Unlock()
+	for i, x := range p.waitersMu.waiters {
+		if x == w {
+			p.waitersMu.waiters = append(p.waitersMu.waiters[:i], p.waitersMu.waiters[i+1:]...)
+			return
+		}
+	}
+}
+
+func (p *partition) wakeWaiters() {
+	p.waitersMu.Lock()
+	ws := p.waitersMu.waiters
+	p.waitersMu.waiters = nil
+	p.waitersMu.Unlock()
+	for _, w := range ws {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// checkpoint makes the log's recovery point and the producer snapshot durable.
+func (p *partition) checkpoint() error {
+	p.mu.Lock()
+	p.mu.producers.expire(time.Now().UnixMilli())
+	next := p.log.LogEndOffset()
+	snap, err := p.mu.producers.snapshot(next)
+	p.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := p.log.Checkpoint(); err != nil {
+		return err
+	}
+	return writeProducerSnapshot(p.log.Dir(), snap)
+}
+
+func (p *partition) close() error {
+	if err := p.checkpoint(); err != nil {
+		p.log.Close()
+		return err
+	}
+	return p.log.Close()
+}

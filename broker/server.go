@@ -1,0 +1,259 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/strata-streaming/strata/metadata"
+)
+
+// Server is one Strata node: the Kafka listener, the partition logs it leads,
+// the admin HTTP listener and the background tasks (retention, flush,
+// checkpoints). Create it with NewServer, then Start; Close shuts it down
+// gracefully.
+type Server struct {
+	cfg     Config
+	logger  *slog.Logger
+	store   metadata.Store
+	topics  *topicManager
+	metrics *metrics
+	fetches *fetchSessionCache
+	pids    *producerIDAllocator
+
+	listener net.Listener
+	http     *http.Server
+	httpAddr string
+
+	ctx    context.Context // cancelled by Close; long polls and tasks watch it
+	cancel context.CancelFunc
+	tasks  sync.WaitGroup // background goroutines started by Start
+
+	connsMu struct {
+		sync.Mutex
+		conns  map[*clientConn]struct{}
+		closed bool
+	}
+	connsWG sync.WaitGroup
+}
+
+// NewServer opens the data directory (recovering every partition log) but
+// does not listen yet.
+func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Advertise == "" {
+		cfg.Advertise = cfg.Listen
+	}
+	if cfg.ObjectStore == "" {
+		abs, err := filepath.Abs(filepath.Join(cfg.DataDir, "objects"))
+		if err != nil {
+			return nil, err
+		}
+		cfg.ObjectStore = "file://" + abs
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("broker: data dir: %w", err)
+	}
+	store, err := metadata.OpenFileStore(filepath.Join(cfg.DataDir, "__metadata"))
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{
+		cfg:     cfg,
+		logger:  logger,
+		store:   store,
+		metrics: newMetrics(),
+		fetches: newFetchSessionCache(1000),
+		ctx:     ctx,
+		cancel:  cancel,
+	}
+	s.pids = &producerIDAllocator{store: store}
+	s.connsMu.conns = map[*clientConn]struct{}{}
+	start := time.Now()
+	s.topics, err = openTopicManager(s)
+	if err != nil {
+		cancel()
+		store.Close()
+		return nil, err
+	}
+	logger.Info("data directory opened", "dir", cfg.DataDir, "topics", s.topics.count(), "took", time.Since(start).Round(time.Millisecond))
+	return s, nil
+}
+
+// Start binds the listeners and starts serving.
+func (s *Server) Start() error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("broker: listen %s: %w", s.cfg.Listen, err)
+	}
+	s.listener = ln
+	if s.cfg.Advertise == s.cfg.Listen {
+		// With port 0 the advertised address follows the bound one.
+		s.cfg.Advertise = ln.Addr().String()
+	}
+	if s.cfg.HTTPListen != "" {
+		hl, err := net.Listen("tcp", s.cfg.HTTPListen)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("broker: http listen %s: %w", s.cfg.HTTPListen, err)
+		}
+		s.httpAddr = hl.Addr().String()
+		s.http = &http.Server{Handler: s.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
+		s.goTask(func() {
+			if err := s.http.Serve(hl); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.logger.Error("admin http stopped", "err", err)
+			}
+		})
+	}
+	s.goTask(s.acceptLoop)
+	s.goTask(s.housekeeping)
+	s.logger.Info("strata broker listening", "kafka", ln.Addr().String(), "http", s.httpAddr, "node_id", s.cfg.NodeID, "cluster_id", s.store.ClusterID())
+	return nil
+}
+
+// Addr is the bound Kafka listener address.
+func (s *Server) Addr() string { return s.listener.Addr().String() }
+
+// HTTPAddr is the bound admin HTTP address ("" if disabled).
+func (s *Server) HTTPAddr() string { return s.httpAddr }
+
+// goTask runs fn in a goroutine that Close waits for.
+func (s *Server) goTask(fn func()) {
+	s.tasks.Add(1)
+	go func() {
+		defer s.tasks.Done()
+		fn()
+	}()
+}
+
+func (s *Server) acceptLoop() {
+	for {
+		nc, err := s.listener.Accept()
+		if err != nil {
+			if s.ctx.Err() != nil {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			s.logger.Error("accept failed", "err", err)
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		c := newClientConn(s, nc)
+		s.connsMu.Lock()
+		if s.connsMu.closed {
+			s.connsMu.Unlock()
+			nc.Close()
+			return
+		}
+		s.connsMu.conns[c] = struct{}{}
+		s.connsWG.Add(1)
+		s.connsMu.Unlock()
+		s.metrics.openConnections.Inc()
+		go func() {
+			defer s.connsWG.Done()
+			c.serve()
+			s.connsMu.Lock()
+			delete(s.connsMu.conns, c)
+			s.connsMu.Unlock()
+			s.metrics.openConnections.Dec()
+		}()
+	}
+}
+
+// housekeeping runs the periodic log tasks: retention, segment.ms rolls,
+// flush.ms flushes and recovery checkpoints.
+func (s *Server) housekeeping() {
+	tick := func(ms int64, floor time.Duration) *time.Ticker {
+		d := time.Duration(ms) * time.Millisecond
+		if d < floor || ms <= 0 {
+			d = floor
+		}
+		return time.NewTicker(d)
+	}
+	retention := tick(s.cfg.LogRetentionCheckIntervalMs, 10*time.Millisecond)
+	defer retention.Stop()
+	flush := tick(s.cfg.LogFlushSchedulerIntervalMs, 10*time.Millisecond)
+	defer flush.Stop()
+	checkpoint := tick(s.cfg.LogCheckpointIntervalMs, 10*time.Millisecond)
+	defer checkpoint.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-retention.C:
+			s.topics.applyRetention()
+		case <-flush.C:
+			s.topics.flushAndRoll()
+		case <-checkpoint.C:
+			s.topics.checkpoint()
+		}
+	}
+}
+
+// Close stops accepting, lets in-flight requests finish (long polls return
+// early), flushes and checkpoints every log, and closes the store.
+func (s *Server) Close() error {
+	s.connsMu.Lock()
+	if s.connsMu.closed {
+		s.connsMu.Unlock()
+		return nil
+	}
+	s.connsMu.closed = true
+	conns := make([]*clientConn, 0, len(s.connsMu.conns))
+	for c := range s.connsMu.conns {
+		conns = append(conns, c)
+	}
+	s.connsMu.Unlock()
+
+	s.cancel()
+	if s.listener != nil {
+		s.listener.Close()
+	}
+	for _, c := range conns {
+		c.stopReading()
+	}
+	s.connsWG.Wait()
+	if s.http != nil {
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = s.http.Shutdown(shutdownCtx)
+		cancel()
+	}
+	s.tasks.Wait()
+	err := s.topics.close()
+	if cerr := s.store.Close(); err == nil {
+		err = cerr
+	}
+	s.logger.Info("strata broker stopped")
+	return err
+}
+
+// advertisedHostPort splits the advertised address for Metadata responses.
+func (s *Server) advertisedHostPort() (string, int32) {
+	host, port, err := net.SplitHostPort(s.cfg.Advertise)
+	if err != nil {
+		return s.cfg.Advertise, 9092
+	}
+	p, _ := strconv.Atoi(port)
+	return host, int32(p)
+}

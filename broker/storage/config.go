@@ -1,0 +1,98 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"time"
+)
+
+// ErrInvalidConfig reports a Config that fails Validate.
+var ErrInvalidConfig = errors.New("storage: invalid config")
+
+const (
+	day = 24 * 60 * 60 * 1000 // milliseconds
+
+	// minSegmentBytes is Kafka's lower bound for segment.bytes: room for a
+	// batch header, so a segment can hold at least something.
+	minSegmentBytes = 14
+)
+
+// Config holds the per-log settings; the Kafka topic config each field
+// mirrors is named in its comment. Start from DefaultConfig: the zero value
+// is not valid.
+type Config struct {
+	SegmentBytes       int64 // segment.bytes: roll when the active segment would exceed it
+	SegmentMs          int64 // segment.ms: roll when the active segment's first append is older
+	RetentionMs        int64 // retention.ms, -1 = unlimited
+	RetentionBytes     int64 // retention.bytes, -1 = unlimited
+	FlushMessages      int64 // flush.messages: fsync after this many records since the last flush
+	FlushMs            int64 // flush.ms: fsync when the last flush is older than this
+	IndexIntervalBytes int   // index.interval.bytes: log bytes between offset index entries
+	SegmentIndexBytes  int   // segment.index.bytes: roll when an index would exceed it
+	FileDeleteDelayMs  int64 // file.delete.delay.ms: close a deleted segment's file after this
+}
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{
+		SegmentBytes:       1 << 30,
+		SegmentMs:          7 * day,
+		RetentionMs:        7 * day,
+		RetentionBytes:     -1,
+		FlushMessages:      math.MaxInt64,
+		FlushMs:            math.MaxInt64,
+		IndexIntervalBytes: 4096,
+		SegmentIndexBytes:  10 << 20,
+		FileDeleteDelayMs:  60000,
+	}
+}
+
+// Validate checks the ranges Kafka accepts for each setting.
+func (c Config) Validate() error {
+	var problems []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			problems = append(problems, fmt.Errorf(format, args...))
+		}
+	}
+	check(c.SegmentBytes >= minSegmentBytes, "segment.bytes %d < %d", c.SegmentBytes, minSegmentBytes)
+	check(c.SegmentMs >= 1, "segment.ms %d < 1", c.SegmentMs)
+	check(c.RetentionMs >= -1, "retention.ms %d < -1", c.RetentionMs)
+	check(c.RetentionBytes >= -1, "retention.bytes %d < -1", c.RetentionBytes)
+	check(c.FlushMessages >= 1, "flush.messages %d < 1", c.FlushMessages)
+	check(c.FlushMs >= 0, "flush.ms %d < 0", c.FlushMs)
+	check(c.IndexIntervalBytes >= 0, "index.interval.bytes %d < 0", c.IndexIntervalBytes)
+	check(c.SegmentIndexBytes >= timeIndexEntrySize, "segment.index.bytes %d < %d", c.SegmentIndexBytes, timeIndexEntrySize)
+	check(c.FileDeleteDelayMs >= 0, "file.delete.delay.ms %d < 0", c.FileDeleteDelayMs)
+	if len(problems) > 0 {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(problems...))
+	}
+	return nil
+}
+
+// maxSegmentSize is segment.bytes capped so positions fit an index entry.
+func (c Config) maxSegmentSize() int64 { return min(c.SegmentBytes, maxSegmentPosition) }
+
+// elapsed reports whether at least ms milliseconds passed from since to now,
+// without overflowing for ms near math.MaxInt64.
+func elapsed(since, now time.Time, ms int64) bool {
+	return now.Sub(since).Milliseconds() >= ms
+}
+
+// Options are the process-level dependencies of a Log.
+type Options struct {
+	Now    func() time.Time // nil = time.Now
+	Logger *slog.Logger     // nil = discard
+}
+
+func (o Options) withDefaults() Options {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}

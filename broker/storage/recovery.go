@@ -1,0 +1,546 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// scanChunkSize is how much of a log file recovery reads at a time.
+const scanChunkSize = 1 << 20
+
+// Open opens or creates the log in dir and recovers it; see "Recovery" in
+// the package documentation.
+func Open(dir string, cfg Config, opts Options) (*Log, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+	}
+	l := &Log{dir: dir, now: opts.Now, logger: opts.Logger, cfg: cfg}
+	l.lastFlush = l.now()
+	r := &recovery{log: l, logStartFromFile: -1}
+	if err := r.run(); err != nil {
+		for _, s := range r.segments {
+			s.file.Close()
+		}
+		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+	}
+	if r.changed {
+		// Make the repaired state durable so the next start scans nothing.
+		if err := l.Checkpoint(); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+		}
+	}
+	return l, nil
+}
+
+// recovery holds the state of one Open while it rebuilds the Log.
+type recovery struct {
+	log              *Log
+	segments         []*segment
+	checkpoint       *recoveryCheckpoint
+	epochs           epochCache
+	logStartFromFile int64 // -1 if there is no log-start-offset file
+	stats            RecoveryStats
+	truncatedAt      int  // index of the segment whose tail was cut, -1 if none
+	changed          bool // files were rebuilt, cut or removed
+}
+
+func (r *recovery) run() error {
+	l := r.log
+	bases, err := r.cleanDirectory()
+	if err != nil {
+		return err
+	}
+	if err := r.loadMetadata(); err != nil {
+		return err
+	}
+	r.truncatedAt = -1
+	for i, base := range bases {
+		nextBase := int64(-1)
+		if i+1 < len(bases) {
+			nextBase = bases[i+1]
+		}
+		if err := r.loadSegment(base, nextBase); err != nil {
+			return err
+		}
+		if r.truncatedAt >= 0 {
+			// Segments after a cut one cannot follow on from it.
+			for _, later := range bases[i+1:] {
+				r.removeFiles(newSegment(l.dir, later, nil), "follows a segment whose tail was cut")
+			}
+			break
+		}
+	}
+	r.dropEmptySegments()
+	if err := r.checkContinuity(); err != nil {
+		return err
+	}
+	if len(r.segments) == 0 {
+		s, err := createSegment(l.dir, max(r.logStartFromFile, 0))
+		if err != nil {
+			return err
+		}
+		s.unsynced = true
+		l.dirUnsynced = true
+		r.segments = []*segment{s}
+	}
+	r.finish()
+	return nil
+}
+
+// cleanDirectory removes temporary and deleted files and index files without
+// a log file, and returns the base offsets of the segments, in order.
+func (r *recovery) cleanDirectory() ([]int64, error) {
+	l := r.log
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return nil, err
+	}
+	var bases []int64
+	indexes := map[string]int64{}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() {
+			continue
+		}
+		switch {
+		case strings.HasSuffix(name, tmpSuffix) || strings.HasSuffix(name, deletedSuffix):
+			l.logger.Info("storage: removing stray file", "dir", l.dir, "file", name)
+			if err := os.Remove(filepath.Join(l.dir, name)); err != nil {
+				return nil, err
+			}
+			r.changed = true
+		case strings.HasSuffix(name, logFileSuffix):
+			base, ok := parseSegmentName(name, logFileSuffix)
+			if !ok {
+				l.logger.Warn("storage: ignoring unrecognised log file", "dir", l.dir, "file", name)
+				continue
+			}
+			bases = append(bases, base)
+		default:
+			for _, suffix := range []string{offsetIndexSuffix, timeIndexSuffix} {
+				if base, ok := parseSegmentName(name, suffix); ok {
+					indexes[name] = base
+				}
+			}
+		}
+	}
+	slices.Sort(bases)
+	for name, base := range indexes {
+		if _, found := slices.BinarySearch(bases, base); !found {
+			l.logger.Info("storage: removing orphaned index file", "dir", l.dir, "file", name)
+			if err := os.Remove(filepath.Join(l.dir, name)); err != nil {
+				return nil, err
+			}
+			r.changed = true
+		}
+	}
+	return bases, nil
+}
+
+// loadMetadata reads the recovery checkpoint, the leader-epoch cache and
+// the log start offset. A damaged checkpoint or epoch file only costs a full
+// scan; a damaged log-start-offset file is an error, since ignoring it would
+// resurrect deleted records.
+func (r *recovery) loadMetadata() error {
+	l := r.log
+	data, err := readOptionalFile(filepath.Join(l.dir, recoveryCheckpointFile))
+	if err != nil {
+		return err
+	}
+	if data != nil {
+		cp, err := decodeRecoveryCheckpoint(data)
+		if err != nil {
+			l.logger.Warn("storage: ignoring recovery checkpoint, scanning the whole log", "dir", l.dir, "err", err)
+		} else {
+			r.checkpoint = &cp
+		}
+	}
+
+	data, err = readOptionalFile(filepath.Join(l.dir, leaderEpochFile))
+	if err != nil {
+		return err
+	}
+	if data != nil {
+		epochs, err := decodeEpochCache(data)
+		if err != nil {
+			l.logger.Warn("storage: ignoring leader-epoch checkpoint, rebuilding it from the log", "dir", l.dir, "err", err)
+			r.checkpoint = nil
+		} else {
+			r.epochs = epochs
+			l.epochsOnDisk = epochs.entries
+		}
+	}
+	if r.checkpoint != nil && r.epochs.latest() < r.checkpoint.latestEpoch {
+		l.logger.Warn("storage: leader-epoch checkpoint older than recovery checkpoint, scanning the whole log", "dir", l.dir)
+		r.checkpoint = nil
+	}
+	r.stats.UsedCheckpoint = r.checkpoint != nil
+	l.checkpointOnDisk = r.checkpoint
+
+	data, err = readOptionalFile(filepath.Join(l.dir, logStartOffsetFile))
+	if err != nil {
+		return err
+	}
+	if data != nil {
+		if r.logStartFromFile, err = decodeLogStartOffset(data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadSegment opens one segment and recovers it by the rules of its place
+// relative to the checkpoint: trusted below it, scanned from the checkpoint
+// position in it, scanned wholly after it.
+func (r *recovery) loadSegment(base, nextBase int64) error {
+	l := r.log
+	path := filepath.Join(l.dir, segmentName(base)+logFileSuffix)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	s := newSegment(l.dir, base, f)
+	r.segments = append(r.segments, s)
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	fileSize := st.Size()
+
+	cp := r.checkpoint
+	switch {
+	case cp != nil && base < cp.segmentBase && nextBase >= 0 && nextBase <= cp.segmentBase:
+		if err := r.loadTrusted(s, fileSize, nextBase); err == nil {
+			return nil
+		} else if errors.Is(err, ErrCorruptLog) {
+			return err
+		} else {
+			l.logger.Warn("storage: rebuilding index", "segment", path, "err", err)
+			r.stats.IndexesRebuilt++
+		}
+	case cp != nil && base == cp.segmentBase:
+		if err := r.loadCheckpointed(s, fileSize); err == nil {
+			return r.scan(s, fileSize, cp.position)
+		} else if errors.Is(err, ErrCorruptLog) {
+			return err
+		} else {
+			l.logger.Warn("storage: cannot resume at the checkpoint, scanning the segment", "segment", path, "err", err)
+			r.stats.IndexesRebuilt++
+		}
+	}
+	return r.scan(s, fileSize, 0)
+}
+
+// loadTrusted loads a segment wholly below the checkpoint from its index
+// files, without reading the log.
+func (r *recovery) loadTrusted(s *segment, fileSize, nextBase int64) error {
+	if err := checkFirstBatch(s, fileSize); err != nil {
+		return err
+	}
+	offsets, times, err := readIndexes(s, fileSize, nextBase)
+	if err != nil {
+		return err
+	}
+	s.offsetIndex, s.offsetIndexOnDisk = offsets, len(offsets)
+	s.timeIndex, s.timeIndexOnDisk = times, len(times)
+	s.size, s.nextOffset = fileSize, nextBase
+	if fileSize == 0 {
+		s.nextOffset = s.baseOffset
+	}
+	if n := len(times); n > 0 {
+		s.maxTimestamp, s.offsetOfMaxTimestamp = times[n-1].timestamp, s.baseOffset+int64(times[n-1].relativeOffset)
+	}
+	return nil
+}
+
+// loadCheckpointed loads the checkpointed segment up to the checkpoint
+// position, keeping only index entries for that prefix.
+func (r *recovery) loadCheckpointed(s *segment, fileSize int64) error {
+	cp := r.checkpoint
+	if fileSize < cp.position {
+		return fmt.Errorf("file has %d bytes, checkpoint says %d", fileSize, cp.position)
+	}
+	if cp.nextOffset < s.baseOffset || (cp.position == 0) != (cp.nextOffset == s.baseOffset) {
+		return fmt.Errorf("checkpoint offset %d at position %d does not fit the segment", cp.nextOffset, cp.position)
+	}
+	if cp.offsetOfMaxTimestamp != noOffset && (cp.offsetOfMaxTimestamp < s.baseOffset || cp.offsetOfMaxTimestamp >= cp.nextOffset) {
+		return fmt.Errorf("checkpoint max timestamp offset %d outside the segment", cp.offsetOfMaxTimestamp)
+	}
+	if cp.position > 0 {
+		if err := checkFirstBatch(s, fileSize); err != nil {
+			return err
+		}
+	}
+	offsets, times, err := readIndexes(s, fileSize, -1)
+	if err != nil {
+		return err
+	}
+	keepOffsets := 0
+	for keepOffsets < len(offsets) && int64(offsets[keepOffsets].position) < cp.position {
+		keepOffsets++
+	}
+	keepTimes := 0
+	for keepTimes < len(times) && s.baseOffset+int64(times[keepTimes].relativeOffset) < cp.nextOffset {
+		keepTimes++
+	}
+	if keepTimes > 0 && times[keepTimes-1].timestamp > cp.maxTimestamp {
+		return fmt.Errorf("time index entry %d exceeds the checkpointed max timestamp %d", times[keepTimes-1].timestamp, cp.maxTimestamp)
+	}
+	s.offsetIndex, s.offsetIndexOnDisk = offsets[:keepOffsets:keepOffsets], keepOffsets
+	s.timeIndex, s.timeIndexOnDisk = times[:keepTimes:keepTimes], keepTimes
+	if err := s.truncateIndexFiles(); err != nil {
+		return err
+	}
+	s.size, s.nextOffset = cp.position, cp.nextOffset
+	s.maxTimestamp, s.offsetOfMaxTimestamp = cp.maxTimestamp, cp.offsetOfMaxTimestamp
+	s.bytesSinceIndexEntry = cp.position
+	if keepOffsets > 0 {
+		s.bytesSinceIndexEntry = cp.position - int64(offsets[keepOffsets-1].position)
+	}
+	return nil
+}
+
+// checkFirstBatch errors out if a trusted segment's file name does not
+// match the base offset of its first batch.
+func checkFirstBatch(s *segment, fileSize int64) error {
+	if fileSize == 0 {
+		return nil
+	}
+	first, err := firstBatchOffset(s.file)
+	if err != nil {
+		return fmt.Errorf("storage: read %s: %w", s.logPath, err)
+	}
+	if first != s.baseOffset {
+		return fmt.Errorf("%w: segment %s is named for offset %d but its first batch has offset %d", ErrCorruptLog, s.logPath, s.baseOffset, first)
+	}
+	return nil
+}
+
+// readIndexes reads and validates a segment's index files. nextBase, if
+// known (>= 0), bounds the offsets they may name.
+func readIndexes(s *segment, fileSize, nextBase int64) ([]offsetIndexEntry, []timeIndexEntry, error) {
+	data, err := os.ReadFile(s.offsetIndexPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	offsets, err := decodeOffsetIndex(data, fileSize)
+	if err != nil {
+		return nil, nil, err
+	}
+	if data, err = os.ReadFile(s.timeIndexPath); err != nil {
+		return nil, nil, err
+	}
+	times, err := decodeTimeIndex(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if nextBase >= 0 {
+		limit := nextBase - s.baseOffset
+		if n := len(offsets); n > 0 && int64(offsets[n-1].relativeOffset) >= limit {
+			return nil, nil, fmt.Errorf("%w: offset index names offsets past the segment", errBadIndex)
+		}
+		if n := len(times); n > 0 && int64(times[n-1].relativeOffset) >= limit {
+			return nil, nil, fmt.Errorf("%w: time index names offsets past the segment", errBadIndex)
+		}
+	}
+	return offsets, times, nil
+}
+
+// scan reads and CRC-checks the batches of s from pos (a batch boundary
+// whose state s already holds) to the end of the file, extending the
+// indexes, and cuts the file after the last valid batch.
+func (r *recovery) scan(s *segment, fileSize, pos int64) error {
+	l := r.log
+	if pos == 0 {
+		*s = *newSegment(l.dir, s.baseOffset, s.file)
+		if err := s.truncateIndexFiles(); err != nil {
+			return err
+		}
+	}
+	if fileSize > pos {
+		r.stats.SegmentsScanned++
+		r.stats.BytesScanned += fileSize - pos
+		r.changed = true
+		s.unsynced = true
+	}
+	sc := batchScanner{file: s.file, pos: pos, end: fileSize}
+	var stop error
+	for {
+		h, at, err := sc.next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			stop = err
+			break
+		}
+		if at == 0 && h.BaseOffset != s.baseOffset {
+			return fmt.Errorf("%w: segment %s is named for offset %d but its first batch has offset %d", ErrCorruptLog, s.logPath, s.baseOffset, h.BaseOffset)
+		}
+		if h.BaseOffset < s.nextOffset {
+			stop = fmt.Errorf("%w: batch offset %d below the expected %d", ErrCorruptBatch, h.BaseOffset, s.nextOffset)
+			break
+		}
+		s.trackBatch(h, at, l.cfg.IndexIntervalBytes)
+		r.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
+	}
+	if stop == nil {
+		return nil
+	}
+	if !errors.Is(stop, ErrCorruptBatch) && !errors.Is(stop, ErrUnsupportedMagic) {
+		return fmt.Errorf("storage: scan %s: %w", s.logPath, stop)
+	}
+	l.logger.Warn("storage: cutting log tail", "segment", s.logPath, "at", s.size, "bytes", fileSize-s.size, "reason", stop)
+	if err := s.file.Truncate(s.size); err != nil {
+		return fmt.Errorf("storage: cut %s: %w", s.logPath, err)
+	}
+	r.stats.BytesTruncated += fileSize - s.size
+	r.truncatedAt = len(r.segments) - 1
+	return nil
+}
+
+// removeFiles deletes a segment recovery gave up on.
+func (r *recovery) removeFiles(s *segment, why string) {
+	r.log.logger.Warn("storage: removing segment", "segment", s.logPath, "reason", why)
+	if err := s.removeFiles(); err != nil {
+		r.log.logger.Error("storage: remove segment", "segment", s.logPath, "err", err)
+	}
+	r.stats.SegmentsRemoved++
+	r.changed = true
+	r.log.dirUnsynced = true
+}
+
+// dropEmptySegments removes empty segments other than the last one.
+func (r *recovery) dropEmptySegments() {
+	kept := r.segments[:0]
+	for i, s := range r.segments {
+		if s.size == 0 && i < len(r.segments)-1 {
+			s.file.Close()
+			r.removeFiles(s, "empty segment before the last")
+			continue
+		}
+		kept = append(kept, s)
+	}
+	r.segments = kept
+}
+
+// checkContinuity refuses segments whose offsets overlap.
+func (r *recovery) checkContinuity() error {
+	for i := 1; i < len(r.segments); i++ {
+		prev, s := r.segments[i-1], r.segments[i]
+		if prev.nextOffset > s.baseOffset {
+			return fmt.Errorf("%w: segment %s ends at offset %d, after the start of %s", ErrCorruptLog, prev.logPath, prev.nextOffset, s.logPath)
+		}
+	}
+	return nil
+}
+
+// finish publishes the recovered state into the Log.
+func (r *recovery) finish() {
+	l := r.log
+	active := r.segments[len(r.segments)-1]
+	leo := active.nextOffset
+	start := max(r.segments[0].baseOffset, r.logStartFromFile)
+	if start > leo {
+		l.logger.Warn("storage: log start offset beyond the recovered log end", "dir", l.dir, "log_start_offset", start, "log_end_offset", leo)
+		start = leo
+	}
+	r.epochs.truncateFromEnd(leo)
+	r.epochs.truncateFromStart(start)
+	active.rollBaseTime = rollBaseTime(active, l.now())
+
+	l.stats = r.stats
+	l.mu.segments = r.segments
+	l.mu.logStartOffset = start
+	l.mu.logEndOffset = leo
+	l.mu.epochs = r.epochs
+	l.logger.Info("storage: opened log", "dir", l.dir, "segments", len(r.segments),
+		"log_start_offset", start, "log_end_offset", leo,
+		"bytes_scanned", r.stats.BytesScanned, "bytes_truncated", r.stats.BytesTruncated)
+}
+
+// rollBaseTime estimates when the reopened active segment got its first
+// append, for segment.ms: its first batch's max timestamp, but never later
+// than now (Kafka also measures segment age by record timestamps).
+func rollBaseTime(s *segment, now time.Time) time.Time {
+	if s.size == 0 {
+		return now
+	}
+	h, err := readHeader(s.file, 0, s.size, BatchHeaderSize)
+	if err != nil || h.MaxTimestamp <= 0 || h.MaxTimestamp > now.UnixMilli() {
+		return now
+	}
+	return time.UnixMilli(h.MaxTimestamp)
+}
+
+// batchScanner reads consecutive batches from a log file in large chunks
+// and validates each one fully (lengths, magic, CRC).
+type batchScanner struct {
+	file   *os.File
+	pos    int64 // next batch
+	end    int64 // file size
+	buf    []byte
+	bufPos int64 // file position of buf[0]
+}
+
+// next returns the next valid batch's header and position, io.EOF at a
+// clean end of file, or an error wrapping ErrCorruptBatch for a torn or
+// corrupt batch.
+func (sc *batchScanner) next() (BatchHeader, int64, error) {
+	if sc.pos >= sc.end {
+		return BatchHeader{}, 0, io.EOF
+	}
+	if sc.end-sc.pos < BatchHeaderSize {
+		return BatchHeader{}, 0, fmt.Errorf("%w: %d bytes at %d, too few for a batch header", ErrCorruptBatch, sc.end-sc.pos, sc.pos)
+	}
+	head, err := sc.bytes(sc.pos, BatchHeaderSize)
+	if err != nil {
+		return BatchHeader{}, 0, err
+	}
+	h, err := ParseBatchHeader(head)
+	if err != nil {
+		return h, 0, err
+	}
+	if sc.pos+int64(h.Size()) > sc.end {
+		return h, 0, fmt.Errorf("%w: batch at %d of %d bytes runs past the end of the file", ErrCorruptBatch, sc.pos, h.Size())
+	}
+	batch, err := sc.bytes(sc.pos, h.Size())
+	if err != nil {
+		return h, 0, err
+	}
+	if h, err = checkBatch(batch); err != nil {
+		return h, 0, err
+	}
+	at := sc.pos
+	sc.pos += int64(h.Size())
+	return h, at, nil
+}
+
+// bytes returns n bytes at pos, reading a new chunk if the buffer lacks them.
+func (sc *batchScanner) bytes(pos int64, n int) ([]byte, error) {
+	if pos >= sc.bufPos && pos+int64(n) <= sc.bufPos+int64(len(sc.buf)) {
+		return sc.buf[pos-sc.bufPos:][:n], nil
+	}
+	size := int(min(max(int64(n), scanChunkSize), sc.end-pos))
+	if cap(sc.buf) < size {
+		sc.buf = make([]byte, size)
+	}
+	sc.buf = sc.buf[:size]
+	if _, err := sc.file.ReadAt(sc.buf, pos); err != nil {
+		sc.buf = sc.buf[:0]
+		return nil, fmt.Errorf("storage: read %s at %d: %w", sc.file.Name(), pos, err)
+	}
+	sc.bufPos = pos
+	return sc.buf[:n], nil
+}

@@ -1,0 +1,141 @@
+package storage
+
+import (
+	"fmt"
+	"time"
+)
+
+// ApplyRetention deletes the oldest segments, never the active one, while
+// retention.ms or retention.bytes allows, or while they lie wholly below the
+// log start offset; the log start offset moves to the first kept segment.
+// It returns how many segments it deleted. Like Kafka it stops at the first
+// segment that must be kept.
+func (l *Log) ApplyRetention() (int, error) {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	if l.isClosed() {
+		return 0, ErrClosed
+	}
+	now := l.now()
+	l.closeExpiredLocked(now, false)
+
+	cfg := l.cfg
+	segments := l.mu.segments
+	logStart := l.mu.logStartOffset
+	var total int64
+	for _, s := range segments {
+		total += s.size
+	}
+	n := 0
+	for ; n < len(segments)-1; n++ {
+		s := segments[n]
+		belowStart := segments[n+1].baseOffset <= logStart
+		byTime := cfg.RetentionMs >= 0 && s.largestTimestamp() < now.UnixMilli()-cfg.RetentionMs
+		bySize := cfg.RetentionBytes >= 0 && total-s.size >= cfg.RetentionBytes
+		if !belowStart && !byTime && !bySize {
+			break
+		}
+		total -= s.size
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	err := l.removeOldestLocked(n, segments[n].baseOffset, now)
+	l.logger.Info("storage: retention deleted segments", "dir", l.dir, "count", n, "log_start_offset", segments[n].baseOffset)
+	return n, err
+}
+
+// DeleteRecordsBefore moves the log start offset up to offset, persisting it
+// before returning, and deletes the segments wholly below it. offset above
+// the log end offset is ErrOffsetOutOfRange; at or below the current start
+// it is a no-op.
+func (l *Log) DeleteRecordsBefore(offset int64) error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.RLock()
+	closed, start, end := l.mu.closed, l.mu.logStartOffset, l.mu.logEndOffset
+	l.mu.RUnlock()
+	switch {
+	case closed:
+		return ErrClosed
+	case offset > end:
+		return fmt.Errorf("%w: delete records before %d, log end offset is %d", ErrOffsetOutOfRange, offset, end)
+	case offset <= start:
+		return nil
+	}
+	// flushMu keeps truncation and other deletions out, and appends only
+	// raise the end offset, so the checks above still hold after this write.
+	if err := writeFileAtomic(l.dir, logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
+		return err
+	}
+
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	l.mu.Lock()
+	l.mu.logStartOffset = offset
+	l.mu.epochs.truncateFromStart(offset)
+	segments := l.mu.segments
+	l.mu.Unlock()
+	n := 0
+	for n < len(segments)-1 && segments[n+1].baseOffset <= offset {
+		n++
+	}
+	now := l.now()
+	l.closeExpiredLocked(now, false)
+	if n == 0 {
+		return nil
+	}
+	return l.removeOldestLocked(n, offset, now)
+}
+
+// removeOldestLocked deletes the n oldest segments and raises the log start
+// offset to newStart. Their files are unlinked now and closed after
+// file.delete.delay.ms. Needs flushMu and writeMu.
+func (l *Log) removeOldestLocked(n int, newStart int64, now time.Time) error {
+	l.mu.Lock()
+	removed := l.mu.segments[:n]
+	l.mu.segments = append([]*segment(nil), l.mu.segments[n:]...)
+	if newStart > l.mu.logStartOffset {
+		l.mu.logStartOffset = newStart
+		l.mu.epochs.truncateFromStart(newStart)
+	}
+	l.mu.Unlock()
+	return l.discardSegmentsLocked(removed, now)
+}
+
+// discardSegmentsLocked unlinks the files of segments no longer in the log
+// and schedules their closing. Needs flushMu and writeMu.
+func (l *Log) discardSegmentsLocked(removed []*segment, now time.Time) error {
+	var first error
+	for _, s := range removed {
+		if err := s.removeFiles(); err != nil && first == nil {
+			first = fmt.Errorf("storage: delete segment %s: %w", s.logPath, err)
+		}
+		l.pendingCloses = append(l.pendingCloses, pendingClose{
+			file:     s.file,
+			deadline: now.Add(time.Duration(l.cfg.FileDeleteDelayMs) * time.Millisecond),
+		})
+	}
+	l.dirUnsynced = true
+	l.closeExpiredLocked(now, false)
+	return first
+}
+
+// closeExpiredLocked closes deleted segments' files whose delay has passed,
+// or all of them. Needs flushMu and writeMu, so no fsync is using them.
+func (l *Log) closeExpiredLocked(now time.Time, all bool) {
+	kept := l.pendingCloses[:0]
+	for _, p := range l.pendingCloses {
+		if all || !now.Before(p.deadline) {
+			if err := p.file.Close(); err != nil {
+				l.logger.Warn("storage: close deleted segment", "file", p.file.Name(), "err", err)
+			}
+			continue
+		}
+		kept = append(kept, p)
+	}
+	clear(l.pendingCloses[len(kept):])
+	l.pendingCloses = kept
+}

@@ -1,0 +1,177 @@
+package storage
+
+import (
+	"fmt"
+	"slices"
+)
+
+// TruncateTo removes everything at or after offset; when offset falls inside
+// a batch the cut is at the start of that batch. An offset below the log
+// start offset empties the log, which then starts at offset. The recovery
+// checkpoint is removed first if it covers the removed bytes and rewritten
+// afterwards.
+func (l *Log) TruncateTo(offset int64) error {
+	if offset < 0 {
+		return fmt.Errorf("%w: truncate to negative offset %d", ErrOffsetOutOfRange, offset)
+	}
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	if err := l.truncateLocked(offset); err != nil {
+		return err
+	}
+	return l.checkpointLocked()
+}
+
+// truncateLocked needs flushMu.
+func (l *Log) truncateLocked(offset int64) error {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	if l.isClosed() {
+		return ErrClosed
+	}
+	if offset >= l.mu.logEndOffset {
+		return nil
+	}
+	if cp := l.checkpointOnDisk; cp != nil && offset < cp.nextOffset {
+		if err := removeFileDurably(l.dir, recoveryCheckpointFile); err != nil {
+			return err
+		}
+		l.checkpointOnDisk = nil
+	}
+	now := l.now()
+	if offset < l.mu.logStartOffset {
+		return l.truncateFullyLocked(offset)
+	}
+
+	segments := l.mu.segments
+	i := segmentIndexLocked(segments, offset)
+	s := segments[i]
+	v := s.view()
+	h, cutPos, found, err := v.findBatch(offset, lookupPosition(v.offsetIndex, s.baseOffset, offset))
+	if err != nil {
+		return fmt.Errorf("storage: truncate %s: %w", s.logPath, err)
+	}
+	cutOffset := s.nextOffset
+	if found {
+		cutOffset = min(h.BaseOffset, s.nextOffset)
+	}
+	if err := s.file.Truncate(cutPos); err != nil {
+		return fmt.Errorf("storage: truncate %s: %w", s.logPath, err)
+	}
+	maxTs, maxTsOffset, err := s.maxTimestampBelow(cutPos, cutOffset)
+	if err != nil {
+		return err
+	}
+
+	l.mu.Lock()
+	removed := segments[i+1:]
+	l.mu.segments = slices.Clone(segments[:i+1])
+	s.cutTo(cutPos, cutOffset, maxTs, maxTsOffset)
+	l.mu.logEndOffset = cutOffset
+	l.mu.logStartOffset = min(l.mu.logStartOffset, cutOffset)
+	l.mu.epochs.truncateFromEnd(cutOffset)
+	l.mu.Unlock()
+	if err := s.truncateIndexFiles(); err != nil {
+		return err
+	}
+	if s.rollBaseTime.IsZero() || len(removed) > 0 {
+		s.rollBaseTime = now
+	}
+	// Newest first, so a crash leaves a contiguous log.
+	slices.Reverse(removed)
+	return l.discardSegmentsLocked(removed, now)
+}
+
+// truncateFullyLocked replaces every segment with one empty segment at
+// offset, which becomes the log start offset. Needs flushMu and writeMu.
+func (l *Log) truncateFullyLocked(offset int64) error {
+	if err := writeFileAtomic(l.dir, logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
+		return err
+	}
+	now := l.now()
+	old := slices.Clone(l.mu.segments)
+	slices.Reverse(old)
+	// Remove the old files before creating the new segment: one may share its name.
+	if err := l.discardSegmentsLocked(old, now); err != nil {
+		return err
+	}
+	next, err := createSegment(l.dir, offset)
+	if err != nil {
+		return err
+	}
+	next.rollBaseTime = now
+	next.unsynced = true
+	l.mu.Lock()
+	l.mu.segments = []*segment{next}
+	l.mu.logStartOffset, l.mu.logEndOffset = offset, offset
+	l.mu.epochs = epochCache{}
+	l.mu.Unlock()
+	return nil
+}
+
+// maxTimestampBelow recomputes the segment's max timestamp over the batches
+// before cutPos. The time index gives it as of the last offset index entry
+// before the cut; the batches from that entry to the cut are re-read.
+func (s *segment) maxTimestampBelow(cutPos, cutOffset int64) (int64, int64, error) {
+	maxTs, maxTsOffset := int64(noTimestamp), int64(noOffset)
+	for _, e := range s.timeIndex {
+		if s.baseOffset+int64(e.relativeOffset) < cutOffset {
+			maxTs, maxTsOffset = e.timestamp, s.baseOffset+int64(e.relativeOffset)
+		}
+	}
+	pos := int64(0)
+	for _, e := range s.offsetIndex {
+		if int64(e.position) < cutPos {
+			pos = int64(e.position)
+		}
+	}
+	for pos < cutPos {
+		h, err := readHeader(s.file, pos, cutPos, BatchHeaderSize)
+		if err != nil {
+			return 0, 0, fmt.Errorf("storage: truncate %s: %w", s.logPath, err)
+		}
+		if h.MaxTimestamp > maxTs {
+			maxTs, maxTsOffset = h.MaxTimestamp, h.LastOffset()
+		}
+		pos += int64(h.Size())
+	}
+	return maxTs, maxTsOffset, nil
+}
+
+// cutTo shrinks the read state to the first cutPos bytes. Index slices are
+// copied, never shortened in place, because readers may hold the old ones.
+// Needs writeMu and mu.
+func (s *segment) cutTo(cutPos, cutOffset, maxTs, maxTsOffset int64) {
+	keepOffsets := 0
+	for keepOffsets < len(s.offsetIndex) && int64(s.offsetIndex[keepOffsets].position) < cutPos {
+		keepOffsets++
+	}
+	keepTimes := 0
+	for keepTimes < len(s.timeIndex) && s.baseOffset+int64(s.timeIndex[keepTimes].relativeOffset) < cutOffset {
+		keepTimes++
+	}
+	s.offsetIndex = slices.Clone(s.offsetIndex[:keepOffsets])
+	// The index files may hold entries past the cut; truncateIndexFiles cuts them.
+	s.timeIndex = slices.Clone(s.timeIndex[:keepTimes])
+	s.offsetIndexOnDisk = min(s.offsetIndexOnDisk, keepOffsets)
+	s.timeIndexOnDisk = min(s.timeIndexOnDisk, keepTimes)
+	s.size, s.nextOffset = cutPos, cutOffset
+	s.maxTimestamp, s.offsetOfMaxTimestamp = maxTs, maxTsOffset
+	s.bytesSinceIndexEntry = cutPos
+	if keepOffsets > 0 {
+		s.bytesSinceIndexEntry = cutPos - int64(s.offsetIndex[keepOffsets-1].position)
+	}
+	s.unsynced = true
+}
+
+// truncateIndexFiles cuts the index files to the entries they hold that are
+// still valid after cutTo. Needs writeMu.
+func (s *segment) truncateIndexFiles() error {
+	if err := writeIndexTail(s.offsetIndexPath, nil, 0, int64(s.offsetIndexOnDisk*offsetIndexEntrySize)); err != nil {
+		return fmt.Errorf("storage: truncate %s: %w", s.offsetIndexPath, err)
+	}
+	if err := writeIndexTail(s.timeIndexPath, nil, 0, int64(s.timeIndexOnDisk*timeIndexEntrySize)); err != nil {
+		return fmt.Errorf("storage: truncate %s: %w", s.timeIndexPath, err)
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package broker
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/strata-streaming/strata/broker/storage"
+)
+
+// topicConfigDef is one topic-level config: its Kafka name, the broker
+// property that supplies its default (Kafka's synonym), and a validator.
+type topicConfigDef struct {
+	name          string
+	brokerSynonym string
+	// defaultValue returns the effective default given the broker config.
+	defaultValue func(c *Config) string
+	validate     func(v string) error
+	sensitive    bool
+}
+
+func validateLong(min int64) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a long", v)
+		}
+		if n < min {
+			return fmt.Errorf("%d is below the minimum %d", n, min)
+		}
+		return nil
+	}
+}
+
+func validateOneOf(allowed ...string) func(string) error {
+	return func(v string) error {
+		if !contains(allowed, v) {
+			return fmt.Errorf("%q is not one of %s", v, strings.Join(allowed, ", "))
+		}
+		return nil
+	}
+}
+
+func validateDouble(min, max float64) func(string) error {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < min || f > max {
+			return fmt.Errorf("%q is not a number in [%g, %g]", v, min, max)
+		}
+		return nil
+	}
+}
+
+func validateBool(v string) error {
+	if _, err := strconv.ParseBool(v); err != nil {
+		return fmt.Errorf("%q is not a boolean", v)
+	}
+	return nil
+}
+
+func constant(v string) func(*Config) string { return func(*Config) string { return v } }
+
+func fromInt64(f func(c *Config) int64) func(*Config) string {
+	return func(c *Config) string { return strconv.FormatInt(f(c), 10) }
+}
+
+// topicConfigDefs lists the topic configs Strata accepts, by Kafka name.
+var topicConfigDefs = map[string]topicConfigDef{}
+
+func init() {
+	defs := []topicConfigDef{
+		{name: "cleanup.policy", brokerSynonym: "log.cleanup.policy", defaultValue: func(c *Config) string { return c.LogCleanupPolicy },
+			validate: validateOneOf("delete", "compact", "compact,delete", "delete,compact")},
+		{name: "compression.type", defaultValue: constant("producer"),
+			// Strata stores batches exactly as produced; recompressing on
+			// the broker would cost the zero-copy path, so only "producer".
+			validate: validateOneOf("producer")},
+		{name: "delete.retention.ms", defaultValue: constant("86400000"), validate: validateLong(0)},
+		{name: "file.delete.delay.ms", brokerSynonym: "file.delete.delay.ms", defaultValue: fromInt64(func(c *Config) int64 { return c.FileDeleteDelayMs }), validate: validateLong(0)},
+		{name: "flush.messages", brokerSynonym: "log.flush.interval.messages", defaultValue: fromInt64(func(c *Config) int64 { return c.LogFlushIntervalMessages }), validate: validateLong(1)},
+		{name: "flush.ms", brokerSynonym: "log.flush.interval.ms", defaultValue: fromInt64(func(c *Config) int64 { return c.LogFlushIntervalMs }), validate: validateLong(0)},
+		{name: "index.interval.bytes", brokerSynonym: "log.index.interval.bytes", defaultValue: fromInt64(func(c *Config) int64 { return int64(c.LogIndexIntervalBytes) }), validate: validateLong(0)},
+		{name: "local.retention.bytes", defaultValue: constant("-2"), validate: validateLong(-2)},
+		{name: "local.retention.ms", defaultValue: constant("-2"), validate: validateLong(-2)},
+		{name: "max.compaction.lag.ms", defaultValue: constant(strconv.FormatInt(math.MaxInt64, 10)), validate: validateLong(1)},
+		{name: "max.message.bytes", brokerSynonym: "message.max.bytes", defaultValue: fromInt64(func(c *Config) int64 { return int64(c.MessageMaxBytes) }), validate: validateLong(0)},
+		{name: "message.timestamp.type", brokerSynonym: "log.message.timestamp.type", defaultValue: func(c *Config) string { return c.LogMessageTimestampType },
+			validate: validateOneOf("CreateTime", "LogAppendTime")},
+		{name: "message.timestamp.after.max.ms", defaultValue: constant(strconv.FormatInt(math.MaxInt64, 10)), validate: validateLong(0)},
+		{name: "message.timestamp.before.max.ms", defaultValue: constant(strconv.FormatInt(math.MaxInt64, 10)), validate: validateLong(0)},
+		{name: "min.cleanable.dirty.ratio", defaultValue: constant("0.5"), validate: validateDouble(0, 1)},
+		{name: "min.compaction.lag.ms", defaultValue: constant("0"), validate: validateLong(0)},
+		{name: "min.insync.replicas", brokerSynonym: "min.insync.replicas", defaultValue: fromInt64(func(c *Config) int64 { return int64(c.MinInsyncReplicas) }), validate: validateLong(1)},
+		{name: "preallocate", defaultValue: constant("false"), validate: validateBool},
+		{name: "remote.storage.enable", defaultValue: constant("false"), validate: validateBool},
+		{name: "retention.bytes", brokerSynonym: "log.retention.bytes", defaultValue: fromInt64(func(c *Config) int64 { return c.LogRetentionBytes }), validate: validateLong(-1)},
+		{name: "retention.ms", brokerSynonym: "log.retention.ms", defaultValue: fromInt64(func(c *Config) int64 { return c.LogRetentionMs }), validate: validateLong(-1)},
+		{name: "segment.bytes", brokerSynonym: "log.segment.bytes", defaultValue: fromInt64(func(c *Config) int64 { return c.LogSegmentBytes }), validate: validateLong(14)},
+		{name: "segment.index.bytes", brokerSynonym: "log.index.size.max.bytes", defaultValue: fromInt64(func(c *Config) int64 { return int64(c.LogIndexSizeMaxBytes) }), validate: validateLong(4)},
+		{name: "segment.jitter.ms", defaultValue: constant("0"), validate: validateLong(0)},
+		{name: "segment.ms", brokerSynonym: "log.roll.ms", defaultValue: fromInt64(func(c *Config) int64 { return c.LogRollMs }), validate: validateLong(1)},
+		{name: "unclean.leader.election.enable", defaultValue: constant("false"), validate: validateBool},
+	}
+	for _, d := range defs {
+		topicConfigDefs[d.name] = d
+	}
+}
+
+// validateTopicConfigs checks a full set of topic overrides.
+func validateTopicConfigs(configs map[string]string) error {
+	for k, v := range configs {
+		def, ok := topicConfigDefs[k]
+		if !ok {
+			return fmt.Errorf("unknown topic config %q", k)
+		}
+		if err := def.validate(v); err != nil {
+			return fmt.Errorf("invalid value for %s: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// effectiveTopicConfig resolves a topic's configs against broker defaults.
+type effectiveTopicConfig struct {
+	values map[string]string
+}
+
+func resolveTopicConfig(c *Config, overrides map[string]string) effectiveTopicConfig {
+	values := make(map[string]string, len(topicConfigDefs))
+	for name, def := range topicConfigDefs {
+		values[name] = def.defaultValue(c)
+	}
+	for k, v := range overrides {
+		values[k] = v
+	}
+	return effectiveTopicConfig{values: values}
+}
+
+func (e effectiveTopicConfig) int64(name string) int64 {
+	n, _ := strconv.ParseInt(e.values[name], 10, 64)
+	return n
+}
+
+// storageConfig maps the topic's configs onto the partition log's.
+func (e effectiveTopicConfig) storageConfig() storage.Config {
+	sc := storage.DefaultConfig()
+	sc.SegmentBytes = e.int64("segment.bytes")
+	sc.SegmentMs = e.int64("segment.ms")
+	sc.RetentionMs = e.int64("retention.ms")
+	sc.RetentionBytes = e.int64("retention.bytes")
+	sc.FlushMessages = e.int64("flush.messages")
+	sc.FlushMs = e.int64("flush.ms")
+	sc.IndexIntervalBytes = int(e.int64("index.interval.bytes"))
+	sc.SegmentIndexBytes = int(e.int64("segment.index.bytes"))
+	sc.FileDeleteDelayMs = e.int64("file.delete.delay.ms")
+	return sc
+}
+
+func (e effectiveTopicConfig) maxMessageBytes() int64 { return e.int64("max.message.bytes") }
+func (e effectiveTopicConfig) minInsyncReplicas() int64 {
+	return e.int64("min.insync.replicas")
+}
+func (e effectiveTopicConfig) logAppendTime() bool {
+	return e.values["message.timestamp.type"] == "LogAppendTime"
+}
+
+func sortedTopicConfigNames() []string {
+	names := make([]string, 0, len(topicConfigDefs))
+	for n := range topicConfigDefs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}

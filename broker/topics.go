@@ -1,0 +1,406 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strata-streaming/strata/metadata"
+)
+
+// topicState is a topic with its open partitions.
+type topicState struct {
+	meta       metadata.Topic
+	config     effectiveTopicConfig
+	partitions []*partition
+}
+
+// topicManager owns the set of topics: durable metadata in the Store, open
+// partition logs on disk.
+type topicManager struct {
+	s  *Server
+	mu sync.RWMutex // guards the maps and each topicState's partitions/config
+	// adminMu serialises metadata changes (create, delete, grow, config) so
+	// disk and store updates of one change never interleave with another's.
+	adminMu sync.Mutex
+	byName  map[string]*topicState
+	byID    map[metadata.TopicID]*topicState
+}
+
+func openTopicManager(s *Server) (*topicManager, error) {
+	m := &topicManager{s: s, byName: map[string]*topicState{}, byID: map[metadata.TopicID]*topicState{}}
+	if err := m.removeOrphanDirs(); err != nil {
+		return nil, err
+	}
+	for _, t := range s.store.Topics() {
+		ts := &topicState{meta: t, config: resolveTopicConfig(&s.cfg, t.Configs)}
+		for i, epoch := range t.LeaderEpochs {
+			p, err := openPartition(s, ts, int32(i), epoch)
+			if err != nil {
+				m.close()
+				return nil, err
+			}
+			ts.partitions = append(ts.partitions, p)
+		}
+		m.byName[t.Name] = ts
+		m.byID[t.ID] = ts
+	}
+	return m, nil
+}
+
+var partitionDirPattern = regexp.MustCompile(`^(.+)-([0-9]+)$`)
+
+// removeOrphanDirs deletes partition directories of topics that no longer
+// exist (a delete interrupted by a crash) and directories marked -delete.
+func (m *topicManager) removeOrphanDirs() error {
+	entries, err := os.ReadDir(m.s.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	known := map[string]int32{}
+	for _, t := range m.s.store.Topics() {
+		known[t.Name] = t.Partitions()
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), "__metadata") || e.Name() == "objects" {
+			continue
+		}
+		name := e.Name()
+		orphan := strings.HasSuffix(name, "-delete")
+		if !orphan {
+			match := partitionDirPattern.FindStringSubmatch(name)
+			if match == nil {
+				continue
+			}
+			n, _ := strconv.Atoi(match[2])
+			parts, ok := known[match[1]]
+			orphan = !ok || int32(n) >= parts
+		}
+		if orphan {
+			m.s.logger.Info("removing directory of a deleted topic", "dir", name)
+			if err := os.RemoveAll(filepath.Join(m.s.cfg.DataDir, name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (m *topicManager) count() int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.byName)
+}
+
+func (m *topicManager) get(name string) *topicState {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.byName[name]
+}
+
+func (m *topicManager) getByID(id metadata.TopicID) *topicState {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.byID[id]
+}
+
+// partition returns the partition or nil.
+func (m *topicManager) partition(topic string, index int32) *partition {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	t := m.byName[topic]
+	if t == nil || index < 0 || int(index) >= len(t.partitions) {
+		return nil
+	}
+	return t.partitions[index]
+}
+
+// all returns every topic sorted by name.
+func (m *topicManager) all() []*topicState {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]*topicState, 0, len(m.byName))
+	for _, t := range m.byName {
+		out = append(out, t)
+	}
+	sortTopics(out)
+	return out
+}
+
+// snapshot returns a topic's partitions and config under the read lock.
+func (m *topicManager) snapshot(t *topicState) ([]*partition, effectiveTopicConfig, metadata.Topic) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return append([]*partition(nil), t.partitions...), t.config, t.meta
+}
+
+var legalTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
+
+// validateTopicName applies Kafka's rules.
+func validateTopicName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("topic name is empty")
+	case name == "." || name == "..":
+		return fmt.Errorf("topic name %q is not allowed", name)
+	case len(name) > 249:
+		return fmt.Errorf("topic name is %d characters long; the maximum is 249", len(name))
+	case !legalTopicName.MatchString(name):
+		return fmt.Errorf("topic name %q contains characters other than ASCII alphanumerics, '.', '_' and '-'", name)
+	}
+	return nil
+}
+
+// topicError is a Kafka error code with a message for the response.
+type topicError struct {
+	code    int16
+	message string
+}
+
+func (e *topicError) Error() string { return e.message }
+
+func newTopicError(err *kerr.Error, format string, args ...any) *topicError {
+	return &topicError{code: err.Code, message: fmt.Sprintf(format, args...)}
+}
+
+// create makes a topic durable and opens its partitions.
+func (m *topicManager) create(name string, partitions int32, replicationFactor int16, configs map[string]string, validateOnly bool) (*topicState, *topicError) {
+	if err := validateTopicName(name); err != nil {
+		return nil, newTopicError(kerr.InvalidTopicException, "%v", err)
+	}
+	if partitions == -1 {
+		partitions = m.s.cfg.NumPartitions
+	}
+	if replicationFactor == -1 {
+		replicationFactor = m.s.cfg.DefaultReplicationFactor
+	}
+	if partitions <= 0 {
+		return nil, newTopicError(kerr.InvalidPartitions, "number of partitions must be positive, got %d", partitions)
+	}
+	if partitions > 100000 {
+		return nil, newTopicError(kerr.InvalidPartitions, "number of partitions %d is over the limit of 100000", partitions)
+	}
+	if replicationFactor <= 0 {
+		return nil, newTopicError(kerr.InvalidReplicationFactor, "replication factor must be positive, got %d", replicationFactor)
+	}
+	if replicationFactor > 1 {
+		return nil, newTopicError(kerr.InvalidReplicationFactor, "replication factor %d is larger than the 1 available broker", replicationFactor)
+	}
+	if err := validateTopicConfigs(configs); err != nil {
+		return nil, newTopicError(kerr.InvalidConfig, "%v", err)
+	}
+	m.adminMu.Lock()
+	defer m.adminMu.Unlock()
+	if m.get(name) != nil {
+		return nil, newTopicError(kerr.TopicAlreadyExists, "topic %q already exists", name)
+	}
+	if validateOnly {
+		return nil, nil
+	}
+	meta := metadata.Topic{Name: name, ID: metadata.NewTopicID(), LeaderEpochs: make([]int32, partitions), Configs: configs}
+	if err := m.s.store.CreateTopic(meta); err != nil {
+		return nil, newTopicError(kerr.UnknownServerError, "storing topic: %v", err)
+	}
+	ts := &topicState{meta: meta, config: resolveTopicConfig(&m.s.cfg, configs)}
+	for i := int32(0); i < partitions; i++ {
+		p, err := openPartition(m.s, ts, i, 0)
+		if err != nil {
+			for _, p := range ts.partitions {
+				p.log.Delete()
+			}
+			_ = m.s.store.DeleteTopic(name)
+			return nil, newTopicError(kerr.KafkaStorageError, "creating partition %d: %v", i, err)
+		}
+		ts.partitions = append(ts.partitions, p)
+	}
+	m.mu.Lock()
+	m.byName[name] = ts
+	m.byID[meta.ID] = ts
+	m.mu.Unlock()
+	m.s.logger.Info("topic created", "topic", name, "partitions", partitions, "topic_id", meta.ID.String())
+	return ts, nil
+}
+
+// autoCreate creates a topic with broker defaults if auto-creation is on.
+// It reports the topic (existing or new) or why there is none.
+func (m *topicManager) autoCreate(name string) (*topicState, *topicError) {
+	if t := m.get(name); t != nil {
+		return t, nil
+	}
+	if !m.s.cfg.AutoCreateTopics {
+		return nil, newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
+	}
+	t, terr := m.create(name, -1, -1, nil, false)
+	if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
+		return m.get(name), nil
+	}
+	return t, terr
+}
+
+// delete removes a topic: from the store first (the point of no return),
+// then its directories, renamed aside before removal.
+func (m *topicManager) delete(name string) *topicError {
+	if !m.s.cfg.DeleteTopicEnable {
+		return newTopicError(kerr.TopicDeletionDisabled, "delete.topic.enable is false")
+	}
+	m.adminMu.Lock()
+	defer m.adminMu.Unlock()
+	t := m.get(name)
+	if t == nil {
+		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
+	}
+	if err := m.s.store.DeleteTopic(name); err != nil {
+		return newTopicError(kerr.UnknownServerError, "deleting topic: %v", err)
+	}
+	m.mu.Lock()
+	delete(m.byName, name)
+	delete(m.byID, t.meta.ID)
+	parts := t.partitions
+	m.mu.Unlock()
+	for _, p := range parts {
+		p.wakeWaiters()
+		if err := p.log.Delete(); err != nil {
+			m.s.logger.Error("removing partition directory", "dir", p.log.Dir(), "err", err)
+		}
+	}
+	m.s.logger.Info("topic deleted", "topic", name)
+	return nil
+}
+
+// grow adds partitions (CreatePartitions).
+func (m *topicManager) grow(name string, count int32, validateOnly bool) *topicError {
+	m.adminMu.Lock()
+	defer m.adminMu.Unlock()
+	t := m.get(name)
+	if t == nil {
+		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
+	}
+	_, _, meta := m.snapshot(t)
+	current := meta.Partitions()
+	switch {
+	case count < current:
+		return newTopicError(kerr.InvalidPartitions, "topic %q has %d partitions; the count can only grow", name, current)
+	case count == current:
+		return newTopicError(kerr.InvalidPartitions, "topic %q already has %d partitions", name, current)
+	case count > 100000:
+		return newTopicError(kerr.InvalidPartitions, "number of partitions %d is over the limit of 100000", count)
+	}
+	if validateOnly {
+		return nil
+	}
+	meta.LeaderEpochs = append(meta.LeaderEpochs, make([]int32, count-current)...)
+	var added []*partition
+	for i := current; i < count; i++ {
+		p, err := openPartition(m.s, t, i, 0)
+		if err != nil {
+			for _, p := range added {
+				p.log.Delete()
+			}
+			return newTopicError(kerr.KafkaStorageError, "creating partition %d: %v", i, err)
+		}
+		added = append(added, p)
+	}
+	if err := m.s.store.UpdateTopic(meta); err != nil {
+		for _, p := range added {
+			p.log.Delete()
+		}
+		return newTopicError(kerr.UnknownServerError, "storing topic: %v", err)
+	}
+	m.mu.Lock()
+	t.meta = meta
+	t.partitions = append(t.partitions, added...)
+	m.mu.Unlock()
+	return nil
+}
+
+// setConfigs replaces a topic's overrides after validation and applies them
+// to the open logs.
+func (m *topicManager) setConfigs(name string, configs map[string]string, validateOnly bool) *topicError {
+	if err := validateTopicConfigs(configs); err != nil {
+		return newTopicError(kerr.InvalidConfig, "%v", err)
+	}
+	m.adminMu.Lock()
+	defer m.adminMu.Unlock()
+	t := m.get(name)
+	if t == nil {
+		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
+	}
+	if validateOnly {
+		return nil
+	}
+	_, _, meta := m.snapshot(t)
+	meta.Configs = configs
+	if err := m.s.store.UpdateTopic(meta); err != nil {
+		return newTopicError(kerr.UnknownServerError, "storing topic: %v", err)
+	}
+	cfg := resolveTopicConfig(&m.s.cfg, configs)
+	m.mu.Lock()
+	t.meta = meta
+	t.config = cfg
+	parts := t.partitions
+	m.mu.Unlock()
+	for _, p := range parts {
+		p.log.UpdateConfig(cfg.storageConfig())
+	}
+	return nil
+}
+
+func (m *topicManager) forEachPartition(fn func(p *partition)) {
+	for _, t := range m.all() {
+		parts, _, _ := m.snapshot(t)
+		for _, p := range parts {
+			fn(p)
+		}
+	}
+}
+
+func (m *topicManager) applyRetention() {
+	m.forEachPartition(func(p *partition) {
+		if n, err := p.log.ApplyRetention(); err != nil {
+			m.s.logger.Error("retention failed", "dir", p.log.Dir(), "err", err)
+		} else if n > 0 {
+			m.s.logger.Info("retention deleted segments", "dir", p.log.Dir(), "segments", n, "log_start_offset", p.log.LogStartOffset())
+		}
+	})
+}
+
+func (m *topicManager) flushAndRoll() {
+	m.forEachPartition(func(p *partition) {
+		if err := p.log.MaybeRoll(); err != nil {
+			m.s.logger.Error("segment roll failed", "dir", p.log.Dir(), "err", err)
+		}
+		if err := p.log.FlushIfDue(); err != nil {
+			m.s.logger.Error("flush failed", "dir", p.log.Dir(), "err", err)
+		}
+	})
+}
+
+func (m *topicManager) checkpoint() {
+	m.forEachPartition(func(p *partition) {
+		if err := p.checkpoint(); err != nil {
+			m.s.logger.Error("checkpoint failed", "dir", p.log.Dir(), "err", err)
+		}
+	})
+}
+
+func (m *topicManager) close() error {
+	var firstErr error
+	m.forEachPartition(func(p *partition) {
+		if err := p.close(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	})
+	return firstErr
+}
+
+func sortTopics(ts []*topicState) {
+	sort.Slice(ts, func(i, j int) bool { return ts[i].meta.Name < ts[j].meta.Name })
+}

@@ -1,0 +1,27 @@
+// Command strata is the one Strata binary: the broker (`strata server`) and
+// the tools that talk to it over the Kafka protocol (topic, produce, consume,
+// perf, …).
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// rootCmd is the top of the command tree; every command file adds itself in
+// its init function.
+var rootCmd = &cobra.Command{
+	Use:           "strata",
+	Short:         "Strata: a Kafka-compatible streaming platform with tiered storage",
+	SilenceUsage:  true,
+	SilenceErrors: true,
+}
+
+func main() {
+	if err := rootCmd.Execute(); err != nil {
+		fmt.Fprintf(os.Stderr, "strata: %v\n", err)
+		os.Exit(1)
+	}
+}
