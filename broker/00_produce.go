@@ -80,7 +80,7 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 		fail(kerr.UnknownTopicOrPartition.Code, "")
 		return
 	}
-	_, cfg, _ := rc.s.topics.snapshot(topic)
+	cfg := rc.s.topics.topicConfig(topic)
 	if acks == -1 && cfg.minInsyncReplicas() > 1 {
 		fail(kerr.NotEnoughReplicas.Code, "min.insync.replicas is larger than the in-sync replica set")
 		return

@@ -59,7 +59,7 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 	deadline := time.Now().Add(maxWait)
 	var waiter chan struct{}
 	for {
-		topics, total, anyError, watched := rc.readFetchTargets(req, targets, incremental)
+		topics, total, anyError, watched, watchedHW := rc.readFetchTargets(req, targets, incremental)
 		done := total >= int64(req.MinBytes) || anyError || maxWait <= 0 || !time.Now().Before(deadline) || rc.s.ctx.Err() != nil
 		if done {
 			if waiter != nil {
@@ -86,14 +86,12 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 		if waiter == nil {
 			waiter = make(chan struct{}, 1)
 		}
-		ends := make([]int64, len(watched))
-		for i, p := range watched {
+		for _, p := range watched {
 			p.addWaiter(waiter)
-			ends[i] = p.highWatermark()
 		}
 		changed := false
 		for i, p := range watched {
-			if p.highWatermark() != ends[i] {
+			if p.highWatermark() != watchedHW[i] {
 				changed = true
 			}
 		}
@@ -207,7 +205,9 @@ func (rc *requestContext) fetchTopicName(version int16, name string, id [16]byte
 
 // readFetchTargets reads every target once. In an incremental session only
 // partitions with news are returned.
-func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fetchTarget, incremental bool) (topics []fetchTopicOut, total int64, anyError bool, watched []*partition) {
+// watched lists the partitions read with the high watermark seen, for the
+// long poll to detect appends that race with registering its waiter.
+func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fetchTarget, incremental bool) (topics []fetchTopicOut, total int64, anyError bool, watched []*partition, watchedHW []int64) {
 	responseMax := int64(req.MaxBytes)
 	if req.Version < 3 || responseMax <= 0 {
 		responseMax = 1<<31 - 1
@@ -218,6 +218,7 @@ func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fet
 		out, p := rc.readFetchPartition(req, t, responseMax-total, total == 0)
 		if p != nil {
 			watched = append(watched, p)
+			watchedHW = append(watchedHW, out.highWatermark)
 		}
 		total += out.chunk.Len
 		if out.errorCode != 0 {
@@ -236,7 +237,7 @@ func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fet
 		}
 		topics[ti].partitions = append(topics[ti].partitions, out)
 	}
-	return topics, total, anyError, watched
+	return topics, total, anyError, watched, watchedHW
 }
 
 func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTarget, remaining int64, first bool) (fetchPartitionOut, *partition) {

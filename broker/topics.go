@@ -142,6 +142,13 @@ func (m *topicManager) snapshot(t *topicState) ([]*partition, effectiveTopicConf
 	return append([]*partition(nil), t.partitions...), t.config, t.meta
 }
 
+// topicConfig returns a topic's effective config under the read lock.
+func (m *topicManager) topicConfig(t *topicState) effectiveTopicConfig {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return t.config
+}
+
 var legalTopicName = regexp.MustCompile(`^[a-zA-Z0-9._-]+$`)
 
 // validateTopicName applies Kafka's rules.
