@@ -1,0 +1,261 @@
+package main
+
+// strata produce: one record per stdin line, produced asynchronously with
+// kgo, flushed before exit. The command fails if any record failed.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func init() { rootCmd.AddCommand(newProduceCmd()) }
+
+// produceOptions are the flags of `strata produce`.
+type produceOptions struct {
+	keySeparator string
+	compression  string
+	acks         string
+	partition    int32
+	linger       time.Duration
+	headers      []string
+	verbose      bool
+}
+
+func newProduceCmd() *cobra.Command {
+	var opts produceOptions
+	cmd := &cobra.Command{
+		Use:   "produce TOPIC",
+		Short: "Produce stdin lines to a topic, one record per line",
+		Long: `Produce stdin lines to a topic, one record per line (the newline is not
+part of the value; an empty line is an empty record).
+
+With --key-separator S, each line is split at the first S into key and value;
+a line without S becomes a record with a null key and the whole line as value.
+
+All records are flushed before exit. The command prints nothing on success
+(use -v for one line per record on stderr) and exits non-zero if any record
+could not be produced.`,
+		Example: `  echo hello | strata produce greetings
+  printf 'k1:v1\nk2:v2\n' | strata produce orders --key-separator : --acks all --compression zstd`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("partition") {
+				opts.partition = -1
+			}
+			return runProduce(cmd, args[0], opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.keySeparator, "key-separator", "K", "", "split each line into key and value at the first occurrence of this string")
+	f.StringVarP(&opts.compression, "compression", "z", "none", "batch compression: none, gzip, snappy, lz4 or zstd")
+	f.StringVar(&opts.acks, "acks", "all", "required acknowledgements: all (= -1), 1 or 0")
+	f.Int32VarP(&opts.partition, "partition", "p", -1, "produce every record to this partition (default: partitioner picks)")
+	f.DurationVar(&opts.linger, "linger", 0, "wait up to this long to fill batches (e.g. 5ms)")
+	f.StringArrayVarP(&opts.headers, "header", "H", nil, "header key=value added to every record (repeatable)")
+	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print each record's partition and offset to stderr, and a summary")
+	return cmd
+}
+
+// produceClientOpts turns produce flags into kgo options.
+func produceClientOpts(opts produceOptions) ([]kgo.Opt, error) {
+	codec, err := parseCompression(opts.compression)
+	if err != nil {
+		return nil, err
+	}
+	acks, err := parseAcks(opts.acks)
+	if err != nil {
+		return nil, err
+	}
+	kopts := []kgo.Opt{
+		kgo.ProducerBatchCompression(codec),
+		kgo.RequiredAcks(acks),
+		kgo.ProducerLinger(opts.linger),
+	}
+	if acks != kgo.AllISRAcks() {
+		// Idempotent writes need acks=all; with fewer acks the
+		// client must not try to be idempotent.
+		kopts = append(kopts, kgo.DisableIdempotentWrite())
+	}
+	if opts.partition >= 0 {
+		kopts = append(kopts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	}
+	return kopts, nil
+}
+
+// parseCompression maps a codec name to kgo's codec.
+func parseCompression(name string) (kgo.CompressionCodec, error) {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "", "none":
+		return kgo.NoCompression(), nil
+	case "gzip":
+		return kgo.GzipCompression(), nil
+	case "snappy":
+		return kgo.SnappyCompression(), nil
+	case "lz4":
+		return kgo.Lz4Compression(), nil
+	case "zstd":
+		return kgo.ZstdCompression(), nil
+	}
+	return kgo.CompressionCodec{}, fmt.Errorf("unknown compression %q: want none, gzip, snappy, lz4 or zstd", name)
+}
+
+// parseAcks maps Kafka's acks values (all, -1, 0, 1) to kgo's Acks.
+func parseAcks(v string) (kgo.Acks, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "all", "-1":
+		return kgo.AllISRAcks(), nil
+	case "1":
+		return kgo.LeaderAck(), nil
+	case "0":
+		return kgo.NoAck(), nil
+	}
+	return kgo.Acks{}, fmt.Errorf("invalid acks %q: want all, -1, 0 or 1", v)
+}
+
+// splitKeyValue splits line into key and value at the first sep. Without
+// a separator (or when sep is empty) the key is nil and the line is the
+// value.
+func splitKeyValue(line []byte, sep string) (key, value []byte) {
+	if sep == "" {
+		return nil, line
+	}
+	k, v, ok := bytes.Cut(line, []byte(sep))
+	if !ok {
+		return nil, line
+	}
+	return k, v
+}
+
+// produceTally collects delivery outcomes from kgo's promise goroutine.
+type produceTally struct {
+	mu struct {
+		sync.Mutex
+		delivered int64
+		failed    int64
+		firstErr  error
+	}
+}
+
+func (t *produceTally) record(err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil {
+		t.mu.failed++
+		if t.mu.firstErr == nil {
+			t.mu.firstErr = err
+		}
+		return
+	}
+	t.mu.delivered++
+}
+
+func (t *produceTally) result() (delivered, failed int64, firstErr error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.mu.delivered, t.mu.failed, t.mu.firstErr
+}
+
+func runProduce(cmd *cobra.Command, topic string, opts produceOptions) error {
+	headerKV, err := parseKeyValues(opts.headers, "header")
+	if err != nil {
+		return err
+	}
+	var headers []kgo.RecordHeader
+	for _, k := range sortedKeys(headerKV) {
+		headers = append(headers, kgo.RecordHeader{Key: k, Value: []byte(headerKV[k])})
+	}
+	kopts, err := produceClientOpts(opts)
+	if err != nil {
+		return err
+	}
+	conn := connSettingsOf(cmd)
+	kopts = append(kopts,
+		kgo.DefaultProduceTopic(topic),
+		kgo.AllowAutoTopicCreation(), // the broker's auto.create.topics.enable decides
+		kgo.RecordDeliveryTimeout(conn.timeout),
+		kgo.ProduceRequestTimeout(conn.timeout),
+	)
+	cl, err := conn.newClient(cmd, kopts...)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+
+	ctx := commandContext(cmd)
+	stderr := cmd.ErrOrStderr()
+	var (
+		tally    produceTally
+		produced int64
+		// Promises run serially on one kgo goroutine, so
+		// errorsLogged needs no lock.
+		errorsLogged int
+	)
+	promise := func(r *kgo.Record, err error) {
+		tally.record(err)
+		switch {
+		case err != nil && errorsLogged < maxLoggedProduceErrors:
+			errorsLogged++
+			fmt.Fprintf(stderr, "line %v: %v\n", r.Context.Value(recordNumberKey{}), err)
+		case err != nil && errorsLogged == maxLoggedProduceErrors:
+			errorsLogged++
+			fmt.Fprintln(stderr, "(further record errors not shown)")
+		case err == nil && opts.verbose:
+			fmt.Fprintf(stderr, "%s[%d]@%d\n", r.Topic, r.Partition, r.Offset)
+		}
+	}
+
+	reader := bufio.NewReaderSize(cmd.InOrStdin(), 64<<10)
+	for lineNo := int64(1); ; lineNo++ {
+		line, readErr := reader.ReadBytes('\n')
+		if readErr != nil && !errors.Is(readErr, io.EOF) {
+			return fmt.Errorf("read stdin: %w", readErr)
+		}
+		if len(line) == 0 && readErr != nil {
+			break // EOF with no partial line
+		}
+		line = bytes.TrimSuffix(line, []byte("\n"))
+		key, value := splitKeyValue(line, opts.keySeparator)
+		r := &kgo.Record{Key: key, Value: value, Headers: headers}
+		if opts.partition >= 0 {
+			r.Partition = opts.partition
+		}
+		r.Context = context.WithValue(ctx, recordNumberKey{}, lineNo)
+		cl.Produce(ctx, r, promise)
+		produced++
+		if readErr != nil {
+			break
+		}
+	}
+
+	flushCtx, cancel := conn.requestContext(cmd)
+	defer cancel()
+	if err := cl.Flush(flushCtx); err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	delivered, failed, firstErr := tally.result()
+	if opts.verbose {
+		fmt.Fprintf(stderr, "%d records produced to %s\n", delivered, topic)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d records failed: %w", failed, produced, firstErr)
+	}
+	return nil
+}
+
+// maxLoggedProduceErrors caps the per-record error lines on stderr; the
+// final error still counts every failure.
+const maxLoggedProduceErrors = 10
+
+// recordNumberKey tags each record's context with its input line number,
+// so a delivery error can say which line failed.
+type recordNumberKey struct{}
