@@ -17,6 +17,9 @@ const (
 	// minSegmentBytes is Kafka's lower bound for segment.bytes: room for a
 	// batch header, so a segment can hold at least something.
 	minSegmentBytes = 14
+	// minSegmentIndexBytes is Kafka's lower bound for segment.index.bytes.
+	// Below one time index entry (12) every append rolls, as in Kafka.
+	minSegmentIndexBytes = 4
 )
 
 // Config holds the per-log settings; the Kafka topic config each field
@@ -26,7 +29,7 @@ type Config struct {
 	SegmentBytes       int64 // segment.bytes: roll when the active segment would exceed it
 	SegmentMs          int64 // segment.ms: roll when the active segment's first append is older
 	RetentionMs        int64 // retention.ms, -1 = unlimited
-	RetentionBytes     int64 // retention.bytes, -1 = unlimited
+	RetentionBytes     int64 // retention.bytes, negative = unlimited
 	FlushMessages      int64 // flush.messages: fsync after this many records since the last flush
 	FlushMs            int64 // flush.ms: fsync when the last flush is older than this
 	IndexIntervalBytes int   // index.interval.bytes: log bytes between offset index entries
@@ -49,7 +52,8 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate checks the ranges Kafka accepts for each setting.
+// Validate checks the ranges Kafka accepts for each setting (retention.bytes
+// takes any value; negative means unlimited).
 func (c Config) Validate() error {
 	var problems []error
 	check := func(ok bool, format string, args ...any) {
@@ -60,11 +64,10 @@ func (c Config) Validate() error {
 	check(c.SegmentBytes >= minSegmentBytes, "segment.bytes %d < %d", c.SegmentBytes, minSegmentBytes)
 	check(c.SegmentMs >= 1, "segment.ms %d < 1", c.SegmentMs)
 	check(c.RetentionMs >= -1, "retention.ms %d < -1", c.RetentionMs)
-	check(c.RetentionBytes >= -1, "retention.bytes %d < -1", c.RetentionBytes)
 	check(c.FlushMessages >= 1, "flush.messages %d < 1", c.FlushMessages)
 	check(c.FlushMs >= 0, "flush.ms %d < 0", c.FlushMs)
 	check(c.IndexIntervalBytes >= 0, "index.interval.bytes %d < 0", c.IndexIntervalBytes)
-	check(c.SegmentIndexBytes >= timeIndexEntrySize, "segment.index.bytes %d < %d", c.SegmentIndexBytes, timeIndexEntrySize)
+	check(c.SegmentIndexBytes >= minSegmentIndexBytes, "segment.index.bytes %d < %d", c.SegmentIndexBytes, minSegmentIndexBytes)
 	check(c.FileDeleteDelayMs >= 0, "file.delete.delay.ms %d < 0", c.FileDeleteDelayMs)
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(problems...))

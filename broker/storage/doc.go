@@ -1,3 +1,196 @@
-// Package storage is Strata's partition log: segments of Kafka v2 record
-// batches with Kafka-format offset and time indexes.
+// Package storage is Strata's partition log: the on-disk store of one
+// topic partition, in Kafka's own formats, so that a fetch can hand file
+// ranges straight to sendfile.
+//
+// # Caller's duties
+//
+//  1. Open(dir, cfg, opts) each partition directory (<data-dir>/<topic>-<partition>/)
+//     at startup; Open recovers it (see Recovery).
+//  2. On produce: ValidateBatches(records), then Append(records, headers, opts).
+//     Append rewrites base offsets and the leader epoch in place.
+//  3. On fetch: Read(offset, maxBytes, highWatermark, minOneBatch) and send the
+//     FileChunk; ListOffsets uses OffsetForTimestamp, MaxTimestamp,
+//     LogStartOffset and LogEndOffset.
+//  4. Periodically: MaybeRoll (segment.ms), ApplyRetention, FlushIfDue
+//     (flush.ms; also closes deleted segments' files after
+//     file.delete.delay.ms) and Checkpoint (bounds the work of the next
+//     recovery).
+//  5. Close on shutdown (it checkpoints), or Delete to drop the partition.
+//
+// # Directory layout
+//
+//	topic-0/
+//	  00000000000000000000.log        segment: record batches, back to back
+//	  00000000000000000000.index      offset index of that segment
+//	  00000000000000000000.timeindex  time index of that segment
+//	  00000000000000004711.log        next segment, named by its base offset
+//	  ...
+//	  recovery-checkpoint             what the last Checkpoint made durable
+//	  leader-epoch-checkpoint         leader-epoch cache (Kafka's format)
+//	  log-start-offset                log start offset set by DeleteRecordsBefore
+//
+// Names are the base offset in 20 zero-padded digits. The last segment is
+// the active one; appends go only there, and a single append never spans
+// two segments.
+//
+// # Record batch (magic v2)
+//
+// A .log file is record batches exactly as producers sent them, with only
+// baseOffset and partitionLeaderEpoch rewritten (both lie outside the CRC),
+// plus, for message.timestamp.type=LogAppendTime, maxTimestamp and
+// attribute bit 3 with the CRC recomputed. All integers are big-endian.
+//
+//	offset size field
+//	     0    8 baseOffset            int64  offset of the first record
+//	     8    4 batchLength           int32  bytes after this field (Size = 12 + batchLength)
+//	    12    4 partitionLeaderEpoch  int32  stamped by Append
+//	    16    1 magic                 int8   must be 2
+//	    17    4 crc                   uint32 CRC-32C (Castagnoli) of bytes 21..end
+//	    21    2 attributes            int16  bits 0-2 codec (0 none, 1 gzip, 2 snappy,
+//	                                          3 lz4, 4 zstd), bit 3 timestamp type
+//	                                          (1 = LogAppendTime), bit 4 transactional,
+//	                                          bit 5 control
+//	    23    4 lastOffsetDelta       int32  last offset = baseOffset + lastOffsetDelta
+//	    27    8 firstTimestamp        int64
+//	    35    8 maxTimestamp          int64
+//	    43    8 producerId            int64
+//	    51    2 producerEpoch         int16
+//	    53    4 baseSequence          int32
+//	    57    4 recordCount           int32
+//	    61    … records, compressed as a whole when the codec is not 0
+//
+// Each record, after decompression (varints are zigzag, as protobuf sint):
+//
+//	length varint | attributes int8 | timestampDelta varlong | offsetDelta varint |
+//	keyLength varint | key | valueLength varint | value |
+//	headerCount varint | { headerKeyLength varint | key | headerValueLength varint | value }…
+//
+// A length of -1 is null. A record's timestamp is firstTimestamp +
+// timestampDelta, or maxTimestamp for a LogAppendTime batch. Snappy comes
+// either as one raw block or in the xerial framing Java clients use:
+//
+//	0x82 'S' 'N' 'A' 'P' 'P' 'Y' 0x00 | version int32 | compatible int32 | { length int32 | raw snappy block }…
+//
+// lz4 is the lz4 frame format; gzip and zstd are their standard streams.
+//
+// # Offset index (.index)
+//
+// Sparse, one 8-byte entry per index.interval.bytes of log, in order:
+//
+//	0        4        8
+//	+--------+--------+
+//	| relOff | pos    |   relOff uint32 = lastOffset of the batch - segment base offset
+//	+--------+--------+   pos    uint32 = file position where that batch starts
+//
+// An entry is added for a batch when more than index.interval.bytes were
+// written since the previous entry (the first batch of a segment has none:
+// (base, 0) is implied). To find offset o: binary search for the last entry
+// with relOff <= o - base, then read batch headers forward from its
+// position (prefix preads of each header, skipping batchLength) to the
+// first batch whose last offset is >= o.
+//
+// # Time index (.timeindex)
+//
+//	0                 8        12
+//	+-----------------+--------+
+//	| timestamp       | relOff |   timestamp int64 = max batch timestamp so far in the segment
+//	+-----------------+--------+   relOff uint32   = last offset of the first batch reaching it - base
+//
+// Written at the same moments as offset index entries, but only when the
+// segment's max timestamp grew, and once more when the segment is rolled, so
+// the last entry of an inactive segment is its max timestamp. A lookup for
+// ts takes the last entry with timestamp < ts: every record up to its offset
+// is older than ts, so the search starts at that offset's batch.
+//
+// Both indexes live in memory (slices) and are appended to their files at
+// flush, roll and checkpoint; segment.index.bytes bounds their size (the
+// segment rolls first).
+//
+// # recovery-checkpoint
+//
+// Text, written atomically (temp file, fsync, rename, fsync dir) after a
+// flush by Checkpoint:
+//
+//	version 1
+//	next-offset 12345                    log end offset when flushed
+//	segment 12000                        base offset of the then active segment
+//	position 567890                      its size: bytes flushed, index entries too
+//	max-timestamp 1700000000000          its max timestamp up to position
+//	max-timestamp-offset 12340           last offset of the batch holding it
+//	latest-epoch 7                       latest leader epoch then
+//	crc32c 1a2b3c4d                      CRC-32C of all bytes above, hex
+//
+// # leader-epoch-checkpoint
+//
+// Kafka's text format, written atomically by Checkpoint when it changed:
+//
+//	0              version
+//	2              number of entries
+//	0 0            epoch startOffset
+//	3 4711
+//
+// Between checkpoints the cache is in memory only; recovery rebuilds newer
+// entries from partitionLeaderEpoch of the batches it scans.
+//
+// # log-start-offset
+//
+//	0              version
+//	4711           log start offset
+//
+// Written atomically before DeleteRecordsBefore returns, so deleted records
+// never reappear. The effective start is max(this, first segment's base),
+// capped at the log end offset.
+//
+// # Durability
+//
+// Append returns once write() returned: a process crash (kill -9) loses
+// nothing acknowledged, since the page cache survives it. fsync happens per
+// flush.messages / flush.ms (Kafka's defaults: never, leaving durability to
+// replication), on Flush, Checkpoint and Close. fsyncs run without the
+// append lock, so appends continue during them.
+//
+// # Recovery
+//
+// Open does, in order:
+//
+//  1. Remove *.tmp and *.deleted files and index files without a .log.
+//  2. Read recovery-checkpoint (ignored if damaged), leader-epoch-checkpoint
+//     (if damaged or older than the checkpoint's latest epoch, the checkpoint
+//     is ignored so that a full scan rebuilds the epochs) and
+//     log-start-offset (damaged: Open fails with ErrCorruptLog).
+//  3. For each segment in offset order:
+//     - wholly below the checkpointed segment: trusted. Its index files are
+//     loaded without reading the log, after light checks (whole entries,
+//     increasing, positions inside the file, offsets below the next
+//     segment); its first batch's base offset must match the file name
+//     (else ErrCorruptLog). A failed check rebuilds the indexes by a scan.
+//     - the checkpointed segment: its first `position` bytes are trusted with
+//     the index entries below that position (later entries are dropped from
+//     memory and file), and the scan starts at `position`.
+//     - later segments (or all, without a checkpoint): scanned from 0.
+//  4. A scan reads the batches sequentially in 1 MiB chunks and checks each
+//     fully: header lengths, magic 2, CRC-32C, offsets increasing (and, at
+//     position 0, equal to the file name, else ErrCorruptLog). It rebuilds
+//     index entries, the max timestamp and leader epochs as if appending. At
+//     the first torn or corrupt batch the file is cut there, and every later
+//     segment is deleted (it cannot follow on from a cut one).
+//  5. Empty segments other than the last are deleted; overlapping segments
+//     are ErrCorruptLog. Without any segment, one is created at the log
+//     start offset.
+//  6. The epoch cache is cut to the recovered log end and start; if anything
+//     was scanned, cut or removed, a fresh checkpoint is written at once.
+//
+// So the work of a restart is bounded by what was written since the last
+// checkpoint, not by the retained data; RecoveryStats reports it.
+//
+// # Concurrency
+//
+// Reads (Read, ForEachBatch, OffsetForTimestamp, MaxTimestamp, the
+// accessors) take a read lock only to snapshot segment state and then pread
+// without locks; index slices are never modified in place below their
+// published length. Appends and rolls serialize on an internal mutex;
+// flushes, checkpoints, truncation, retention and record deletion on another
+// (see the Log type for the lock order). A deleted segment's files are
+// unlinked at once but its *os.File stays open for file.delete.delay.ms so
+// in-flight FileChunks remain readable.
 package storage

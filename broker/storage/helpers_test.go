@@ -103,7 +103,9 @@ func compressForTest(t testing.TB, codec int8, xerial bool, data []byte) []byte 
 	case 0:
 		return data
 	case 1:
-		w := gzip.NewWriter(&buf)
+		w := gzipWriters.Get().(*gzip.Writer)
+		defer gzipWriters.Put(w)
+		w.Reset(&buf)
 		mustWrite(t, w, data)
 	case 2:
 		if !xerial {
@@ -119,18 +121,36 @@ func compressForTest(t testing.TB, codec int8, xerial bool, data []byte) []byte 
 			data = data[n:]
 		}
 	case 3:
-		mustWrite(t, lz4.NewWriter(&buf), data)
-	case 4:
-		enc, err := zstd.NewWriter(nil)
-		if err != nil {
+		w := lz4.NewWriter(&buf)
+		if err := w.Apply(lz4.BlockSizeOption(lz4.Block64Kb)); err != nil {
 			t.Fatal(err)
 		}
-		defer enc.Close()
-		return enc.EncodeAll(data, nil)
+		mustWrite(t, w, data)
+	case 4:
+		return testZstdEncoder(t).EncodeAll(data, nil)
 	default:
 		t.Fatalf("unknown codec %d", codec)
 	}
 	return buf.Bytes()
+}
+
+var (
+	gzipWriters = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
+
+	zstdEncoderOnce sync.Once
+	zstdEncoder     *zstd.Encoder
+)
+
+// testZstdEncoder is shared: creating one per batch is slow. EncodeAll is
+// safe for concurrent use.
+func testZstdEncoder(t testing.TB) *zstd.Encoder {
+	zstdEncoderOnce.Do(func() {
+		var err error
+		if zstdEncoder, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return zstdEncoder
 }
 
 func mustWrite(t testing.TB, w io.WriteCloser, data []byte) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -493,11 +494,21 @@ func TestConcurrentAppendAndRead(t *testing.T) {
 	cfg.SegmentBytes = 20 << 10
 	cfg.RetentionBytes = 200 << 10
 	cfg.FlushMessages = 50
+	cfg.FileDeleteDelayMs = 60000 // in-flight reads of deleted segments stay valid
 	l, _ := newTestLog(t, cfg, nil)
 	const appends = 400
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
-	wg.Add(1)
+	wg.Add(2)
+	go func() { // a second appender: appends serialize inside the Log
+		defer wg.Done()
+		for i := range appends / 4 {
+			if _, err := appendWith(l, AppendOptions{}, valueBatch(t, 1, 100, int64(i))); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
 	go func() {
 		defer wg.Done()
 		for i := range appends {
@@ -536,7 +547,8 @@ func TestConcurrentAppendAndRead(t *testing.T) {
 				}
 				data, err := c.ReadAll()
 				if err != nil {
-					continue // the segment was deleted and closed meanwhile
+					errs <- err
+					return
 				}
 				h, err := ParseBatchHeader(data)
 				if err != nil || h.LastOffset() < next || h.BaseOffset > next {
@@ -598,5 +610,59 @@ func TestDelete(t *testing.T) {
 	}
 	if fileExists(dir, "") {
 		t.Fatal("directory still exists")
+	}
+}
+
+func TestReadReportsCorruptTrustedSegment(t *testing.T) {
+	cfg := testConfig()
+	cfg.IndexIntervalBytes = 1 << 20 // no index entries: reads scan headers from 0
+	l, dir := newTestLog(t, cfg, nil)
+	for range 5 {
+		appendRaw(t, l, 0, valueBatch(t, 2, 100, 1))
+	}
+	size := int64(len(valueBatch(t, 2, 100, 1)))
+	path := lastSegmentPath(l)
+	l.Close()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt([]byte{0, 0, 0, 0}, 2*size+offsetLength) // batch 3's length: 0
+	f.Close()
+	l2 := openLog(t, dir, cfg, nil) // trusted by the checkpoint: not scanned
+	defer l2.Close()
+	if _, err := l2.Read(7, 100, l2.LogEndOffset(), true); !errors.Is(err, ErrCorruptBatch) {
+		t.Fatalf("got %v, want ErrCorruptBatch", err)
+	}
+	if err := l2.ForEachBatch(0, func(BatchHeader) error { return nil }); !errors.Is(err, ErrCorruptBatch) {
+		t.Fatalf("ForEachBatch: got %v", err)
+	}
+	if _, err := l2.Read(2, 100, l2.LogEndOffset(), true); err != nil {
+		t.Fatalf("read before the damage: %v", err)
+	}
+}
+
+func TestForEachBatch(t *testing.T) {
+	cfg := testConfig()
+	cfg.SegmentBytes = 3000
+	l, _ := readLayout(t, cfg)
+	var bases []int64
+	collect := func(h BatchHeader) error { bases = append(bases, h.BaseOffset); return nil }
+	if err := l.ForEachBatch(10, collect); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(bases) != "[8 12 16 20 24 28 32 36]" {
+		t.Fatalf("bases %v", bases)
+	}
+	stop := errors.New("stop")
+	n := 0
+	err := l.ForEachBatch(0, func(BatchHeader) error {
+		if n++; n == 3 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 3 {
+		t.Fatalf("early stop: %v after %d", err, n)
 	}
 }

@@ -51,6 +51,17 @@ func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 	v := l.mu.segments[segmentIndexLocked(l.mu.segments, offset)].view()
 	l.mu.RUnlock()
 
+	chunk, err := l.readFrom(v, offset, maxBytes, maxOffset, minOneBatch, empty)
+	if err != nil {
+		if start := l.LogStartOffset(); offset < start {
+			// Retention removed the segment while we read it.
+			return FileChunk{}, fmt.Errorf("%w: offset %d below log start offset %d", ErrOffsetOutOfRange, offset, start)
+		}
+	}
+	return chunk, err
+}
+
+func (l *Log) readFrom(v segmentView, offset int64, maxBytes int, maxOffset int64, minOneBatch bool, empty FileChunk) (FileChunk, error) {
 	for {
 		h, pos, found, err := v.findBatch(offset, lookupPosition(v.offsetIndex, v.seg.baseOffset, offset))
 		if err != nil {
@@ -158,16 +169,19 @@ func (l *Log) OffsetForTimestamp(ts int64) (offset, timestamp int64, ok bool, er
 
 // MaxTimestamp returns the offset and timestamp of the record with the
 // largest timestamp (the earliest such record on ties). ok is false when the
-// log holds no timestamped record.
+// log holds no timestamped record. Segments wholly below the log start
+// offset are skipped; within the first kept segment, records below the start
+// offset still count (as in Kafka, which tracks the max per segment).
 func (l *Log) MaxTimestamp() (offset, timestamp int64, ok bool, err error) {
 	l.mu.RLock()
 	if l.mu.closed {
 		l.mu.RUnlock()
 		return 0, 0, false, ErrClosed
 	}
+	start := l.mu.logStartOffset
 	var best segmentView
 	for _, s := range l.mu.segments {
-		if s.size > 0 && s.offsetOfMaxTimestamp >= 0 && (best.seg == nil || s.maxTimestamp > best.maxTimestamp) {
+		if s.nextOffset > start && s.offsetOfMaxTimestamp >= 0 && (best.seg == nil || s.maxTimestamp > best.maxTimestamp) {
 			best = s.view()
 		}
 	}

@@ -9,13 +9,35 @@ import (
 // a batch the cut is at the start of that batch. An offset below the log
 // start offset empties the log, which then starts at offset. The recovery
 // checkpoint is removed first if it covers the removed bytes and rewritten
-// afterwards.
+// afterwards. Appends wait meanwhile; no fsync runs under their lock.
 func (l *Log) TruncateTo(offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("%w: truncate to negative offset %d", ErrOffsetOutOfRange, offset)
 	}
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
+	// Only holders of flushMu lower the end offset or move the start offset,
+	// so these checks hold until truncateLocked runs.
+	l.mu.RLock()
+	closed, start, end := l.mu.closed, l.mu.logStartOffset, l.mu.logEndOffset
+	l.mu.RUnlock()
+	switch {
+	case closed:
+		return ErrClosed
+	case offset >= end:
+		return nil
+	}
+	if cp := l.checkpointOnDisk; cp != nil && offset < cp.nextOffset {
+		if err := removeFileDurably(l.dir, recoveryCheckpointFile); err != nil {
+			return err
+		}
+		l.checkpointOnDisk = nil
+	}
+	if offset < start {
+		if err := writeFileAtomic(l.dir, logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
+			return err
+		}
+	}
 	if err := l.truncateLocked(offset); err != nil {
 		return err
 	}
@@ -26,18 +48,6 @@ func (l *Log) TruncateTo(offset int64) error {
 func (l *Log) truncateLocked(offset int64) error {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
-	if l.isClosed() {
-		return ErrClosed
-	}
-	if offset >= l.mu.logEndOffset {
-		return nil
-	}
-	if cp := l.checkpointOnDisk; cp != nil && offset < cp.nextOffset {
-		if err := removeFileDurably(l.dir, recoveryCheckpointFile); err != nil {
-			return err
-		}
-		l.checkpointOnDisk = nil
-	}
 	now := l.now()
 	if offset < l.mu.logStartOffset {
 		return l.truncateFullyLocked(offset)
@@ -83,11 +93,9 @@ func (l *Log) truncateLocked(offset int64) error {
 }
 
 // truncateFullyLocked replaces every segment with one empty segment at
-// offset, which becomes the log start offset. Needs flushMu and writeMu.
+// offset, which becomes the log start offset (already persisted by the
+// caller). Needs flushMu and writeMu.
 func (l *Log) truncateFullyLocked(offset int64) error {
-	if err := writeFileAtomic(l.dir, logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
-		return err
-	}
 	now := l.now()
 	old := slices.Clone(l.mu.segments)
 	slices.Reverse(old)

@@ -1,0 +1,152 @@
+package storage
+
+import "fmt"
+
+// Flush fsyncs every segment (log and index files) written since the last
+// flush, and the directory if files were created or removed.
+func (l *Log) Flush() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	_, err := l.flushLocked()
+	return err
+}
+
+// FlushIfDue flushes when flush.ms elapsed since the last flush and records
+// were appended since. It also closes deleted segments' files whose delay
+// passed. The broker calls it periodically.
+func (l *Log) FlushIfDue() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.writeMu.Lock()
+	now := l.now()
+	l.closeExpiredLocked(now, false)
+	due := l.unflushedRecords > 0 && elapsed(l.lastFlush, now, l.cfg.FlushMs)
+	l.writeMu.Unlock()
+	if !due {
+		return nil
+	}
+	_, err := l.flushLocked()
+	return err
+}
+
+// flushState is what a flush made durable: enough to write a checkpoint.
+type flushState struct {
+	checkpoint recoveryCheckpoint
+	epochs     []epochEntry
+}
+
+// flushLocked writes pending index entries, then fsyncs outside writeMu.
+// Needs flushMu, which keeps files from being closed or cut meanwhile.
+func (l *Log) flushLocked() (flushState, error) {
+	l.writeMu.Lock()
+	l.mu.RLock()
+	closed := l.mu.closed
+	segments := l.mu.segments
+	active := segments[len(segments)-1]
+	state := flushState{
+		checkpoint: recoveryCheckpoint{
+			nextOffset:           l.mu.logEndOffset,
+			segmentBase:          active.baseOffset,
+			position:             active.size,
+			maxTimestamp:         active.maxTimestamp,
+			offsetOfMaxTimestamp: active.offsetOfMaxTimestamp,
+			latestEpoch:          l.mu.epochs.latest(),
+		},
+		epochs: l.mu.epochs.entries,
+	}
+	l.mu.RUnlock()
+	if closed {
+		l.writeMu.Unlock()
+		return flushState{}, ErrClosed
+	}
+	var toSync []*segment
+	for _, s := range segments {
+		if !s.unsynced {
+			continue
+		}
+		if err := s.writeIndexes(); err != nil {
+			l.writeMu.Unlock()
+			return flushState{}, err
+		}
+		s.unsynced = false
+		toSync = append(toSync, s)
+	}
+	syncDir := l.dirUnsynced
+	l.dirUnsynced = false
+	flushed := l.unflushedRecords
+	l.writeMu.Unlock()
+
+	err := l.syncAll(toSync, syncDir)
+
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	if err != nil {
+		for _, s := range toSync {
+			s.unsynced = true
+		}
+		l.dirUnsynced = l.dirUnsynced || syncDir
+		return flushState{}, err
+	}
+	l.unflushedRecords -= flushed
+	l.lastFlush = l.now()
+	return state, nil
+}
+
+func (l *Log) syncAll(segments []*segment, syncDir bool) error {
+	for _, s := range segments {
+		if err := s.sync(); err != nil {
+			return err
+		}
+	}
+	if syncDir {
+		if err := syncPath(l.dir); err != nil {
+			return fmt.Errorf("storage: fsync dir %s: %w", l.dir, err)
+		}
+	}
+	return nil
+}
+
+// Checkpoint flushes, then durably records the recovery checkpoint (and the
+// leader-epoch cache, if it changed) so that the next Open trusts everything
+// flushed and scans only what comes after.
+func (l *Log) Checkpoint() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	return l.checkpointLocked()
+}
+
+// checkpointLocked needs flushMu.
+func (l *Log) checkpointLocked() error {
+	state, err := l.flushLocked()
+	if err != nil {
+		return err
+	}
+	if !epochsEqual(state.epochs, l.epochsOnDisk) {
+		cache := epochCache{entries: state.epochs}
+		if err := writeFileAtomic(l.dir, leaderEpochFile, cache.encode()); err != nil {
+			return err
+		}
+		l.epochsOnDisk = state.epochs
+	}
+	if l.checkpointOnDisk != nil && *l.checkpointOnDisk == state.checkpoint {
+		return nil
+	}
+	if err := writeFileAtomic(l.dir, recoveryCheckpointFile, state.checkpoint.encode()); err != nil {
+		return err
+	}
+	cp := state.checkpoint
+	l.checkpointOnDisk = &cp
+	return nil
+}
+
+func epochsEqual(a, b []epochEntry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
