@@ -34,7 +34,10 @@ func handleOffsetForLeaderEpoch(rc *requestContext, req *kmsg.OffsetForLeaderEpo
 				sp.ErrorCode = rc.countError(kerr.FencedLeaderEpoch.Code)
 			case rp.CurrentLeaderEpoch > p.leaderEpoch():
 				sp.ErrorCode = rc.countError(kerr.UnknownLeaderEpoch.Code)
-			case rp.LeaderEpoch == p.leaderEpoch() || rp.LeaderEpoch > p.log.LatestEpoch() && p.log.LatestEpoch() < p.leaderEpoch():
+			case rp.LeaderEpoch > p.leaderEpoch():
+				// An epoch newer than any this leader knows: undefined,
+				// as in Kafka (sp keeps -1, -1).
+			case rp.LeaderEpoch == p.leaderEpoch() || rp.LeaderEpoch > p.log.LatestEpoch():
 				// The current epoch (possibly with no batch written in
 				// it yet) ends at the log end.
 				sp.LeaderEpoch, sp.EndOffset = min(rp.LeaderEpoch, p.leaderEpoch()), p.log.LogEndOffset()
