@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/strata-streaming/strata/broker"
 )
 

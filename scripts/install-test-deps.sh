@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# install-test-deps.sh: installs what the end-to-end tests need beyond Go:
+# kcat (librdkafka's CLI), node + npm, and kafkajs in e2e/kafkajs.
+# Idempotent: each step checks first and does nothing when already satisfied.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+log() { printf 'install-test-deps: %s\n' "$*"; }
+
+apt_install() {
+	# Try with the current package lists first; refresh them only if that fails.
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null 2>&1; then
+		log "apt-get install $* failed; running apt-get update and retrying"
+		apt-get update -qq >/dev/null
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+	fi
+}
+
+as_root() {
+	if [ "$(id -u)" -eq 0 ]; then
+		"$@"
+	elif command -v sudo >/dev/null 2>&1; then
+		sudo "$@"
+	else
+		log "need root to run: $*"
+		return 1
+	fi
+}
+
+if command -v kcat >/dev/null 2>&1; then
+	log "kcat: present ($(command -v kcat))"
+else
+	log "kcat: missing; apt-get install kcat"
+	as_root bash -c "$(declare -f log apt_install); apt_install kcat"
+fi
+
+if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+	log "node $(node --version) and npm: present ($(command -v node))"
+else
+	log "node/npm: missing; apt-get install nodejs npm"
+	as_root bash -c "$(declare -f log apt_install); apt_install nodejs npm"
+fi
+
+js="$root/e2e/kafkajs"
+want="$(node -p 'require(process.argv[1]).dependencies.kafkajs' "$js/package.json")"
+have="$(node -p 'try { require(process.argv[1]).version } catch (e) { "" }' "$js/node_modules/kafkajs/package.json" 2>/dev/null || true)"
+if [ -n "$have" ] && [ "$have" = "$want" ]; then
+	log "kafkajs $have: present in e2e/kafkajs/node_modules"
+else
+	log "kafkajs $want: npm ci in e2e/kafkajs"
+	(cd "$js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi

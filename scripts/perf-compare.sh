@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# perf-compare.sh: one run, on this machine, side by side:
+#   dd        sequential write of the disk under the data directories (fdatasync)
+#   strata    `strata perf produce` / `strata perf consume` against bin/strata server
+#   jetstream `nats bench js pub async` (file storage) / `nats bench js ordered`
+# then a table of MiB/s and the ratios strata/dd and strata/JetStream.
+#
+# Run with `make perf`. Knobs (environment):
+#   RECORDS=2000000      messages produced and consumed, by strata and by JetStream
+#   RECORD_SIZE=1024     bytes per message
+#   PARTITIONS=1         partitions of the strata topic (JetStream: one stream)
+#   DD_MB=2048           size of the dd write, MiB
+#   PERF_DIR=/var/tmp    where the scratch directory goes (keep it on a real disk, not tmpfs)
+#   PERF_PARTS="dd strata jetstream"   which parts to run
+#   PRODUCER_PROPS="acks=1 linger.ms=5 batch.size=1048576"
+#
+# The script kills only the processes it started (by PID) and removes its
+# scratch directory on exit.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export GOTOOLCHAIN=local
+
+RECORDS="${RECORDS:-2000000}"
+RECORD_SIZE="${RECORD_SIZE:-1024}"
+PARTITIONS="${PARTITIONS:-1}"
+DD_MB="${DD_MB:-2048}"
+PERF_DIR="${PERF_DIR:-/var/tmp}"
+PERF_PARTS="${PERF_PARTS:-dd strata jetstream}"
+PRODUCER_PROPS="${PRODUCER_PROPS:-acks=1 linger.ms=5 batch.size=1048576}"
+NATS_SERVER_VERSION="v2.15.2"
+NATSCLI_VERSION="v0.5.0"
+
+bin="$root/bin"
+log() { printf 'perf: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+wants() { [[ " $PERF_PARTS " == *" $1 "* ]]; }
+
+mkdir -p "$PERF_DIR"
+work="$(mktemp -d "$PERF_DIR/strata-perf.XXXXXX")"
+pids=()
+
+cleanup() {
+	local pid
+	for pid in "${pids[@]}"; do
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -TERM "$pid" 2>/dev/null || true
+			for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+			kill -KILL "$pid" 2>/dev/null || true
+			wait "$pid" 2>/dev/null || true
+		fi
+	done
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# free_port prints a loopback port nothing is listening on.
+free_port() {
+	local port
+	for _ in $(seq 100); do
+		port=$((20000 + RANDOM % 40000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port"
+			return
+		fi
+	done
+	die "no free port found"
+}
+
+# wait_port PORT PID NAME: until PORT accepts connections, at most 30 s.
+wait_port() {
+	local port="$1" pid="$2" name="$3"
+	for _ in $(seq 300); do
+		kill -0 "$pid" 2>/dev/null || die "$name exited during startup (log: $work/$name.log): $(tail -5 "$work/$name.log")"
+		if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then return; fi
+		sleep 0.1
+	done
+	die "$name not listening on $port after 30s"
+}
+
+# stop_pid PID: SIGTERM, wait up to 15 s, then SIGKILL.
+stop_pid() {
+	local pid="$1"
+	kill -TERM "$pid" 2>/dev/null || return 0
+	for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+# mib_per_sec BYTES SECONDS
+mib_per_sec() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.1f", b / s / 1048576; else print "n/a" }'; }
+# msgs_to_mib MSGS_PER_SEC SIZE
+msgs_to_mib() { awk -v m="$1" -v z="$2" 'BEGIN { printf "%.1f", m * z / 1048576 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+
+dd_mib="n/a"
+strata_produce_mib="n/a"; strata_produce_msgs="n/a"
+strata_consume_mib="n/a"; strata_consume_msgs="n/a"; strata_consume_how="strata perf consume"
+js_pub_mib="n/a"; js_pub_msgs="n/a"
+js_consume_mib="n/a"; js_consume_msgs="n/a"
+
+log "scratch directory $work ($(df -h --output=source,fstype,avail "$work" | tail -1 | tr -s ' '))"
+
+# --- dd -------------------------------------------------------------------
+if wants dd; then
+	log "dd: writing ${DD_MB} MiB with conv=fdatasync"
+	out="$(dd if=/dev/zero of="$work/dd.tmp" bs=1M count="$DD_MB" conv=fdatasync 2>&1)"
+	rm -f "$work/dd.tmp"
+	echo "$out" | tail -1 >&2
+	# "2147483648 bytes (2.1 GB, 2.0 GiB) copied, 4.2 s, 511 MB/s"
+	bytes="$(echo "$out" | tail -1 | awk '{print $1}')"
+	secs="$(echo "$out" | tail -1 | sed -nE 's/.*copied, ([0-9.]+) s.*/\1/p')"
+	dd_mib="$(mib_per_sec "$bytes" "$secs")"
+fi
+
+# --- strata ---------------------------------------------------------------
+if wants strata; then
+	if [ ! -x "$bin/strata" ]; then
+		log "building bin/strata"
+		go build -o "$bin/strata" ./cmd/strata
+	fi
+	port="$(free_port)"
+	http_port="$(free_port)"
+	addr="127.0.0.1:$port"
+	log "strata: server on $addr, data in $work/strata"
+	"$bin/strata" server --listen "$addr" --http-listen "127.0.0.1:$http_port" --data-dir "$work/strata" \
+		--log-level warn >"$work/strata.log" 2>&1 &
+	strata_pid=$!
+	pids+=("$strata_pid")
+	wait_port "$port" "$strata_pid" strata
+
+	"$bin/strata" topic create perf --partitions "$PARTITIONS" -b "$addr" >&2
+	log "strata perf produce: $RECORDS x $RECORD_SIZE B, producer props: $PRODUCER_PROPS"
+	# shellcheck disable=SC2086 # PRODUCER_PROPS is a list of key=value words
+	out="$("$bin/strata" perf produce -b "$addr" --topic perf --num-records "$RECORDS" --record-size "$RECORD_SIZE" \
+		--throughput -1 --producer-props $PRODUCER_PROPS)" || die "strata perf produce failed: $out"
+	echo "$out" | tail -1 >&2
+	# kafka-producer-perf-test: "N records sent, R records/sec (M MB/sec), ..."
+	line="$(echo "$out" | grep 'records sent' | tail -1)"
+	strata_produce_msgs="$(echo "$line" | sed -nE 's/.* ([0-9.]+) records\/sec.*/\1/p')"
+	strata_produce_mib="$(echo "$line" | sed -nE 's/.*\(([0-9.]+) MB\/sec\).*/\1/p')"
+
+	log "strata perf consume: $RECORDS messages"
+	if out="$("$bin/strata" perf consume -b "$addr" --topic perf --messages "$RECORDS" 2>&1)"; then
+		echo "$out" >&2
+		# kafka-consumer-perf-test: a header line naming the columns, then one CSV line.
+		read -r strata_consume_mib strata_consume_msgs < <(echo "$out" | awk -F', *' '
+			/MB\.sec/ { for (i = 1; i <= NF; i++) col[$i] = i; getline; print $col["MB.sec"], $col["nMsg.sec"]; exit }') || true
+	else
+		# perf consume is a consumer-group member; without group support in
+		# the broker, time a group-less `strata consume` of the same records.
+		log "strata perf consume failed ($(echo "$out" | tail -1)); timing strata consume --from-beginning instead"
+		strata_consume_how="strata consume, no group, timed"
+		start="$(date +%s.%N)"
+		"$bin/strata" consume perf -b "$addr" --from-beginning -n "$RECORDS" -f '%o\n' >"$work/consume.out" ||
+			die "strata consume failed"
+		end="$(date +%s.%N)"
+		got="$(wc -l <"$work/consume.out")"
+		[ "$got" -eq "$RECORDS" ] || die "strata consume printed $got records, want $RECORDS"
+		secs="$(awk -v a="$start" -v b="$end" 'BEGIN { print b - a }')"
+		strata_consume_mib="$(mib_per_sec "$((RECORDS * RECORD_SIZE))" "$secs")"
+		strata_consume_msgs="$(awk -v n="$RECORDS" -v s="$secs" 'BEGIN { printf "%.0f", n / s }')"
+	fi
+	stop_pid "$strata_pid"
+	rm -rf "$work/strata"
+fi
+
+# --- NATS JetStream -------------------------------------------------------
+if wants jetstream; then
+	if [ ! -x "$bin/nats-server" ]; then
+		log "building nats-server $NATS_SERVER_VERSION into bin/ (takes a few minutes)"
+		GOBIN="$bin" go install "github.com/nats-io/nats-server/v2@$NATS_SERVER_VERSION"
+	fi
+	if [ ! -x "$bin/nats" ]; then
+		log "building nats CLI $NATSCLI_VERSION into bin/ (takes a few minutes)"
+		GOBIN="$bin" go install "github.com/nats-io/natscli/nats@$NATSCLI_VERSION"
+	fi
+	port="$(free_port)"
+	url="nats://127.0.0.1:$port"
+	log "jetstream: nats-server on $url, store in $work/nats"
+	"$bin/nats-server" -js -sd "$work/nats" -a 127.0.0.1 -p "$port" >"$work/nats-server.log" 2>&1 &
+	nats_pid=$!
+	pids+=("$nats_pid")
+	wait_port "$port" "$nats_pid" nats-server
+
+	max_bytes=$((RECORDS * (RECORD_SIZE + 256) + (64 << 20)))
+	log "nats bench js pub async: $RECORDS x $RECORD_SIZE B, file storage"
+	out="$("$bin/nats" -s "$url" bench js pub async perf.bench --msgs "$RECORDS" --size "${RECORD_SIZE}B" \
+		--create --storage file --replicas 1 --maxbytes "$max_bytes" --purge --batch 500 --no-progress 2>&1)" ||
+		die "nats bench js pub failed: $out"
+	echo "$out" | grep 'stats:' >&2 || true
+	# "NATS JetStream asynchronous publisher stats: 46,743 msgs/sec ~ 46 MiB/sec ~ ..."
+	js_pub_msgs="$(echo "$out" | sed -nE 's/.*publisher stats: ([0-9,.]+) msgs\/sec.*/\1/p' | tr -d ,)"
+	[ -n "$js_pub_msgs" ] && js_pub_mib="$(msgs_to_mib "$js_pub_msgs" "$RECORD_SIZE")"
+
+	log "nats bench js ordered: $RECORDS messages"
+	out="$("$bin/nats" -s "$url" bench js ordered --msgs "$RECORDS" --size "${RECORD_SIZE}B" --no-progress 2>&1)" ||
+		die "nats bench js ordered failed: $out"
+	echo "$out" | grep 'stats:' >&2 || true
+	js_consume_msgs="$(echo "$out" | sed -nE 's/.*consumer stats: ([0-9,.]+) msgs\/sec.*/\1/p' | tr -d ,)"
+	[ -n "$js_consume_msgs" ] && js_consume_mib="$(msgs_to_mib "$js_consume_msgs" "$RECORD_SIZE")"
+	stop_pid "$nats_pid"
+fi
+
+# --- summary --------------------------------------------------------------
+num() { awk -v x="$1" -v f="$2" 'BEGIN { if (x ~ /^[0-9.]+$/) printf f, x; else print x }'; }
+for v in dd_mib strata_produce_mib strata_consume_mib js_pub_mib js_consume_mib; do printf -v "$v" '%s' "$(num "${!v}" %.1f)"; done
+for v in strata_produce_msgs strata_consume_msgs js_pub_msgs js_consume_msgs; do printf -v "$v" '%s' "$(num "${!v}" %.0f)"; done
+cat <<EOF
+
+Strata vs disk vs NATS JetStream on $(hostname) ($(nproc) cores), $(date -u +%Y-%m-%dT%H:%MZ)
+$RECORDS messages x $RECORD_SIZE B; strata topic with $PARTITIONS partition(s), producer props: $PRODUCER_PROPS
+JetStream: one file-storage stream, R1, async publish (batch 500), ordered ephemeral consumer
+MiB/s = 2^20 bytes of message payload per second (dd: bytes written)
+
+$(printf '%-36s %12s %14s' "measurement" "MiB/s" "msgs/s")
+$(printf '%-36s %12s %14s' "disk: dd ${DD_MB} MiB, fdatasync" "$dd_mib" "-")
+$(printf '%-36s %12s %14s' "strata perf produce" "$strata_produce_mib" "$strata_produce_msgs")
+$(printf '%-36s %12s %14s' "$strata_consume_how" "$strata_consume_mib" "$strata_consume_msgs")
+$(printf '%-36s %12s %14s' "JetStream pub async (file)" "$js_pub_mib" "$js_pub_msgs")
+$(printf '%-36s %12s %14s' "JetStream ordered consume" "$js_consume_mib" "$js_consume_msgs")
+
+$(printf '%-36s %12s' "strata produce / dd" "$(ratio "$strata_produce_mib" "$dd_mib")")
+$(printf '%-36s %12s' "strata produce / JetStream pub" "$(ratio "$strata_produce_mib" "$js_pub_mib")")
+$(printf '%-36s %12s' "strata consume / JetStream consume" "$(ratio "$strata_consume_mib" "$js_consume_mib")")
+EOF
