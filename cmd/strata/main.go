@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/spf13/cobra"
 )
@@ -20,7 +21,15 @@ var rootCmd = &cobra.Command{
 }
 
 func main() {
+	// STRATA_CPUPROFILE=file profiles any command (perf tools included).
+	if path := os.Getenv("STRATA_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
 	if err := rootCmd.Execute(); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintf(os.Stderr, "strata: %v\n", err)
 		os.Exit(1)
 	}

@@ -101,17 +101,20 @@ type payloadSource struct {
 	size     int
 	payloads [][]byte
 	rng      *rand.Rand
+	fixed    []byte // the one generated payload when there is no payload file
 }
 
 func (p *payloadSource) next() []byte {
 	if len(p.payloads) > 0 {
 		return p.payloads[p.rng.IntN(len(p.payloads))]
 	}
-	// kgo keeps the slice until the record is acknowledged, so every
-	// record needs its own buffer.
-	b := make([]byte, p.size)
-	fillRandomLetters(b, p.rng)
-	return b
+	// As kafka-producer-perf-test: one random payload, sent by every
+	// record (kgo only reads it), so the generator costs nothing per record.
+	if p.fixed == nil {
+		p.fixed = make([]byte, p.size)
+		fillRandomLetters(p.fixed, p.rng)
+	}
+	return p.fixed
 }
 
 // fillRandomLetters fills b with uniformly random 'A'..'Z', eight letters

@@ -457,10 +457,13 @@ func (c perfProducerConfig) kgoOpts() []kgo.Opt {
 	if c.batchMaxBytes > 0 {
 		opts = append(opts, kgo.ProducerBatchMaxBytes(c.batchMaxBytes))
 	}
+	// Kafka's producer default is compression.type=none (franz-go's is
+	// snappy): keep Kafka's so figures compare with kafka-producer-perf-test.
+	codec := kgo.NoCompression()
 	if c.compression != "" {
-		codec, _ := parseCompression(c.compression)
-		opts = append(opts, kgo.ProducerBatchCompression(codec))
+		codec, _ = parseCompression(c.compression)
 	}
+	opts = append(opts, kgo.ProducerBatchCompression(codec))
 	if c.clientID != "" {
 		opts = append(opts, kgo.ClientID(c.clientID))
 	}
