@@ -117,7 +117,7 @@ func (l *Log) shouldRollLocked(active *segment, size, lastOffset int64, numBatch
 	switch {
 	case active.size+size > cfg.maxSegmentSize():
 		return true
-	case elapsed(active.rollBaseTime, now, cfg.SegmentMs):
+	case elapsed(active.rollBaseTime, now, cfg.rollMs()):
 		return true
 	case (len(active.offsetIndex)+numBatches)*offsetIndexEntrySize > cfg.SegmentIndexBytes:
 		return true
@@ -139,8 +139,9 @@ func (l *Log) Roll() error {
 	return l.rollLocked(l.now())
 }
 
-// MaybeRoll rolls when segment.ms has elapsed since the active segment's
-// first append and the segment is not empty.
+// MaybeRoll rolls when segment.ms (for a compacted log, at most
+// max.compaction.lag.ms) has elapsed since the active segment's first
+// append and the segment is not empty.
 func (l *Log) MaybeRoll() error {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
@@ -149,7 +150,7 @@ func (l *Log) MaybeRoll() error {
 	}
 	now := l.now()
 	active := l.activeLocked()
-	if active.size == 0 || !elapsed(active.rollBaseTime, now, l.cfg.SegmentMs) {
+	if active.size == 0 || !elapsed(active.rollBaseTime, now, l.cfg.rollMs()) {
 		return nil
 	}
 	return l.rollLocked(now)

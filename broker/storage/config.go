@@ -35,6 +35,14 @@ type Config struct {
 	IndexIntervalBytes int   // index.interval.bytes: log bytes between offset index entries
 	SegmentIndexBytes  int   // segment.index.bytes: roll when an index would exceed it
 	FileDeleteDelayMs  int64 // file.delete.delay.ms: close a deleted segment's file after this
+
+	// Cleanup policy (see "Log compaction" in the package documentation).
+	Compact                bool    // cleanup.policy contains compact: Clean keeps the latest record per key
+	Delete                 bool    // cleanup.policy contains delete: ApplyRetention honours retention.ms and retention.bytes
+	DeleteRetentionMs      int64   // delete.retention.ms: how long a cleaned tombstone stays readable
+	MinCleanableDirtyRatio float64 // min.cleanable.dirty.ratio: dirty share of the cleanable bytes that starts a clean
+	MinCompactionLagMs     int64   // min.compaction.lag.ms: segments with newer records are not cleaned
+	MaxCompactionLagMs     int64   // max.compaction.lag.ms: dirty data older than this is cleaned whatever the ratio
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -49,6 +57,11 @@ func DefaultConfig() Config {
 		IndexIntervalBytes: 4096,
 		SegmentIndexBytes:  10 << 20,
 		FileDeleteDelayMs:  60000,
+
+		Delete:                 true,
+		DeleteRetentionMs:      day,
+		MinCleanableDirtyRatio: 0.5,
+		MaxCompactionLagMs:     math.MaxInt64,
 	}
 }
 
@@ -69,6 +82,10 @@ func (c Config) Validate() error {
 	check(c.IndexIntervalBytes >= 0, "index.interval.bytes %d < 0", c.IndexIntervalBytes)
 	check(c.SegmentIndexBytes >= minSegmentIndexBytes, "segment.index.bytes %d < %d", c.SegmentIndexBytes, minSegmentIndexBytes)
 	check(c.FileDeleteDelayMs >= 0, "file.delete.delay.ms %d < 0", c.FileDeleteDelayMs)
+	check(c.DeleteRetentionMs >= 0, "delete.retention.ms %d < 0", c.DeleteRetentionMs)
+	check(c.MinCleanableDirtyRatio >= 0 && c.MinCleanableDirtyRatio <= 1, "min.cleanable.dirty.ratio %g not in [0, 1]", c.MinCleanableDirtyRatio)
+	check(c.MinCompactionLagMs >= 0, "min.compaction.lag.ms %d < 0", c.MinCompactionLagMs)
+	check(c.MaxCompactionLagMs >= 1, "max.compaction.lag.ms %d < 1", c.MaxCompactionLagMs)
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(problems...))
 	}
@@ -77,6 +94,16 @@ func (c Config) Validate() error {
 
 // maxSegmentSize is segment.bytes capped so positions fit an index entry.
 func (c Config) maxSegmentSize() int64 { return min(c.SegmentBytes, maxSegmentPosition) }
+
+// rollMs is the age at which the active segment rolls: segment.ms, or
+// max.compaction.lag.ms when compacting and smaller (as in Kafka), since
+// the cleaner never touches the active segment.
+func (c Config) rollMs() int64 {
+	if c.Compact {
+		return min(c.SegmentMs, c.MaxCompactionLagMs)
+	}
+	return c.SegmentMs
+}
 
 // elapsed reports whether at least ms milliseconds passed from since to now,
 // without overflowing for ms near math.MaxInt64.

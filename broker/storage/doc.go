@@ -14,7 +14,8 @@
 //  4. Periodically: MaybeRoll (segment.ms), ApplyRetention, FlushIfDue
 //     (flush.ms; also closes deleted segments' files after
 //     file.delete.delay.ms) and Checkpoint (bounds the work of the next
-//     recovery).
+//     recovery); for a compacted log, Clean (or CleanBelow, see Log
+//     compaction).
 //  5. Close on shutdown (it checkpoints), or Delete to drop the partition.
 //
 // # Directory layout
@@ -28,6 +29,8 @@
 //	  recovery-checkpoint             what the last Checkpoint made durable
 //	  leader-epoch-checkpoint         leader-epoch cache (Kafka's format)
 //	  log-start-offset                log start offset set by DeleteRecordsBefore
+//	  cleaner-offset-checkpoint       where the last clean stopped (compacted logs)
+//	  *.cleaned, *.swap               a clean in progress (see Log compaction)
 //
 // Names are the base offset in 20 zero-padded digits. The last segment is
 // the active one; appends go only there, and a single append never spans
@@ -153,35 +156,133 @@
 //
 // Open does, in order:
 //
+//  0. Complete or roll back a clean a crash interrupted (see Log
+//     compaction).
 //  1. Remove *.tmp and *.deleted files and index files without a .log.
 //  2. Read recovery-checkpoint (ignored if damaged), leader-epoch-checkpoint
 //     (if damaged or older than the checkpoint's latest epoch, the checkpoint
-//     is ignored so that a full scan rebuilds the epochs) and
-//     log-start-offset (damaged: Open fails with ErrCorruptLog).
+//     is ignored so that a full scan rebuilds the epochs),
+//     cleaner-offset-checkpoint (ignored if damaged) and log-start-offset
+//     (damaged: Open fails with ErrCorruptLog).
 //  3. For each segment in offset order:
 //     - wholly below the checkpointed segment: trusted. Its index files are
 //     loaded without reading the log, after light checks (whole entries,
 //     increasing, positions inside the file, offsets below the next
-//     segment); its first batch's base offset must match the file name
-//     (else ErrCorruptLog). A failed check rebuilds the indexes by a scan.
+//     segment); its first batch's base offset must not be below the file
+//     name (else ErrCorruptLog; above it is fine: a cleaned segment keeps
+//     the name of the first segment it replaced). A failed check rebuilds
+//     the indexes by a scan.
 //     - the checkpointed segment: its first `position` bytes are trusted with
 //     the index entries below that position (later entries are dropped from
 //     memory and file), and the scan starts at `position`.
 //     - later segments (or all, without a checkpoint): scanned from 0.
 //  4. A scan reads the batches sequentially in 1 MiB chunks and checks each
 //     fully: header lengths, magic 2, CRC-32C, offsets increasing (and, at
-//     position 0, equal to the file name, else ErrCorruptLog). It rebuilds
+//     position 0, not below the file name, else ErrCorruptLog). It rebuilds
 //     index entries, the max timestamp and leader epochs as if appending. At
 //     the first torn or corrupt batch the file is cut there, and every later
 //     segment is deleted (it cannot follow on from a cut one).
-//  5. Empty segments other than the last are deleted; overlapping segments
-//     are ErrCorruptLog. Without any segment, one is created at the log
-//     start offset.
+//  5. Empty segments other than the first and the last are deleted (the
+//     first may be one a clean emptied; its name keeps the log start
+//     offset); overlapping segments are ErrCorruptLog. Without any segment,
+//     one is created at the log start offset.
 //  6. The epoch cache is cut to the recovered log end and start; if anything
 //     was scanned, cut or removed, a fresh checkpoint is written at once.
 //
 // So the work of a restart is bounded by what was written since the last
 // checkpoint, not by the retained data; RecoveryStats reports it.
+//
+// # Log compaction
+//
+// With cleanup.policy=compact (Config.Compact) Clean keeps, of the records
+// below the active segment, the latest per key, as Kafka's log cleaner
+// does; with compact,delete ApplyRetention also deletes by retention.ms and
+// retention.bytes (Config.Delete), which it never does for compact alone.
+//
+// A pass is due when, over the cleanable segments (from the first of the
+// log up to, excluding, the active one and the first segment holding a
+// record newer than min.compaction.lag.ms), the dirty ones (from the
+// cleaner checkpoint's first dirty offset on) hold at least
+// min.cleanable.dirty.ratio of the bytes; or when the first dirty batch is
+// older than max.compaction.lag.ms (the active segment also rolls at that
+// age, so its records become cleanable); or when a kept tombstone's delete
+// horizon has passed. A pass:
+//
+//  1. maps each key of the dirty segments to the offset of its latest
+//     record there (at most 128 MiB of map; beyond, the pass stops at that
+//     segment and the next one goes on);
+//  2. reads every cleanable segment from the first, batch by batch (each
+//     CRC-checked), and keeps a record unless its key maps to a later
+//     offset, it has no key (Kafka refuses those on compacted topics), or
+//     it is a tombstone whose batch's delete horizon has passed;
+//  3. writes what it keeps into new segments, merging consecutive segments
+//     while they fit segment.bytes and segment.index.bytes (the last
+//     cleanable segment is always rewritten alone); a new segment is named
+//     by the first segment it replaces, so it may start with a gap;
+//  4. swaps them in (below) and writes cleaner-offset-checkpoint.
+//
+// Batches keep their place: a batch whose records all stay is copied byte
+// for byte; one that loses some is re-encoded with the same base offset and
+// lastOffsetDelta (its offset range is unchanged; offsets have gaps),
+// leader epoch, producer id, epoch and base sequence, codec (recompressed)
+// and timestamp type, each record with its offset delta, timestamp, key,
+// value and headers; one that loses all is dropped, except that when the
+// pass reaches the log end offset (the active segment is empty) its last
+// batch stays with no records, as in Kafka, so that readers still reach
+// the log end offset. Control and transactional batches are kept whole
+// (transactions are not implemented). The first segment of the log stays,
+// even emptied, so that the log start offset does not move.
+//
+// Tombstones: a tombstone that is the latest of its key is kept by the pass
+// that first cleans its batch, which stamps the batch with a delete horizon
+// = now + delete.retention.ms (KIP-534: attribute bit 6 set, firstTimestamp
+// = horizon, record timestamp deltas rebased so every record keeps its
+// timestamp). The first pass at or after the horizon removes it; the
+// earliest horizon kept is in the cleaner checkpoint, so that pass runs
+// even if nothing else is dirty. A consumer that reads the key's older
+// records has delete.retention.ms from the first clean to read the
+// tombstone too.
+//
+// The swap, with every step before the commit undone by recovery and every
+// step after it redone (a kill -9 anywhere leaves the old segments or the
+// new ones, never a mix):
+//
+//	write B.log.cleaned, B.index.cleaned, B.timeindex.cleaned   one set per new segment B
+//	fsync them and the directory
+//	refresh recovery-checkpoint                                 it now names the active segment
+//	rename every *.cleaned to *.swap, fsync dir                 the first rename commits the pass
+//	remove the replaced segments' files, fsync dir
+//	rename every *.swap to its final name, fsync dir            an empty last segment is removed instead
+//	publish the new segments; the old files close after file.delete.delay.ms
+//	write cleaner-offset-checkpoint
+//
+// Recovery: without a *.swap file, *.cleaned files are removed (the old
+// segments are intact). With one, the pass had committed and every
+// *.cleaned file was complete: those left become *.swap; a B.log.swap
+// replaces the segments whose base offset lies in [B, next B.log.swap),
+// the last one only the segment B itself; the replaced segments' files are
+// removed and every *.swap renamed into place.
+//
+// cleaner-offset-checkpoint, written atomically after each pass (lost or
+// stale, it costs only work: a pass rereads more, or expired tombstones
+// wait for the next pass):
+//
+//	version 1
+//	first-dirty-offset 4711            everything below was cleaned by the last pass
+//	tombstone-deadline 1700086400000   earliest delete horizon kept, -1 if none
+//	crc32c 1a2b3c4d                    CRC-32C of all bytes above, hex
+//
+// A pass reads and writes with no lock but its own, and takes the flush
+// lock only for the swap; readers and appends go on throughout. An I/O
+// error after the commit closes the log (Kafka takes the log directory
+// offline); reopening it completes the swap. Retention,
+// truncation or record deletion that change the segments a pass read make
+// it throw its output away (CleanResult.Aborted); Close abandons it.
+// TruncateTo lowers the first dirty offset below the cut.
+//
+// Idempotent producers: the broker rebuilds producer state after a crash
+// from its snapshot plus the batches after it, so it calls CleanBelow with
+// the offset its snapshot covers; cleaning never touches batches above.
 //
 // # Concurrency
 //

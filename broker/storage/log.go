@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -23,8 +24,10 @@ var (
 // Log is the storage of one partition: a directory of segments. Reads are
 // safe concurrently with everything; mutations serialize internally.
 //
-// Lock order: flushMu, then writeMu, then mu. flushMu serializes fsyncs and
-// the operations that delete or truncate files, so no file is closed or cut
+// Lock order: cleanMu, then flushMu, then writeMu, then mu. cleanMu
+// serializes Clean, which reads and writes files without other locks and
+// takes flushMu only to swap segments. flushMu serializes fsyncs and the
+// operations that delete or truncate files, so no file is closed or cut
 // under a running fsync. writeMu serializes appends and rolls. mu guards the
 // state readers look at and is never held across I/O.
 type Log struct {
@@ -33,10 +36,20 @@ type Log struct {
 	logger *slog.Logger
 	stats  RecoveryStats // written by Open only
 
+	compact atomic.Bool // cfg.Compact, for Compacted without a lock
+
+	cleanMu sync.Mutex
+	closing atomic.Bool // set by Close first, so that a running Clean gives up
+	// Guarded by cleanMu.
+	cleanFailed     error                 // a committed swap could not finish; reopening completes it
+	offsetMapBudget int64                 // bytes the key → offset map of one pass may take
+	cleanHook       func(cleanStep) error // tests: a non-nil error simulates a crash at that step
+
 	flushMu sync.Mutex
 	// Guarded by flushMu.
 	checkpointOnDisk *recoveryCheckpoint // nil when there is no valid checkpoint file
 	epochsOnDisk     []epochEntry
+	cleaner          cleanerCheckpoint // what the last clean did, as in its checkpoint file
 
 	writeMu sync.Mutex
 	// Guarded by writeMu.
@@ -172,6 +185,7 @@ func (l *Log) UpdateConfig(cfg Config) {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
 	l.cfg = cfg
+	l.compact.Store(cfg.Compact)
 }
 
 // activeLocked is the segment appends go to. Needs writeMu or mu.
@@ -183,8 +197,12 @@ func (l *Log) isClosed() bool {
 	return l.mu.closed
 }
 
-// Close checkpoints, then closes all files. Closing twice is a no-op.
+// Close checkpoints, then closes all files. Closing twice is a no-op. A
+// running Clean is abandoned (its output removed) before the files close.
 func (l *Log) Close() error {
+	l.closing.Store(true)
+	l.cleanMu.Lock()
+	defer l.cleanMu.Unlock()
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	if l.isClosed() {

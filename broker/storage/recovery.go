@@ -23,6 +23,9 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 	}
 	l := &Log{dir: dir, now: opts.Now, logger: opts.Logger, cfg: cfg}
 	l.lastFlush = l.now()
+	l.compact.Store(cfg.Compact)
+	l.offsetMapBudget = defaultOffsetMapBudget
+	l.cleaner = newCleanerCheckpoint()
 	r := &recovery{log: l, logStartFromFile: -1}
 	if err := r.run(); err != nil {
 		for _, s := range r.segments {
@@ -54,6 +57,9 @@ type recovery struct {
 
 func (r *recovery) run() error {
 	l := r.log
+	if err := r.completeCleaning(); err != nil {
+		return err
+	}
 	bases, err := r.cleanDirectory()
 	if err != nil {
 		return err
@@ -145,6 +151,86 @@ func (r *recovery) cleanDirectory() ([]int64, error) {
 	return bases, nil
 }
 
+// completeCleaning finishes or rolls back a clean that a crash interrupted
+// (see "Log compaction" in the package documentation). Without a .swap
+// file the clean never committed: its .cleaned files are removed. With one,
+// it did, and every .cleaned file was complete and fsynced before that
+// first rename: the remaining .cleaned files become .swap files, the
+// segments the swaps replace are removed, and the swaps are renamed into
+// place. A <base>.log.swap replaces the segments whose base offset lies
+// between its own and the next .log.swap's; the last one replaces only the
+// segment of its own base, since the cleaner always rewrites its last
+// segment alone. Every step can be repeated, so a crash during recovery is
+// recovered the same way.
+func (r *recovery) completeCleaning() error {
+	l := r.log
+	entries, err := os.ReadDir(l.dir)
+	if err != nil {
+		return err
+	}
+	var cleaned, swaps []string
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case strings.HasSuffix(name, cleanedSuffix):
+			cleaned = append(cleaned, name)
+		case strings.HasSuffix(name, swapSuffix):
+			swaps = append(swaps, name)
+		}
+	}
+	if len(swaps) == 0 {
+		for _, name := range cleaned {
+			l.logger.Info("storage: removing output of an unfinished clean", "dir", l.dir, "file", name)
+			if err := os.Remove(filepath.Join(l.dir, name)); err != nil {
+				return err
+			}
+			r.changed = true
+		}
+		return nil
+	}
+
+	l.logger.Warn("storage: completing an interrupted clean", "dir", l.dir, "swap_files", len(swaps), "cleaned_files", len(cleaned))
+	r.changed = true
+	for _, name := range cleaned {
+		swap := strings.TrimSuffix(name, cleanedSuffix) + swapSuffix
+		if err := os.Rename(filepath.Join(l.dir, name), filepath.Join(l.dir, swap)); err != nil {
+			return err
+		}
+		swaps = append(swaps, swap)
+	}
+	var swapBases []int64
+	for _, name := range swaps {
+		if base, ok := parseSegmentName(strings.TrimSuffix(name, swapSuffix), logFileSuffix); ok {
+			swapBases = append(swapBases, base)
+		}
+	}
+	slices.Sort(swapBases)
+	for _, e := range entries {
+		base, ok := parseSegmentName(e.Name(), logFileSuffix)
+		if !ok || len(swapBases) == 0 || base < swapBases[0] {
+			continue
+		}
+		i, found := slices.BinarySearch(swapBases, base)
+		if !found {
+			i-- // the last swap below base
+		}
+		if found || i < len(swapBases)-1 {
+			if err := newSegment(l.dir, base, nil).removeFiles(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := syncPath(l.dir); err != nil {
+		return err
+	}
+	slices.Sort(swaps) // in base offset order
+	for _, name := range swaps {
+		if err := os.Rename(filepath.Join(l.dir, name), filepath.Join(l.dir, strings.TrimSuffix(name, swapSuffix))); err != nil {
+			return err
+		}
+	}
+	return syncPath(l.dir)
+}
+
 // loadMetadata reads the recovery checkpoint, the leader-epoch cache and
 // the log start offset. A damaged checkpoint or epoch file only costs a full
 // scan; a damaged log-start-offset file is an error, since ignoring it would
@@ -184,6 +270,18 @@ func (r *recovery) loadMetadata() error {
 	}
 	r.stats.UsedCheckpoint = r.checkpoint != nil
 	l.checkpointOnDisk = r.checkpoint
+
+	data, err = readOptionalFile(filepath.Join(l.dir, cleanerCheckpointFile))
+	if err != nil {
+		return err
+	}
+	if data != nil {
+		if cp, err := decodeCleanerCheckpoint(data); err != nil {
+			l.logger.Warn("storage: ignoring cleaner checkpoint, the next clean rereads the whole log", "dir", l.dir, "err", err)
+		} else {
+			l.cleaner = cp
+		}
+	}
 
 	data, err = readOptionalFile(filepath.Join(l.dir, logStartOffsetFile))
 	if err != nil {
@@ -308,8 +406,9 @@ func (r *recovery) loadCheckpointed(s *segment, fileSize int64) error {
 	return nil
 }
 
-// checkFirstBatch errors out if a trusted segment's file name does not
-// match the base offset of its first batch.
+// checkFirstBatch errors out if a trusted segment's first batch starts
+// below the offset its file is named for. It may start above it: a cleaned
+// segment keeps the name of the first segment it replaced.
 func checkFirstBatch(s *segment, fileSize int64) error {
 	if fileSize == 0 {
 		return nil
@@ -318,7 +417,7 @@ func checkFirstBatch(s *segment, fileSize int64) error {
 	if err != nil {
 		return fmt.Errorf("storage: read %s: %w", s.logPath, err)
 	}
-	if first != s.baseOffset {
+	if first < s.baseOffset {
 		return fmt.Errorf("%w: segment %s is named for offset %d but its first batch has offset %d", ErrCorruptLog, s.logPath, s.baseOffset, first)
 	}
 	return nil
@@ -382,7 +481,7 @@ func (r *recovery) scan(s *segment, fileSize, pos int64) error {
 			stop = err
 			break
 		}
-		if at == 0 && h.BaseOffset != s.baseOffset {
+		if at == 0 && h.BaseOffset < s.baseOffset {
 			return fmt.Errorf("%w: segment %s is named for offset %d but its first batch has offset %d", ErrCorruptLog, s.logPath, s.baseOffset, h.BaseOffset)
 		}
 		if h.BaseOffset < s.nextOffset {
@@ -418,11 +517,13 @@ func (r *recovery) removeFiles(s *segment, why string) {
 	r.log.dirUnsynced = true
 }
 
-// dropEmptySegments removes empty segments other than the last one.
+// dropEmptySegments removes empty segments other than the first and the
+// last. The first stays: cleaning may have emptied it, and its name still
+// holds the log start offset.
 func (r *recovery) dropEmptySegments() {
 	kept := r.segments[:0]
 	for i, s := range r.segments {
-		if s.size == 0 && i < len(r.segments)-1 {
+		if s.size == 0 && i > 0 && i < len(r.segments)-1 {
 			s.file.Close()
 			r.removeFiles(s, "empty segment before the last")
 			continue

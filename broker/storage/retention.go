@@ -6,10 +6,11 @@ import (
 )
 
 // ApplyRetention deletes the oldest segments, never the active one, while
-// retention.ms or retention.bytes allows, or while they lie wholly below the
-// log start offset; the log start offset moves to the first kept segment.
-// It returns how many segments it deleted. Like Kafka it stops at the first
-// segment that must be kept.
+// retention.ms or retention.bytes allows (only when the cleanup policy
+// includes delete), or while they lie wholly below the log start offset;
+// the log start offset moves to the first kept segment. It returns how many
+// segments it deleted. Like Kafka it stops at the first segment that must
+// be kept.
 func (l *Log) ApplyRetention() (int, error) {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
@@ -32,8 +33,8 @@ func (l *Log) ApplyRetention() (int, error) {
 	for ; n < len(segments)-1; n++ {
 		s := segments[n]
 		belowStart := segments[n+1].baseOffset <= logStart
-		byTime := cfg.RetentionMs >= 0 && s.largestTimestamp() < now.UnixMilli()-cfg.RetentionMs
-		bySize := cfg.RetentionBytes >= 0 && total-s.size >= cfg.RetentionBytes
+		byTime := cfg.Delete && cfg.RetentionMs >= 0 && s.largestTimestamp() < now.UnixMilli()-cfg.RetentionMs
+		bySize := cfg.Delete && cfg.RetentionBytes >= 0 && total-s.size >= cfg.RetentionBytes
 		if !belowStart && !byTime && !bySize {
 			break
 		}
@@ -113,6 +114,16 @@ func (l *Log) discardSegmentsLocked(removed []*segment, now time.Time) error {
 		if err := s.removeFiles(); err != nil && first == nil {
 			first = fmt.Errorf("storage: delete segment %s: %w", s.logPath, err)
 		}
+	}
+	l.closeLaterLocked(removed, now)
+	return first
+}
+
+// closeLaterLocked schedules the files of segments no longer in the log
+// (already unlinked or replaced) to be closed after file.delete.delay.ms, so
+// reads that hold them finish. Needs flushMu and writeMu.
+func (l *Log) closeLaterLocked(removed []*segment, now time.Time) {
+	for _, s := range removed {
 		l.pendingCloses = append(l.pendingCloses, pendingClose{
 			file:     s.file,
 			deadline: now.Add(time.Duration(l.cfg.FileDeleteDelayMs) * time.Millisecond),
@@ -120,7 +131,6 @@ func (l *Log) discardSegmentsLocked(removed []*segment, now time.Time) error {
 	}
 	l.dirUnsynced = true
 	l.closeExpiredLocked(now, false)
-	return first
 }
 
 // closeExpiredLocked closes deleted segments' files whose delay has passed,

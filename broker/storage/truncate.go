@@ -38,6 +38,19 @@ func (l *Log) TruncateTo(offset int64) error {
 			return err
 		}
 	}
+	// Records appended after the cut are dirty, whatever was cleaned before.
+	// The cut lands at or above offset's segment (or at offset, below the log
+	// start), so that bounds the new first dirty offset.
+	l.mu.RLock()
+	segments := l.mu.segments
+	dirtyFrom := min(offset, segments[segmentIndexLocked(segments, offset)].baseOffset)
+	l.mu.RUnlock()
+	if l.cleaner.firstDirtyOffset > dirtyFrom {
+		l.cleaner.firstDirtyOffset = dirtyFrom
+		if err := writeFileAtomic(l.dir, cleanerCheckpointFile, l.cleaner.encode()); err != nil {
+			return err
+		}
+	}
 	if err := l.truncateLocked(offset); err != nil {
 		return err
 	}
@@ -65,6 +78,8 @@ func (l *Log) truncateLocked(offset int64) error {
 	if found {
 		cutOffset = min(h.BaseOffset, s.nextOffset)
 	}
+	// Cleaned segments have gaps: an offset between batches ends the log there.
+	cutOffset = min(cutOffset, offset)
 	if err := s.file.Truncate(cutPos); err != nil {
 		return fmt.Errorf("storage: truncate %s: %w", s.logPath, err)
 	}
