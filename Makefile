@@ -26,7 +26,9 @@ RACE_TIMEOUT  ?= 8m
 TEST_TIMEOUT  ?= 8m
 E2E_TIMEOUT   ?= 8m
 FUZZTIME      ?= 30s
-TESTFLAGS     ?=
+# -count=1: the e2e tests build the binary themselves, which go test's cache
+# cannot see, so a cached pass could hide a broker change.
+TESTFLAGS     ?= -count=1
 
 .PHONY: help build run test deps e2e bench fuzz verify lint perf clean
 

@@ -8,11 +8,14 @@ package broker
 //   - CORRUPT_MESSAGE for a bad batch, MESSAGE_TOO_LARGE over the topic's
 //     max.message.bytes, UNKNOWN_TOPIC_OR_PARTITION for a missing topic or
 //     partition (produce never auto-creates; Metadata does, as in Kafka),
-//     INVALID_TOPIC_EXCEPTION for an illegal name.
+//     INVALID_TOPIC_EXCEPTION for an illegal name, and for internal topics
+//     (__consumer_offsets) unless the client id is Kafka's "__admin_client".
 //   - Idempotent batches are checked per producer id (see producer_state.go);
 //     a retried batch is acknowledged with its original offsets.
-//   - acks=0 gets no response; acks=-1 also checks min.insync.replicas
-//     against the ISR (this node alone until replication lands).
+//   - acks=0 gets no response; if any partition failed the connection is
+//     closed instead, as Kafka does, so the producer notices. acks=-1 also
+//     checks min.insync.replicas against the ISR (this node alone until
+//     replication lands).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -24,6 +27,21 @@ func init() {
 }
 
 func handleProduce(rc *requestContext, req *kmsg.ProduceRequest) kmsg.Response {
+	resp := produceAll(rc, req)
+	if req.Acks == 0 {
+		rc.noResponse = true
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if p.ErrorCode != 0 {
+					rc.closeAfter = "acks=0 produce failed: " + kerr.ErrorForCode(p.ErrorCode).Error()
+				}
+			}
+		}
+	}
+	return resp
+}
+
+func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	if req.TransactionID != nil {
 		// Transactions are a later issue: refuse them whole.
@@ -54,9 +72,6 @@ func handleProduce(rc *requestContext, req *kmsg.ProduceRequest) kmsg.Response {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	if req.Acks == 0 {
-		rc.noResponse = true
-	}
 	return resp
 }
 
@@ -73,6 +88,11 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 			return
 		}
 		fail(kerr.UnknownTopicOrPartition.Code, "")
+		return
+	}
+	if isInternalTopic(name) && rc.header.clientID != adminClientID {
+		// Only the broker writes __consumer_offsets (Kafka's rule).
+		fail(kerr.InvalidTopicException.Code, "cannot append to internal topic "+name)
 		return
 	}
 	p := rc.s.topics.partition(name, rp.Partition)

@@ -9,6 +9,8 @@ package broker
 //     auto.create.topics.enable is on and the request allows it (v4+ flag;
 //     always before v4). Illegal names get INVALID_TOPIC_EXCEPTION.
 //   - v10+ requests may name topics by ID; unknown IDs get UNKNOWN_TOPIC_ID.
+//   - __consumer_offsets is listed with is_internal; naming it creates it
+//     with the group coordinator's settings (as FindCoordinator does).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -81,6 +83,7 @@ func (rc *requestContext) metadataTopic(t *topicState) kmsg.MetadataResponseTopi
 	name := meta.Name
 	mt.Topic = &name
 	mt.TopicID = meta.ID
+	mt.IsInternal = isInternalTopic(name)
 	for _, p := range parts {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = p.index

@@ -7,7 +7,8 @@ package broker
 //     each partition on this node alone.
 //   - Configs are validated by their Kafka names (INVALID_CONFIG);
 //     validate_only checks everything and creates nothing.
-//   - TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION, INVALID_PARTITIONS,
+//   - TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION (also for a name that
+//     differs from an existing one only by '.' versus '_'), INVALID_PARTITIONS,
 //     INVALID_REPLICATION_FACTOR; a name twice in one request gets
 //     INVALID_REQUEST.
 //   - v5+ responses carry the resulting partitions, replication factor and

@@ -3,9 +3,11 @@ package broker
 // DescribeConfigs (key 32), v0–v4.
 //
 //   - Topics: every topic config with its effective value, source
-//     (DYNAMIC_TOPIC_CONFIG for overrides, STATIC_BROKER_CONFIG when the
-//     broker synonym was set, else DEFAULT_CONFIG), synonyms on request and
-//     type (v3+).
+//     (DYNAMIC_TOPIC_CONFIG for overrides, STATIC_BROKER_CONFIG when any
+//     broker synonym was set — log.retention.hours counts for
+//     retention.ms — else DEFAULT_CONFIG), synonyms on request and type
+//     (v3+).
+//   - A null or empty config name list describes every config, as Kafka does.
 //   - Brokers (this node's id, or "" for the cluster default): the broker
 //     properties Strata knows, read-only (they are static: set them in the
 //     config file, flags or environment).
@@ -26,7 +28,7 @@ func handleDescribeConfigs(rc *requestContext, req *kmsg.DescribeConfigsRequest)
 	for _, r := range req.Resources {
 		out := kmsg.NewDescribeConfigsResponseResource()
 		out.ResourceType, out.ResourceName = r.ResourceType, r.ResourceName
-		wanted := func(name string) bool { return r.ConfigNames == nil || contains(r.ConfigNames, name) }
+		wanted := func(name string) bool { return len(r.ConfigNames) == 0 || contains(r.ConfigNames, name) }
 		switch r.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
 			t := rc.s.topics.get(r.ResourceName)
@@ -100,12 +102,14 @@ func (rc *requestContext) topicConfigSynonyms(name string, overrides map[string]
 		add(name, v, kmsg.ConfigSourceDynamicTopicConfig)
 	}
 	def := topicConfigDefs[name]
-	if syn := def.brokerSynonym; syn != "" {
+	for _, syn := range def.brokerSynonyms {
 		if v, ok := rc.s.cfg.explicit[syn]; ok {
 			add(syn, v, kmsg.ConfigSourceStaticBrokerConfig)
 		}
+	}
+	if len(def.brokerSynonyms) > 0 {
 		d := DefaultConfig()
-		add(syn, def.defaultValue(&d), kmsg.ConfigSourceDefaultConfig)
+		add(def.brokerSynonyms[0], def.defaultValue(&d), kmsg.ConfigSourceDefaultConfig)
 	}
 	return out
 }

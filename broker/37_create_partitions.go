@@ -3,8 +3,9 @@ package broker
 // CreatePartitions (key 37), v0–v3.
 //
 //   - The count can only grow (INVALID_PARTITIONS otherwise); a manual
-//     assignment must put each new partition on this node alone;
-//     validate_only creates nothing. A topic named twice is INVALID_REQUEST.
+//     assignment must list exactly the new partitions, each on this node
+//     alone (INVALID_REPLICA_ASSIGNMENT); validate_only creates nothing. A
+//     topic named twice is INVALID_REQUEST.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,7 +35,7 @@ func handleCreatePartitions(rc *requestContext, req *kmsg.CreatePartitionsReques
 		case !validAssignment(rt.Assignment, rc.s.cfg.NodeID):
 			fail(kerr.InvalidReplicaAssignment.Code, "each new partition must be placed on this node alone")
 		default:
-			if terr := rc.s.topics.grow(rt.Topic, rt.Count, req.ValidateOnly); terr != nil {
+			if terr := rc.s.topics.grow(rt.Topic, rt.Count, len(rt.Assignment), req.ValidateOnly); terr != nil {
 				fail(terr.code, terr.message)
 			}
 		}

@@ -44,6 +44,18 @@ type Config struct {
 	MinInsyncReplicas           int32  // min.insync.replicas
 	FileDeleteDelayMs           int64  // file.delete.delay.ms
 	LogCheckpointIntervalMs     int64  // log.flush.offset.checkpoint.interval.ms
+	LogCleanerBackoffMs         int64  // log.cleaner.backoff.ms: how often compacted logs are checked for cleaning
+
+	// Group coordinator (consumer groups and committed offsets).
+	OffsetsTopicNumPartitions       int32 // offsets.topic.num.partitions
+	OffsetsTopicSegmentBytes        int64 // offsets.topic.segment.bytes
+	OffsetsRetentionMs              int64 // offsets.retention.minutes (kept in ms so tests can go below a minute)
+	OffsetsRetentionCheckIntervalMs int64 // offsets.retention.check.interval.ms
+	OffsetMetadataMaxBytes          int32 // offset.metadata.max.bytes
+	GroupInitialRebalanceDelayMs    int64 // group.initial.rebalance.delay.ms
+	GroupMinSessionTimeoutMs        int64 // group.min.session.timeout.ms
+	GroupMaxSessionTimeoutMs        int64 // group.max.session.timeout.ms
+	GroupMaxSize                    int32 // group.max.size
 
 	// explicit records which Kafka properties were set, for DescribeConfigs.
 	explicit map[string]string
@@ -77,7 +89,19 @@ func DefaultConfig() Config {
 		MinInsyncReplicas:           1,
 		FileDeleteDelayMs:           60000,
 		LogCheckpointIntervalMs:     60000,
-		explicit:                    map[string]string{},
+		LogCleanerBackoffMs:         15000,
+
+		OffsetsTopicNumPartitions:       50,
+		OffsetsTopicSegmentBytes:        100 * 1024 * 1024,
+		OffsetsRetentionMs:              7 * 24 * 3600 * 1000,
+		OffsetsRetentionCheckIntervalMs: 600000,
+		OffsetMetadataMaxBytes:          4096,
+		GroupInitialRebalanceDelayMs:    3000,
+		GroupMinSessionTimeoutMs:        6000,
+		GroupMaxSessionTimeoutMs:        1800000,
+		GroupMaxSize:                    math.MaxInt32,
+
+		explicit: map[string]string{},
 	}
 }
 
@@ -200,8 +224,19 @@ var brokerProperties = map[string]brokerProperty{
 	"log.flush.scheduler.interval.ms":         intProp(func(c *Config) *int64 { return &c.LogFlushSchedulerIntervalMs }, 1),
 	"log.flush.offset.checkpoint.interval.ms": intProp(func(c *Config) *int64 { return &c.LogCheckpointIntervalMs }, 1),
 	"file.delete.delay.ms":                    intProp(func(c *Config) *int64 { return &c.FileDeleteDelayMs }, 1),
+	"log.cleaner.backoff.ms":                  intProp(func(c *Config) *int64 { return &c.LogCleanerBackoffMs }, 1),
 	"log.cleanup.policy":                      stringProp(func(c *Config) *string { return &c.LogCleanupPolicy }, "delete", "compact", "compact,delete", "delete,compact"),
 	"log.message.timestamp.type":              stringProp(func(c *Config) *string { return &c.LogMessageTimestampType }, "CreateTime", "LogAppendTime"),
+
+	"offsets.topic.num.partitions":        int32Prop(func(c *Config) *int32 { return &c.OffsetsTopicNumPartitions }, 1),
+	"offsets.topic.segment.bytes":         intProp(func(c *Config) *int64 { return &c.OffsetsTopicSegmentBytes }, 1),
+	"offsets.retention.minutes":           intProp(func(c *Config) *int64 { return &c.OffsetsRetentionMs }, 60*1000),
+	"offsets.retention.check.interval.ms": intProp(func(c *Config) *int64 { return &c.OffsetsRetentionCheckIntervalMs }, 1),
+	"offset.metadata.max.bytes":           int32Prop(func(c *Config) *int32 { return &c.OffsetMetadataMaxBytes }, 0),
+	"group.initial.rebalance.delay.ms":    intProp(func(c *Config) *int64 { return &c.GroupInitialRebalanceDelayMs }, 1),
+	"group.min.session.timeout.ms":        intProp(func(c *Config) *int64 { return &c.GroupMinSessionTimeoutMs }, 1),
+	"group.max.session.timeout.ms":        intProp(func(c *Config) *int64 { return &c.GroupMaxSessionTimeoutMs }, 1),
+	"group.max.size":                      int32Prop(func(c *Config) *int32 { return &c.GroupMaxSize }, 1),
 }
 
 // ErrUnknownProperty is returned by Set for a property Strata does not know.
@@ -214,14 +249,34 @@ func (c *Config) Set(key, value string) error {
 	if !ok {
 		return fmt.Errorf("%w %q", ErrUnknownProperty, key)
 	}
-	if err := p.set(c, value); err != nil {
-		return fmt.Errorf("broker: property %s: %w", key, err)
-	}
 	if c.explicit == nil {
 		c.explicit = map[string]string{}
 	}
+	// As in Kafka, a finer unit wins whatever the order: once
+	// log.retention.ms is set, log.retention.hours no longer applies.
+	for _, finer := range finerUnits[key] {
+		if _, set := c.explicit[finer]; set {
+			var scratch Config
+			if err := p.set(&scratch, value); err != nil {
+				return fmt.Errorf("broker: property %s: %w", key, err)
+			}
+			c.explicit[key] = strings.TrimSpace(value)
+			return nil
+		}
+	}
+	if err := p.set(c, value); err != nil {
+		return fmt.Errorf("broker: property %s: %w", key, err)
+	}
 	c.explicit[key] = strings.TrimSpace(value)
 	return nil
+}
+
+// finerUnits lists, for a property in a coarse unit, the properties in finer
+// units that take precedence over it.
+var finerUnits = map[string][]string{
+	"log.retention.hours":   {"log.retention.minutes", "log.retention.ms"},
+	"log.retention.minutes": {"log.retention.ms"},
+	"log.roll.hours":        {"log.roll.ms"},
 }
 
 // LoadProperties reads a server.properties-style file (key=value or
@@ -295,6 +350,16 @@ func (c *Config) Validate() error {
 		return errors.New("broker: log.segment.bytes must be at least 14")
 	case c.MessageMaxBytes < 0:
 		return errors.New("broker: message.max.bytes must not be negative")
+	case c.OffsetsTopicNumPartitions < 1:
+		return errors.New("broker: offsets.topic.num.partitions must be at least 1")
+	case c.OffsetsTopicSegmentBytes < 14:
+		return errors.New("broker: offsets.topic.segment.bytes must be at least 14")
+	case c.OffsetsRetentionMs < 1 || c.OffsetsRetentionCheckIntervalMs < 1:
+		return errors.New("broker: offsets.retention.minutes and offsets.retention.check.interval.ms must be positive")
+	case c.GroupInitialRebalanceDelayMs < 0:
+		return errors.New("broker: group.initial.rebalance.delay.ms must not be negative")
+	case c.GroupMinSessionTimeoutMs > c.GroupMaxSessionTimeoutMs:
+		return errors.New("broker: group.min.session.timeout.ms must not exceed group.max.session.timeout.ms")
 	}
 	if strings.Contains(c.DataDir, ",") {
 		return errors.New("broker: log.dirs lists several directories; Strata uses one data directory per node")

@@ -14,7 +14,7 @@ func (s *Server) topicConfigSource(name string, overrides map[string]string) kms
 	if _, ok := overrides[name]; ok {
 		return kmsg.ConfigSourceDynamicTopicConfig
 	}
-	if syn := topicConfigDefs[name].brokerSynonym; syn != "" {
+	for _, syn := range topicConfigDefs[name].brokerSynonyms {
 		if _, ok := s.cfg.explicit[syn]; ok {
 			return kmsg.ConfigSourceStaticBrokerConfig
 		}

@@ -29,7 +29,23 @@ type clientConn struct {
 	// stopping is set by Server.Close: finish the request in hand, read no more.
 	stopping atomic.Bool
 	writeBuf []byte
+	readBuf  []byte
 }
+
+// frameSafeToReuse reports whether the request's handler is known to keep
+// no slice of the frame once it returns, so the buffer can be reused for the
+// next request. Other APIs (group protocol metadata, say) may retain bytes.
+func frameSafeToReuse(frame []byte) bool {
+	switch int16(binary.BigEndian.Uint16(frame)) {
+	case kmsg.Produce.Int16(), kmsg.Fetch.Int16(), kmsg.ListOffsets.Int16(), kmsg.Metadata.Int16(), kmsg.ApiVersions.Int16():
+		return true
+	}
+	return false
+}
+
+// maxRetainedReadBuffer bounds the request buffer a connection keeps
+// between requests.
+const maxRetainedReadBuffer = 8 << 20
 
 func newClientConn(s *Server, nc net.Conn) *clientConn {
 	if tc, ok := nc.(*net.TCPConn); ok {
@@ -65,7 +81,11 @@ func (c *clientConn) serve() {
 			}
 			return
 		}
-		if err := c.handleFrame(frame); err != nil {
+		err = c.handleFrame(frame)
+		if !frameSafeToReuse(frame) {
+			c.readBuf = nil // a handler may keep slices of this frame
+		}
+		if err != nil {
 			if !isClosedConnErr(err) {
 				c.s.logger.Warn("closing connection", "remote", c.remote, "reason", err.Error())
 			}
@@ -97,9 +117,19 @@ func (c *clientConn) readFrame() ([]byte, error) {
 		c.s.metrics.errorsTotal.WithLabelValues("INVALID_REQUEST").Inc()
 		return nil, fmt.Errorf("request of %d bytes exceeds socket.request.max.bytes (%d)", size, c.s.cfg.SocketRequestMaxBytes)
 	}
-	frame := make([]byte, size)
+	// Requests are served one at a time and no handler keeps a reference
+	// into the frame after it returns (kmsg copies strings; record bytes
+	// are written to the log before the handler returns), so one buffer
+	// per connection is reused; only unusually large ones are dropped.
+	if int(size) > cap(c.readBuf) {
+		c.readBuf = make([]byte, size)
+	}
+	frame := c.readBuf[:size]
 	if _, err := io.ReadFull(c.reader, frame); err != nil {
 		return nil, err
+	}
+	if cap(c.readBuf) > maxRetainedReadBuffer {
+		c.readBuf = nil
 	}
 	return frame, nil
 }
@@ -165,6 +195,9 @@ type requestContext struct {
 	header requestHeader
 	// noResponse is set by handlers that must not answer (acks=0 produce).
 	noResponse bool
+	// closeAfter, when set, closes the connection instead of answering and
+	// says why (a failed acks=0 produce has no other way to tell the client).
+	closeAfter string
 }
 
 // countError records a Kafka error code in the errors metric and returns it.
@@ -181,7 +214,17 @@ func (rc *requestContext) countError(code int16) int16 {
 	return code
 }
 
+// errHandlerPanic marks a request whose decoding or handling panicked: the
+// connection closes, the server keeps running. Fuzz tests look for it.
+var errHandlerPanic = errors.New("broker: internal error")
+
 func (c *clientConn) handleFrame(frame []byte) (err error) {
+	var h requestHeader
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w handling %s v%d: %v", errHandlerPanic, kmsg.NameForKey(h.apiKey), h.apiVersion, r)
+		}
+	}()
 	h, req, body, err := parseRequestHeader(frame)
 	if err != nil {
 		return err
@@ -192,11 +235,6 @@ func (c *clientConn) handleFrame(frame []byte) (err error) {
 	}
 	rc := &requestContext{s: c.s, conn: c, header: h}
 	start := time.Now()
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("internal error handling %s v%d: %v", kmsg.NameForKey(h.apiKey), h.apiVersion, r)
-		}
-	}()
 	if h.apiVersion < api.minVersion || h.apiVersion > api.maxVersion {
 		return c.unsupportedVersion(rc, req)
 	}
@@ -205,6 +243,9 @@ func (c *clientConn) handleFrame(frame []byte) (err error) {
 	}
 	resp := api.handle(rc, req)
 	c.s.metrics.requestLatency.WithLabelValues(api.name).Observe(time.Since(start).Seconds())
+	if rc.closeAfter != "" {
+		return fmt.Errorf("%w: %s", errCloseConn, rc.closeAfter)
+	}
 	if rc.noResponse || resp == nil {
 		return nil
 	}
@@ -213,7 +254,8 @@ func (c *clientConn) handleFrame(frame []byte) (err error) {
 
 // unsupportedVersion answers UNSUPPORTED_VERSION: ApiVersions in its v0
 // form with our ranges (KIP-511), other APIs in the requested version when
-// its response has a top-level error code, else the connection closes.
+// that version's response carries a top-level error code, else the
+// connection closes.
 func (c *clientConn) unsupportedVersion(rc *requestContext, req kmsg.Request) error {
 	code := rc.countError(kerr.UnsupportedVersion.Code)
 	if rc.header.apiKey == kmsg.ApiVersions.Int16() {
@@ -226,10 +268,26 @@ func (c *clientConn) unsupportedVersion(rc *requestContext, req kmsg.Request) er
 		resp.SetVersion(rc.header.apiVersion)
 		if f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode"); f.IsValid() && f.Kind() == reflect.Int16 {
 			f.SetInt(int64(code))
-			return c.writeResponse(rc.header, resp)
+			if topLevelErrorEncoded(resp, code) {
+				return c.writeResponse(rc.header, resp)
+			}
 		}
 	}
 	return fmt.Errorf("unsupported version %d of %s", rc.header.apiVersion, kmsg.NameForKey(rc.header.apiKey))
+}
+
+// topLevelErrorEncoded reports whether resp's version carries its ErrorCode
+// field on the wire: some versions moved errors into per-item fields
+// (FindCoordinator v4+, OffsetFetch v8+), and answering with the field
+// silently dropped would tell the client "no error".
+func topLevelErrorEncoded(resp kmsg.Response, code int16) bool {
+	back := kmsg.ResponseForKey(resp.Key())
+	back.SetVersion(resp.GetVersion())
+	if back.ReadFrom(resp.AppendTo(nil)) != nil {
+		return false
+	}
+	f := reflect.ValueOf(back).Elem().FieldByName("ErrorCode")
+	return f.IsValid() && f.Int() == int64(code)
 }
 
 // writeResponse frames and sends one response. Fetch responses carry file

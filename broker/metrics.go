@@ -2,6 +2,7 @@ package broker
 
 import (
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -86,11 +87,16 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	})
 }
 
-// adminHandler serves /metrics and /healthz.
+// adminHandler serves /metrics, /healthz and the /v1/groups lag API.
 func (s *Server) adminHandler() http.Handler {
 	s.metrics.registry.MustRegister(newPartitionCollector(s.topics))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
+	s.mountLag(mux) // consumer lag: series on /metrics, /v1/groups (lag_http.go)
+	// Go's profiler, for operators chasing a hot path (loopback by default).
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		if s.ctx.Err() != nil {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)

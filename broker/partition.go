@@ -146,6 +146,14 @@ func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppe
 			return appendResult{code: kerr.InvalidRecord.Code, message: "idempotent produce must carry exactly one batch per partition"}
 		}
 	}
+	if p.log.Compacted() {
+		// Kafka refuses keyless records on compacted topics.
+		if null, err := storage.RecordsHaveNullKey(records); err != nil {
+			return appendResult{code: kerr.CorruptMessage.Code, message: err.Error()}
+		} else if null {
+			return appendResult{code: kerr.InvalidRecord.Code, message: "compacted topic cannot accept a record without a key"}
+		}
+	}
 
 	now := time.Now().UnixMilli()
 	opts := storage.AppendOptions{}

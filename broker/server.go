@@ -28,6 +28,8 @@ type Server struct {
 	metrics *metrics
 	fetches *fetchSessionCache
 	pids    *producerIDAllocator
+	groups  *groupCoordinator // consumer groups and committed offsets (group_coordinator.go)
+	lag     *lagMonitor       // consumer lag for /metrics and /v1/groups (lag_metrics.go); nil without the admin listener
 
 	listener net.Listener
 	http     *http.Server
@@ -91,6 +93,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	logger.Info("data directory opened", "dir", cfg.DataDir, "topics", s.topics.count(), "took", time.Since(start).Round(time.Millisecond))
+	s.groups = newGroupCoordinator(s)
 	return s, nil
 }
 
@@ -121,6 +124,7 @@ func (s *Server) Start() error {
 	}
 	s.goTask(s.acceptLoop)
 	s.goTask(s.housekeeping)
+	s.groups.start()
 	s.logger.Info("strata broker listening", "kafka", ln.Addr().String(), "http", s.httpAddr, "node_id", s.cfg.NodeID, "cluster_id", s.store.ClusterID())
 	return nil
 }
@@ -182,7 +186,7 @@ func (s *Server) acceptLoop() {
 }
 
 // housekeeping runs the periodic log tasks: retention, segment.ms rolls,
-// flush.ms flushes and recovery checkpoints.
+// flush.ms flushes, recovery checkpoints and log compaction.
 func (s *Server) housekeeping() {
 	tick := func(ms int64, floor time.Duration) *time.Ticker {
 		d := time.Duration(ms) * time.Millisecond
@@ -197,6 +201,8 @@ func (s *Server) housekeeping() {
 	defer flush.Stop()
 	checkpoint := tick(s.cfg.LogCheckpointIntervalMs, 10*time.Millisecond)
 	defer checkpoint.Stop()
+	cleaner := tick(s.cfg.LogCleanerBackoffMs, 10*time.Millisecond)
+	defer cleaner.Stop()
 	for {
 		select {
 		case <-s.ctx.Done():
@@ -207,6 +213,8 @@ func (s *Server) housekeeping() {
 			s.topics.flushAndRoll()
 		case <-checkpoint.C:
 			s.topics.checkpoint()
+		case <-cleaner.C:
+			s.topics.cleanLogs()
 		}
 	}
 }
@@ -240,6 +248,7 @@ func (s *Server) Close() error {
 		cancel()
 	}
 	s.tasks.Wait()
+	s.groups.close()
 	err := s.topics.close()
 	if cerr := s.store.Close(); err == nil {
 		err = cerr

@@ -11,10 +11,11 @@ import (
 )
 
 // topicConfigDef is one topic-level config: its Kafka name, the broker
-// property that supplies its default (Kafka's synonym), and a validator.
+// properties that supply its default (Kafka's synonyms, most specific
+// first: log.retention.ms before log.retention.hours), and a validator.
 type topicConfigDef struct {
-	name          string
-	brokerSynonym string
+	name           string
+	brokerSynonyms []string
 	// defaultValue returns the effective default given the broker config.
 	defaultValue func(c *Config) string
 	validate     func(v string) error
@@ -71,36 +72,36 @@ var topicConfigDefs = map[string]topicConfigDef{}
 
 func init() {
 	defs := []topicConfigDef{
-		{name: "cleanup.policy", brokerSynonym: "log.cleanup.policy", defaultValue: func(c *Config) string { return c.LogCleanupPolicy },
+		{name: "cleanup.policy", brokerSynonyms: []string{"log.cleanup.policy"}, defaultValue: func(c *Config) string { return c.LogCleanupPolicy },
 			validate: validateOneOf("delete", "compact", "compact,delete", "delete,compact")},
 		{name: "compression.type", defaultValue: constant("producer"),
 			// Strata stores batches exactly as produced; recompressing on
 			// the broker would cost the zero-copy path, so only "producer".
 			validate: validateOneOf("producer")},
 		{name: "delete.retention.ms", defaultValue: constant("86400000"), validate: validateLong(0)},
-		{name: "file.delete.delay.ms", brokerSynonym: "file.delete.delay.ms", defaultValue: fromInt64(func(c *Config) int64 { return c.FileDeleteDelayMs }), validate: validateLong(0)},
-		{name: "flush.messages", brokerSynonym: "log.flush.interval.messages", defaultValue: fromInt64(func(c *Config) int64 { return c.LogFlushIntervalMessages }), validate: validateLong(1)},
-		{name: "flush.ms", brokerSynonym: "log.flush.interval.ms", defaultValue: fromInt64(func(c *Config) int64 { return c.LogFlushIntervalMs }), validate: validateLong(0)},
-		{name: "index.interval.bytes", brokerSynonym: "log.index.interval.bytes", defaultValue: fromInt64(func(c *Config) int64 { return int64(c.LogIndexIntervalBytes) }), validate: validateLong(0)},
+		{name: "file.delete.delay.ms", brokerSynonyms: []string{"file.delete.delay.ms"}, defaultValue: fromInt64(func(c *Config) int64 { return c.FileDeleteDelayMs }), validate: validateLong(0)},
+		{name: "flush.messages", brokerSynonyms: []string{"log.flush.interval.messages"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogFlushIntervalMessages }), validate: validateLong(1)},
+		{name: "flush.ms", brokerSynonyms: []string{"log.flush.interval.ms"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogFlushIntervalMs }), validate: validateLong(0)},
+		{name: "index.interval.bytes", brokerSynonyms: []string{"log.index.interval.bytes"}, defaultValue: fromInt64(func(c *Config) int64 { return int64(c.LogIndexIntervalBytes) }), validate: validateLong(0)},
 		{name: "local.retention.bytes", defaultValue: constant("-2"), validate: validateLong(-2)},
 		{name: "local.retention.ms", defaultValue: constant("-2"), validate: validateLong(-2)},
 		{name: "max.compaction.lag.ms", defaultValue: constant(strconv.FormatInt(math.MaxInt64, 10)), validate: validateLong(1)},
-		{name: "max.message.bytes", brokerSynonym: "message.max.bytes", defaultValue: fromInt64(func(c *Config) int64 { return int64(c.MessageMaxBytes) }), validate: validateLong(0)},
-		{name: "message.timestamp.type", brokerSynonym: "log.message.timestamp.type", defaultValue: func(c *Config) string { return c.LogMessageTimestampType },
+		{name: "max.message.bytes", brokerSynonyms: []string{"message.max.bytes"}, defaultValue: fromInt64(func(c *Config) int64 { return int64(c.MessageMaxBytes) }), validate: validateLong(0)},
+		{name: "message.timestamp.type", brokerSynonyms: []string{"log.message.timestamp.type"}, defaultValue: func(c *Config) string { return c.LogMessageTimestampType },
 			validate: validateOneOf("CreateTime", "LogAppendTime")},
 		{name: "message.timestamp.after.max.ms", defaultValue: constant(strconv.FormatInt(math.MaxInt64, 10)), validate: validateLong(0)},
 		{name: "message.timestamp.before.max.ms", defaultValue: constant(strconv.FormatInt(math.MaxInt64, 10)), validate: validateLong(0)},
 		{name: "min.cleanable.dirty.ratio", defaultValue: constant("0.5"), validate: validateDouble(0, 1)},
 		{name: "min.compaction.lag.ms", defaultValue: constant("0"), validate: validateLong(0)},
-		{name: "min.insync.replicas", brokerSynonym: "min.insync.replicas", defaultValue: fromInt64(func(c *Config) int64 { return int64(c.MinInsyncReplicas) }), validate: validateLong(1)},
+		{name: "min.insync.replicas", brokerSynonyms: []string{"min.insync.replicas"}, defaultValue: fromInt64(func(c *Config) int64 { return int64(c.MinInsyncReplicas) }), validate: validateLong(1)},
 		{name: "preallocate", defaultValue: constant("false"), validate: validateBool},
 		{name: "remote.storage.enable", defaultValue: constant("false"), validate: validateBool},
-		{name: "retention.bytes", brokerSynonym: "log.retention.bytes", defaultValue: fromInt64(func(c *Config) int64 { return c.LogRetentionBytes }), validate: validateLong(-1)},
-		{name: "retention.ms", brokerSynonym: "log.retention.ms", defaultValue: fromInt64(func(c *Config) int64 { return c.LogRetentionMs }), validate: validateLong(-1)},
-		{name: "segment.bytes", brokerSynonym: "log.segment.bytes", defaultValue: fromInt64(func(c *Config) int64 { return c.LogSegmentBytes }), validate: validateLong(14)},
-		{name: "segment.index.bytes", brokerSynonym: "log.index.size.max.bytes", defaultValue: fromInt64(func(c *Config) int64 { return int64(c.LogIndexSizeMaxBytes) }), validate: validateLong(4)},
+		{name: "retention.bytes", brokerSynonyms: []string{"log.retention.bytes"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogRetentionBytes }), validate: validateLong(-1)},
+		{name: "retention.ms", brokerSynonyms: []string{"log.retention.ms", "log.retention.minutes", "log.retention.hours"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogRetentionMs }), validate: validateLong(-1)},
+		{name: "segment.bytes", brokerSynonyms: []string{"log.segment.bytes"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogSegmentBytes }), validate: validateLong(14)},
+		{name: "segment.index.bytes", brokerSynonyms: []string{"log.index.size.max.bytes"}, defaultValue: fromInt64(func(c *Config) int64 { return int64(c.LogIndexSizeMaxBytes) }), validate: validateLong(4)},
 		{name: "segment.jitter.ms", defaultValue: constant("0"), validate: validateLong(0)},
-		{name: "segment.ms", brokerSynonym: "log.roll.ms", defaultValue: fromInt64(func(c *Config) int64 { return c.LogRollMs }), validate: validateLong(1)},
+		{name: "segment.ms", brokerSynonyms: []string{"log.roll.ms", "log.roll.hours"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogRollMs }), validate: validateLong(1)},
 		{name: "unclean.leader.election.enable", defaultValue: constant("false"), validate: validateBool},
 	}
 	for _, d := range defs {
@@ -155,6 +156,13 @@ func (e effectiveTopicConfig) storageConfig() storage.Config {
 	sc.IndexIntervalBytes = int(e.int64("index.interval.bytes"))
 	sc.SegmentIndexBytes = int(e.int64("segment.index.bytes"))
 	sc.FileDeleteDelayMs = e.int64("file.delete.delay.ms")
+	policy := e.values["cleanup.policy"]
+	sc.Compact = strings.Contains(policy, "compact")
+	sc.Delete = strings.Contains(policy, "delete")
+	sc.DeleteRetentionMs = e.int64("delete.retention.ms")
+	sc.MinCleanableDirtyRatio, _ = strconv.ParseFloat(e.values["min.cleanable.dirty.ratio"], 64)
+	sc.MinCompactionLagMs = e.int64("min.compaction.lag.ms")
+	sc.MaxCompactionLagMs = e.int64("max.compaction.lag.ms")
 	return sc
 }
 

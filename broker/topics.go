@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -209,6 +210,9 @@ func (m *topicManager) create(name string, partitions int32, replicationFactor i
 	if m.get(name) != nil {
 		return nil, newTopicError(kerr.TopicAlreadyExists, "topic %q already exists", name)
 	}
+	if other := m.collidingTopic(name); other != "" {
+		return nil, newTopicError(kerr.InvalidTopicException, "topic %q collides with existing topic %q ('.' and '_' are interchangeable in metric names)", name, other)
+	}
 	if validateOnly {
 		return nil, nil
 	}
@@ -236,6 +240,25 @@ func (m *topicManager) create(name string, partitions int32, replicationFactor i
 	return ts, nil
 }
 
+// collidingTopic returns an existing topic whose name differs from name
+// only by '.' versus '_', which Kafka refuses because their metric names
+// would be the same; "" if there is none.
+func (m *topicManager) collidingTopic(name string) string {
+	if !strings.ContainsAny(name, "._") {
+		return ""
+	}
+	unify := func(s string) string { return strings.ReplaceAll(s, ".", "_") }
+	want := unify(name)
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for other := range m.byName {
+		if other != name && unify(other) == want {
+			return other
+		}
+	}
+	return ""
+}
+
 // autoCreate creates a topic with broker defaults if auto-creation is on.
 // It reports the topic (existing or new) or why there is none.
 func (m *topicManager) autoCreate(name string) (*topicState, *topicError) {
@@ -244,6 +267,15 @@ func (m *topicManager) autoCreate(name string) (*topicState, *topicError) {
 	}
 	if !m.s.cfg.AutoCreateTopics {
 		return nil, newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
+	}
+	if isInternalTopic(name) {
+		// Created by its owner with its own settings (group_coordinator.go).
+		if m.s.groups != nil && m.s.groups.ensureTopic() != nil {
+			if t := m.get(name); t != nil {
+				return t, nil
+			}
+		}
+		return nil, newTopicError(kerr.LeaderNotAvailable, "internal topic %q is not available yet", name)
 	}
 	t, terr := m.create(name, -1, -1, nil, false)
 	if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
@@ -257,6 +289,9 @@ func (m *topicManager) autoCreate(name string) (*topicState, *topicError) {
 func (m *topicManager) delete(name string) *topicError {
 	if !m.s.cfg.DeleteTopicEnable {
 		return newTopicError(kerr.TopicDeletionDisabled, "delete.topic.enable is false")
+	}
+	if isInternalTopic(name) {
+		return newTopicError(kerr.InvalidRequest, "%s is an internal topic and cannot be deleted", name)
 	}
 	m.adminMu.Lock()
 	defer m.adminMu.Unlock()
@@ -279,11 +314,19 @@ func (m *topicManager) delete(name string) *topicError {
 		}
 	}
 	m.s.logger.Info("topic deleted", "topic", name)
+	if m.s.groups != nil {
+		m.s.groups.onTopicDeleted(name) // committed offsets go with the topic, as in Kafka
+	}
 	return nil
 }
 
-// grow adds partitions (CreatePartitions).
-func (m *topicManager) grow(name string, count int32, validateOnly bool) *topicError {
+// grow adds partitions (CreatePartitions). assigned is the number of
+// manual assignments given, 0 for none; it must match the partitions added.
+func (m *topicManager) grow(name string, count int32, assigned int, validateOnly bool) *topicError {
+	if isInternalTopic(name) {
+		// Groups are placed by partition count: adding partitions would move them.
+		return newTopicError(kerr.InvalidRequest, "%s is an internal topic; its partition count cannot change", name)
+	}
 	m.adminMu.Lock()
 	defer m.adminMu.Unlock()
 	t := m.get(name)
@@ -299,6 +342,8 @@ func (m *topicManager) grow(name string, count int32, validateOnly bool) *topicE
 		return newTopicError(kerr.InvalidPartitions, "topic %q already has %d partitions", name, current)
 	case count > 100000:
 		return newTopicError(kerr.InvalidPartitions, "number of partitions %d is over the limit of 100000", count)
+	case assigned > 0 && assigned != int(count-current):
+		return newTopicError(kerr.InvalidReplicaAssignment, "%d new partitions but %d assignments", count-current, assigned)
 	}
 	if validateOnly {
 		return nil
@@ -375,6 +420,36 @@ func (m *topicManager) applyRetention() {
 			m.s.logger.Error("retention failed", "dir", p.log.Dir(), "err", err)
 		} else if n > 0 {
 			m.s.logger.Info("retention deleted segments", "dir", p.log.Dir(), "segments", n, "log_start_offset", p.log.LogStartOffset())
+		}
+	})
+}
+
+// cleanLogs runs one pass of the log cleaner on every compacted partition
+// that needs one. It runs in the housekeeping goroutine, so a partition's
+// producer-state snapshot is never written by two goroutines at once.
+func (m *topicManager) cleanLogs() {
+	m.forEachPartition(func(p *partition) {
+		now := time.Now()
+		if m.s.ctx.Err() != nil || !p.log.Compacted() || !p.log.NeedsClean(now) {
+			return
+		}
+		// A restart rebuilds producer state from the snapshot plus the
+		// batches after it: snapshot first, and clean only below it.
+		limit := p.log.LogEndOffset()
+		if err := p.checkpoint(); err != nil {
+			m.s.logger.Error("checkpoint before cleaning failed", "dir", p.log.Dir(), "err", err)
+			return
+		}
+		res, err := p.log.CleanBelow(now, limit)
+		switch {
+		case err != nil:
+			m.s.logger.Error("log cleaning failed", "dir", p.log.Dir(), "err", err)
+		case res.Cleaned:
+			m.s.logger.Info("log cleaned", "dir", p.log.Dir(), "reason", res.Reason,
+				"offsets", fmt.Sprintf("[%d, %d)", res.FirstOffset, res.EndOffset),
+				"bytes_before", res.BytesBefore, "bytes_after", res.BytesAfter,
+				"records_removed", res.RecordsRemoved, "tombstones_removed", res.TombstonesRemoved,
+				"took", res.Duration.Round(time.Millisecond))
 		}
 	})
 }

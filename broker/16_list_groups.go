@@ -1,0 +1,54 @@
+package broker
+
+// ListGroups (key 16), v0–v5.
+//
+//   - Every group this node coordinates, with its protocol type ("" for
+//     offsets-only groups), state (v4+) and type (v5+: always "classic";
+//     KIP-848 groups are not built).
+//   - The states (v4+) and types (v5+) filters match case-insensitively.
+//   - COORDINATOR_LOAD_IN_PROGRESS, with the groups known so far, while a
+//     __consumer_offsets partition is still loading.
+
+import (
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(kmsg.ListGroups, 0, 5, handleListGroups)
+}
+
+// classicGroupType is the type of every group here (KIP-848 names it).
+const classicGroupType = "classic"
+
+func handleListGroups(rc *requestContext, req *kmsg.ListGroupsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+	matches := func(filter []string, v string) bool {
+		if len(filter) == 0 {
+			return true
+		}
+		for _, f := range filter {
+			if strings.EqualFold(f, v) {
+				return true
+			}
+		}
+		return false
+	}
+	listed, err := rc.s.groups.list()
+	if err != nil {
+		resp.ErrorCode = rc.countError(err.Code)
+	}
+	for _, g := range listed {
+		if !matches(req.StatesFilter, g.state.String()) || !matches(req.TypesFilter, classicGroupType) {
+			continue
+		}
+		lg := kmsg.NewListGroupsResponseGroup()
+		lg.Group = g.id
+		lg.ProtocolType = g.protocolType
+		lg.GroupState = g.state.String()
+		lg.GroupType = classicGroupType
+		resp.Groups = append(resp.Groups, lg)
+	}
+	return resp
+}

@@ -1,0 +1,32 @@
+package broker
+
+// DeleteGroups (key 42), v0–v3.
+//
+//   - Only an Empty group can be deleted (NON_EMPTY_GROUP otherwise); its
+//     offsets and metadata get tombstones in __consumer_offsets, written
+//     before the answer.
+//   - GROUP_ID_NOT_FOUND for a group that does not exist; v3 adds a message.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() {
+	registerAPI(kmsg.DeleteGroups, 0, 3, handleDeleteGroups)
+}
+
+func handleDeleteGroups(rc *requestContext, req *kmsg.DeleteGroupsRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.DeleteGroupsResponse)
+	for _, id := range req.Groups {
+		g := kmsg.NewDeleteGroupsResponseGroup()
+		g.Group = id
+		if err := rc.s.groups.deleteGroup(id); err != nil {
+			g.ErrorCode = rc.countError(err.Code)
+			if req.Version >= 3 {
+				g.ErrorMessage = kmsg.StringPtr(err.Description)
+			}
+		}
+		resp.Groups = append(resp.Groups, g)
+	}
+	return resp
+}

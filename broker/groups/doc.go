@@ -1,0 +1,102 @@
+// Package groups is the classic Kafka consumer-group protocol as a pure
+// state machine: the membership of one group (JoinGroup, SyncGroup,
+// Heartbeat, LeaveGroup), its generations, protocol selection, timeouts,
+// static membership, and the group's committed offsets. It does no I/O and
+// reads no clock: every call is given the current time, and everything the
+// caller must do afterwards comes back as Effects.
+//
+// # The caller's duties, in order
+//
+//  1. Serialise calls on one Group (it is not safe for concurrent use); the
+//     broker holds one lock per __consumer_offsets partition.
+//  2. Pass the current time to every call. Timeouts (session, rebalance,
+//     group.initial.rebalance.delay.ms, pending members, pending syncs) fire
+//     inside any call whose time has reached them, and in Tick. Call Tick at
+//     or soon after NextDeadline.
+//  3. Persist Effects.Records, in the order they were returned across all
+//     groups of one partition, to the group's __consumer_offsets partition
+//     (EncodeRecord gives Kafka's key and value bytes). The in-memory state
+//     already reflects them: replaying the log in order rebuilds the same
+//     state, which is what Restore and the Replay* functions do.
+//  4. Only once those records are durable, deliver Effects.Replies: each
+//     carries the Caller a JoinGroup or SyncGroup request registered, and
+//     its result. A blocked JoinGroup or SyncGroup is answered exactly once.
+//  5. Drop a group whose State is Dead; it has been deleted or expired.
+//
+// # Behaviour (Kafka's classic GroupCoordinator)
+//
+//   - States: Empty → PreparingRebalance → CompletingRebalance → Stable,
+//     and Dead for a deleted group. A rebalance completes when every known
+//     member has rejoined (and no MEMBER_ID_REQUIRED member is pending) or at
+//     the rebalance timeout (the largest of the members'), which removes the
+//     dynamic members that did not rejoin. The first rebalance of an Empty
+//     group waits group.initial.rebalance.delay.ms, extended while new
+//     members keep arriving, up to the rebalance timeout.
+//   - The protocol is the one every member supports, chosen by votes: each
+//     member votes for the first of its own protocols that all support.
+//     Protocol metadata and assignments are opaque bytes passed through.
+//   - The first member to join leads; a leader that does not rejoin is
+//     replaced by one that did. Only the leader's JoinGroup response lists
+//     the members; only the leader's SyncGroup assignment is used.
+//   - JoinGroup v4+ with an empty member id gets MEMBER_ID_REQUIRED and a
+//     new id (KIP-394); the member is pending until it rejoins with it or
+//     its session timeout passes.
+//   - Static members (group.instance.id, KIP-345): a rejoin with a new
+//     member id replaces the old one, which is fenced (FENCED_INSTANCE_ID).
+//     In Stable, when the selected protocol would not change, the group is
+//     not rebalanced: the new id inherits the assignment, and a v9 leader is
+//     told to skip assignment (KIP-814). Static members that do not rejoin
+//     in time are kept until their session expires.
+//   - A member's session expires session.timeout after its last heartbeat,
+//     except while it waits in JoinGroup (bounded by the rebalance) or in
+//     SyncGroup (bounded by the pending-sync timeout, the rebalance timeout
+//     after the join completed). A new member waiting for its first
+//     generation is dropped after NewMemberJoinTimeout (5 minutes).
+//   - Stale requests: ILLEGAL_GENERATION for another generation,
+//     UNKNOWN_MEMBER_ID for an unknown member, REBALANCE_IN_PROGRESS for a
+//     heartbeat or sync during a rebalance, FENCED_INSTANCE_ID for a static
+//     member's replaced id.
+//   - Offsets: commits with generation -1 and no member are accepted only
+//     while the group is Empty (simple consumers and admin tools); member
+//     commits are fenced by member and generation, and refused with
+//     REBALANCE_IN_PROGRESS while the group awaits its assignment. Offsets
+//     expire (offsets.retention.minutes) only for Empty groups — counted from
+//     when the group became Empty — for groups without a protocol type, and,
+//     for Stable consumer groups, for topics no member subscribes to
+//     (KIP-211, KIP-496).
+//
+// # Records (Kafka's __consumer_offsets layout)
+//
+// Keys and values are Kafka's own, so Kafka tools read them; every integer
+// is big-endian, strings are int16-length-prefixed (values v4+ are flexible).
+//
+//	offset commit key (version 1)         group metadata key (version 2)
+//	  int16  version = 1                    int16  version = 2
+//	  string group                          string group
+//	  string topic
+//	  int32  partition
+//
+//	offset commit value (version 3; version 1 when the commit has an
+//	expire timestamp, from OffsetCommit v1–v4)
+//	  int16  version
+//	  int64  offset
+//	  int32  leader epoch                   (v3)
+//	  string metadata
+//	  int64  commit timestamp (ms)
+//	  int64  expire timestamp (ms)          (v1 only)
+//
+//	group metadata value (version 3)
+//	  int16  version = 3
+//	  string protocol type
+//	  int32  generation
+//	  string protocol (nullable)
+//	  string leader (nullable)
+//	  int64  current state timestamp (ms)
+//	  array  members: member id, instance id (nullable), client id,
+//	         client host, rebalance timeout, session timeout,
+//	         subscription (bytes), assignment (bytes)
+//
+// A null value is a tombstone: for an offset key the commit is deleted, for
+// a group key the group's membership state is (its offsets stay until their
+// own tombstones).
+package groups

@@ -1,0 +1,182 @@
+package broker
+
+// Consumer lag end to end on a real broker: a franz-go group consumer
+// commits, and the admin listener's /v1/groups API and /metrics report the
+// group, its lag in records and seconds, and its status.
+
+import (
+	"context"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// scrapeLag returns the strata_group_* samples of /metrics by series text,
+// e.g. `strata_group_lag_records{group="g",partition="0",topic="t"}`.
+func scrapeLag(t *testing.T, tb *testBroker) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + tb.srv.HTTPAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if !strings.HasPrefix(line, "strata_group_") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			t.Fatalf("bad sample %q", line)
+		}
+		out[line[:i]] = v
+	}
+	return out
+}
+
+func TestLagOfARealConsumerGroup(t *testing.T) {
+	tb := startTestBroker(t, func(c *Config) { c.GroupInitialRebalanceDelayMs = 0 })
+	ctx := testContext(t)
+	adm := kadm.NewClient(tb.client())
+	if _, err := adm.CreateTopic(ctx, 2, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	base := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	producer := tb.client(kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	var records []*kgo.Record
+	for p := range int32(2) {
+		for i := range 10 {
+			records = append(records, &kgo.Record{Topic: "orders", Partition: p, Value: []byte("o"), Timestamp: base.Add(time.Duration(i) * time.Minute)})
+		}
+	}
+	if err := producer.ProduceSync(ctx, records...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(tb.addr()), kgo.ConsumerGroup("billing"), kgo.ConsumeTopics("orders"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	for seen := 0; seen < 20; {
+		fetches := consumer.PollFetches(ctx)
+		if err := fetches.Err(); err != nil {
+			t.Fatalf("poll: %v", err)
+		}
+		seen += fetches.NumRecords()
+	}
+	commit := func(p0, p1 int64) {
+		t.Helper()
+		err := commitSync(ctx, consumer, map[string]map[int32]kgo.EpochOffset{
+			"orders": {0: {Epoch: -1, Offset: p0}, 1: {Epoch: -1, Offset: p1}},
+		})
+		if err != nil {
+			t.Fatalf("commit: %v", err)
+		}
+	}
+	commit(4, 10)
+
+	var list groupListResponse
+	if code := httpJSON(t, http.MethodGet, "http://"+tb.srv.HTTPAddr()+"/v1/groups", &list); code != http.StatusOK {
+		t.Fatalf("GET /v1/groups: %d", code)
+	}
+	if len(list.Groups) != 1 || list.Groups[0].Group != "billing" || list.Groups[0].State != "Stable" ||
+		list.Groups[0].Status != "OK" || list.Groups[0].TotalLag != 6 || list.Groups[0].Partitions != 2 {
+		t.Errorf("groups = %+v", list.Groups)
+	}
+
+	var one groupLagResponse
+	url := "http://" + tb.srv.HTTPAddr() + "/v1/groups/billing/lag"
+	if code := httpJSON(t, http.MethodGet, url, &one); code != http.StatusOK || len(one.Partitions) != 2 {
+		t.Fatalf("GET lag: %d %+v", code, one)
+	}
+	p0, p1 := one.Partitions[0], one.Partitions[1]
+	age := time.Since(base.Add(4 * time.Minute)).Seconds()
+	if p0.LogEndOffset == nil || p0.LagRecords == nil || p0.LagSeconds == nil || p1.LagRecords == nil || p1.LagSeconds == nil {
+		t.Fatalf("null lag: %+v %+v", p0, p1)
+	}
+	if p0.Partition != 0 || p0.CommittedOffset != 4 || *p0.LogEndOffset != 10 || *p0.LagRecords != 6 ||
+		math.Abs(*p0.LagSeconds-age) > 5 || p0.Status != "OK" || len(p0.Window) != 1 {
+		t.Errorf("partition 0 = %+v (want lag seconds near %v)", p0, age)
+	}
+	if p1.CommittedOffset != 10 || *p1.LagRecords != 0 || *p1.LagSeconds != 0 {
+		t.Errorf("partition 1 = %+v", p1)
+	}
+
+	series := scrapeLag(t, tb)
+	for name, want := range map[string]float64{
+		`strata_group_committed_offset{group="billing",partition="0",topic="orders"}`: 4,
+		`strata_group_lag_records{group="billing",partition="0",topic="orders"}`:      6,
+		`strata_group_lag_records{group="billing",partition="1",topic="orders"}`:      0,
+		`strata_group_lag_seconds{group="billing",partition="1",topic="orders"}`:      0,
+		`strata_group_status{group="billing"}`:                                        0,
+	} {
+		if got, ok := series[name]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	if got := series[`strata_group_lag_seconds{group="billing",partition="0",topic="orders"}`]; math.Abs(got-age) > 5 {
+		t.Errorf("lag seconds of partition 0 = %v, want about %v", got, age)
+	}
+
+	// The group keeps committing offset 4 while records wait: STALL. The
+	// coordinator reports each commit as it happens.
+	for range 2 {
+		time.Sleep(1100 * time.Millisecond) // beyond the default min distance
+		commit(4, 10)
+	}
+	httpJSON(t, http.MethodGet, url, &one)
+	if one.Status != "STALL" || one.Severity != "ERR" || len(one.Partitions[0].Window) != 3 {
+		t.Errorf("after three commits of the same offset: %s/%s %+v", one.Status, one.Severity, one.Partitions[0])
+	}
+
+	// Gone with the group.
+	consumer.Close()
+	if _, err := adm.DeleteGroup(ctx, "billing"); err != nil {
+		t.Fatalf("delete group: %v", err)
+	}
+	var e struct {
+		Error string `json:"error"`
+	}
+	if code := httpJSON(t, http.MethodGet, url, &e); code != http.StatusNotFound || e.Error != `group "billing" not found` {
+		t.Errorf("lag of a deleted group: %d %q", code, e.Error)
+	}
+	if series := scrapeLag(t, tb); len(series) != 0 {
+		t.Errorf("series left after the group was deleted: %v", series)
+	}
+}
+
+// commitSync commits offsets as the group member and returns the request's
+// error or the first partition's.
+func commitSync(ctx context.Context, cl *kgo.Client, offsets map[string]map[int32]kgo.EpochOffset) error {
+	var result error
+	cl.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, _ *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+		if err != nil {
+			result = err
+			return
+		}
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if e := kerr.ErrorForCode(p.ErrorCode); e != nil && result == nil {
+					result = e
+				}
+			}
+		}
+	})
+	return result
+}
