@@ -15,6 +15,13 @@
 // for a graceful stop, SIGKILL to simulate a crash. A failing test prints the
 // tail of the server's log.
 //
+// What they cover: kcat round trips through every codec and across kill -9
+// restarts (kcat_test.go); kafkajs produce, fetch and group consumption
+// (kafkajs_test.go); consumer groups shared by three kcat -G members and two
+// kafkajs members, then resumed by a new member exactly at the committed
+// offsets (groups_test.go); the strata CLI (cli_test.go); SIGTERM and the
+// admin HTTP listener (lifecycle_test.go).
+//
 // External tools: when one is missing the test skips, except under CI (the
 // CI environment variable set), where it fails and names what to install;
 // scripts/install-test-deps.sh installs them all.
