@@ -36,7 +36,7 @@ func handleDescribeGroups(rc *requestContext, req *kmsg.DescribeGroupsRequest) k
 		case !ok:
 			g.State = "Dead"
 		default:
-			g.State = d.State.String()
+			g.State = d.StateName
 			g.ProtocolType = d.ProtocolType
 			g.Protocol = d.Protocol
 			for _, m := range d.Members {

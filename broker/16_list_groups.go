@@ -3,8 +3,9 @@ package broker
 // ListGroups (key 16), v0–v5.
 //
 //   - Every group this node coordinates, with its protocol type ("" for
-//     offsets-only groups), state (v4+) and type (v5+: always "classic";
-//     KIP-848 groups are not built).
+//     offsets-only groups), state (v4+) and type (v5+: "classic", or
+//     "consumer" for KIP-848 groups, whose states are Empty, Assigning,
+//     Reconciling and Stable).
 //   - The states (v4+) and types (v5+) filters match case-insensitively.
 //   - COORDINATOR_LOAD_IN_PROGRESS, with the groups known so far, while a
 //     __consumer_offsets partition is still loading.
@@ -18,9 +19,6 @@ import (
 func init() {
 	registerAPI(kmsg.ListGroups, 0, 5, handleListGroups)
 }
-
-// classicGroupType is the type of every group here (KIP-848 names it).
-const classicGroupType = "classic"
 
 func handleListGroups(rc *requestContext, req *kmsg.ListGroupsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
@@ -40,14 +38,14 @@ func handleListGroups(rc *requestContext, req *kmsg.ListGroupsRequest) kmsg.Resp
 		resp.ErrorCode = rc.countError(err.Code)
 	}
 	for _, g := range listed {
-		if !matches(req.StatesFilter, g.state.String()) || !matches(req.TypesFilter, classicGroupType) {
+		if !matches(req.StatesFilter, g.stateName) || !matches(req.TypesFilter, g.groupType) {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()
 		lg.Group = g.id
 		lg.ProtocolType = g.protocolType
-		lg.GroupState = g.state.String()
-		lg.GroupType = classicGroupType
+		lg.GroupState = g.stateName
+		lg.GroupType = g.groupType
 		resp.Groups = append(resp.Groups, lg)
 	}
 	return resp

@@ -16,6 +16,30 @@ type apiDef struct {
 	minVersion int16
 	maxVersion int16
 	handle     func(rc *requestContext, req kmsg.Request) kmsg.Response
+	// enabled, if set, gates the API on the server's config: while it
+	// reports false the API is neither advertised nor served.
+	enabled func(cfg *Config) bool
+}
+
+// servedBy reports whether a server with cfg serves the API.
+func (a apiDef) servedBy(cfg *Config) bool { return a.enabled == nil || a.enabled(cfg) }
+
+// lookupAPI returns the API a server with cfg serves under key.
+func lookupAPI(cfg *Config, key int16) (apiDef, bool) {
+	a, ok := apis[key]
+	if !ok || !a.servedBy(cfg) {
+		return apiDef{}, false
+	}
+	return a, true
+}
+
+// registerOptionalAPI is registerAPI for an API served only where enabled
+// reports true.
+func registerOptionalAPI[R kmsg.Request](key kmsg.Key, minVersion, maxVersion int16, enabled func(cfg *Config) bool, handle func(rc *requestContext, req R) kmsg.Response) {
+	registerAPI(key, minVersion, maxVersion, handle)
+	a := apis[key.Int16()]
+	a.enabled = enabled
+	apis[key.Int16()] = a
 }
 
 var apis = map[int16]apiDef{}
@@ -39,9 +63,16 @@ func registerAPI[R kmsg.Request](key kmsg.Key, minVersion, maxVersion int16, han
 }
 
 // sortedAPIs returns the registry ordered by key.
-func sortedAPIs() []apiDef {
+func sortedAPIs() []apiDef { return servedAPIs(nil) }
+
+// servedAPIs returns, ordered by key, the APIs a server with cfg serves;
+// with a nil cfg, every registered API.
+func servedAPIs(cfg *Config) []apiDef {
 	out := make([]apiDef, 0, len(apis))
 	for _, a := range apis {
+		if cfg != nil && !a.servedBy(cfg) {
+			continue
+		}
 		out = append(out, a)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })

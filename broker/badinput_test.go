@@ -62,7 +62,7 @@ func TestBadFramesCloseOnlyTheirConnection(t *testing.T) {
 		{"size zero", binary.BigEndian.AppendUint32(nil, 0)},
 		{"frame shorter than a header", sized([]byte{0, 3, 0})},
 		{"unknown api key", sized(header(999, 0, 1))},
-		{"api key the broker does not serve", sized(header(kmsg.ConsumerGroupHeartbeat.Int16(), 0, 1))},
+		{"api key the broker does not serve", sized(header(kmsg.ShareGroupHeartbeat.Int16(), 0, 1))},
 		{"client id overruns the frame", sized(append(header(3, 1, 1)[:8], 0x7f, 0xff))},
 		{"truncated metadata body", sized(metaFrame[4 : len(metaFrame)-3])},
 		{"flexible header with bad tags", sized(append(header(3, 12, 1), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff))},

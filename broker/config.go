@@ -56,6 +56,11 @@ type Config struct {
 	GroupMinSessionTimeoutMs        int64 // group.min.session.timeout.ms
 	GroupMaxSessionTimeoutMs        int64 // group.max.session.timeout.ms
 	GroupMaxSize                    int32 // group.max.size
+	// KIP-848 consumer groups.
+	GroupConsumerProtocolEnable      bool   // group.consumer.protocol.enable (default true): serve and advertise ConsumerGroupHeartbeat/Describe
+	GroupConsumerSessionTimeoutMs    int64  // group.consumer.session.timeout.ms
+	GroupConsumerHeartbeatIntervalMs int64  // group.consumer.heartbeat.interval.ms
+	GroupConsumerAssignor            string // group.consumer.assignors (first entry: the default)
 
 	// explicit records which Kafka properties were set, for DescribeConfigs.
 	explicit map[string]string
@@ -100,6 +105,11 @@ func DefaultConfig() Config {
 		GroupMinSessionTimeoutMs:        6000,
 		GroupMaxSessionTimeoutMs:        1800000,
 		GroupMaxSize:                    math.MaxInt32,
+
+		GroupConsumerProtocolEnable:      true,
+		GroupConsumerSessionTimeoutMs:    45000,
+		GroupConsumerHeartbeatIntervalMs: 5000,
+		GroupConsumerAssignor:            "uniform",
 
 		explicit: map[string]string{},
 	}
@@ -228,15 +238,19 @@ var brokerProperties = map[string]brokerProperty{
 	"log.cleanup.policy":                      stringProp(func(c *Config) *string { return &c.LogCleanupPolicy }, "delete", "compact", "compact,delete", "delete,compact"),
 	"log.message.timestamp.type":              stringProp(func(c *Config) *string { return &c.LogMessageTimestampType }, "CreateTime", "LogAppendTime"),
 
-	"offsets.topic.num.partitions":        int32Prop(func(c *Config) *int32 { return &c.OffsetsTopicNumPartitions }, 1),
-	"offsets.topic.segment.bytes":         intProp(func(c *Config) *int64 { return &c.OffsetsTopicSegmentBytes }, 1),
-	"offsets.retention.minutes":           intProp(func(c *Config) *int64 { return &c.OffsetsRetentionMs }, 60*1000),
-	"offsets.retention.check.interval.ms": intProp(func(c *Config) *int64 { return &c.OffsetsRetentionCheckIntervalMs }, 1),
-	"offset.metadata.max.bytes":           int32Prop(func(c *Config) *int32 { return &c.OffsetMetadataMaxBytes }, 0),
-	"group.initial.rebalance.delay.ms":    intProp(func(c *Config) *int64 { return &c.GroupInitialRebalanceDelayMs }, 1),
-	"group.min.session.timeout.ms":        intProp(func(c *Config) *int64 { return &c.GroupMinSessionTimeoutMs }, 1),
-	"group.max.session.timeout.ms":        intProp(func(c *Config) *int64 { return &c.GroupMaxSessionTimeoutMs }, 1),
-	"group.max.size":                      int32Prop(func(c *Config) *int32 { return &c.GroupMaxSize }, 1),
+	"offsets.topic.num.partitions":         int32Prop(func(c *Config) *int32 { return &c.OffsetsTopicNumPartitions }, 1),
+	"offsets.topic.segment.bytes":          intProp(func(c *Config) *int64 { return &c.OffsetsTopicSegmentBytes }, 1),
+	"offsets.retention.minutes":            intProp(func(c *Config) *int64 { return &c.OffsetsRetentionMs }, 60*1000),
+	"offsets.retention.check.interval.ms":  intProp(func(c *Config) *int64 { return &c.OffsetsRetentionCheckIntervalMs }, 1),
+	"offset.metadata.max.bytes":            int32Prop(func(c *Config) *int32 { return &c.OffsetMetadataMaxBytes }, 0),
+	"group.initial.rebalance.delay.ms":     intProp(func(c *Config) *int64 { return &c.GroupInitialRebalanceDelayMs }, 1),
+	"group.min.session.timeout.ms":         intProp(func(c *Config) *int64 { return &c.GroupMinSessionTimeoutMs }, 1),
+	"group.max.session.timeout.ms":         intProp(func(c *Config) *int64 { return &c.GroupMaxSessionTimeoutMs }, 1),
+	"group.max.size":                       int32Prop(func(c *Config) *int32 { return &c.GroupMaxSize }, 1),
+	"group.consumer.protocol.enable":       boolProp(func(c *Config) *bool { return &c.GroupConsumerProtocolEnable }),
+	"group.consumer.session.timeout.ms":    intProp(func(c *Config) *int64 { return &c.GroupConsumerSessionTimeoutMs }, 1),
+	"group.consumer.heartbeat.interval.ms": intProp(func(c *Config) *int64 { return &c.GroupConsumerHeartbeatIntervalMs }, 1),
+	"group.consumer.assignors":             consumerAssignorsProp(),
 }
 
 // ErrUnknownProperty is returned by Set for a property Strata does not know.
@@ -386,4 +400,27 @@ func (c *Config) describe() []describedProperty {
 type describedProperty struct {
 	name, value string
 	explicit    bool
+}
+
+// consumerAssignorsProp is group.consumer.assignors: a list of built-in
+// assignor names ("uniform", "range"); the first is the default of groups
+// whose members name none. Kafka's class names are not accepted.
+func consumerAssignorsProp() brokerProperty {
+	return brokerProperty{
+		set: func(c *Config, v string) error {
+			var first string
+			for _, name := range strings.Split(v, ",") {
+				name = strings.TrimSpace(name)
+				if name != "uniform" && name != "range" {
+					return fmt.Errorf("unknown assignor %q: must be uniform or range", name)
+				}
+				if first == "" {
+					first = name
+				}
+			}
+			c.GroupConsumerAssignor = first
+			return nil
+		},
+		get: func(c *Config) string { return c.GroupConsumerAssignor },
+	}
 }

@@ -229,7 +229,7 @@ func (c *clientConn) handleFrame(frame []byte) (err error) {
 	if err != nil {
 		return err
 	}
-	api, ok := apis[h.apiKey]
+	api, ok := lookupAPI(&c.s.cfg, h.apiKey)
 	if !ok {
 		return fmt.Errorf("unsupported api key %d (%s)", h.apiKey, kmsg.NameForKey(h.apiKey))
 	}
@@ -259,7 +259,7 @@ func (c *clientConn) handleFrame(frame []byte) (err error) {
 func (c *clientConn) unsupportedVersion(rc *requestContext, req kmsg.Request) error {
 	code := rc.countError(kerr.UnsupportedVersion.Code)
 	if rc.header.apiKey == kmsg.ApiVersions.Int16() {
-		resp := apiVersionsResponse(0)
+		resp := apiVersionsResponse(&c.s.cfg, 0)
 		resp.ErrorCode = code
 		return c.writeResponse(rc.header, resp)
 	}

@@ -57,6 +57,9 @@ func newGroupCoordinator(s *Server) *groupCoordinator {
 	c.cfg.MinSessionTimeout = time.Duration(s.cfg.GroupMinSessionTimeoutMs) * time.Millisecond
 	c.cfg.MaxSessionTimeout = time.Duration(s.cfg.GroupMaxSessionTimeoutMs) * time.Millisecond
 	c.cfg.MaxSize = int(s.cfg.GroupMaxSize)
+	c.cfg.ConsumerSessionTimeout = time.Duration(s.cfg.GroupConsumerSessionTimeoutMs) * time.Millisecond
+	c.cfg.ConsumerHeartbeatInterval = time.Duration(s.cfg.GroupConsumerHeartbeatIntervalMs) * time.Millisecond
+	c.cfg.ConsumerAssignor = s.cfg.GroupConsumerAssignor
 	if t := s.topics.get(consumerOffsetsTopic); t != nil {
 		c.adopt(t) // loaded by start
 	}
@@ -376,6 +379,63 @@ func (c *groupCoordinator) heartbeat(groupID, memberID string, instanceID *strin
 	return result
 }
 
+// consumerHeartbeat runs a ConsumerGroupHeartbeat (KIP-848); a member at
+// epoch 0 may create the group.
+func (c *groupCoordinator) consumerHeartbeat(groupID string, req groups.ConsumerHeartbeatRequest) groups.ConsumerHeartbeatResult {
+	sh, code := c.shardFor(groupID)
+	if code != nil {
+		return groups.ConsumerHeartbeatResult{Err: code, MemberID: req.MemberID, MemberEpoch: -1}
+	}
+	topics := c.topicCatalog()
+	var res groups.ConsumerHeartbeatResult
+	code, err := sh.withGroup(groupID, req.MemberEpoch == groups.JoinEpoch, func(g *groups.Group, now time.Time) groups.Effects {
+		if g == nil {
+			res = groups.ConsumerHeartbeatResult{Err: kerr.UnknownMemberID, MemberID: req.MemberID, MemberEpoch: -1}
+			if req.MemberEpoch < 0 {
+				res.Err = kerr.GroupIDNotFound
+			}
+			return groups.Effects{}
+		}
+		var eff groups.Effects
+		res, eff = g.ConsumerHeartbeat(now, req, topics)
+		return eff
+	})
+	switch {
+	case code != nil:
+		return groups.ConsumerHeartbeatResult{Err: code, MemberID: req.MemberID, MemberEpoch: -1}
+	case err != nil:
+		return groups.ConsumerHeartbeatResult{Err: kerr.CoordinatorNotAvailable, MemberID: req.MemberID, MemberEpoch: -1}
+	}
+	return res
+}
+
+// topicCatalog is the cluster's topics for the consumer-group assignors.
+func (c *groupCoordinator) topicCatalog() groups.TopicCatalog {
+	all := c.s.topics.all()
+	infos := make([]groups.TopicInfo, 0, len(all))
+	for _, t := range all {
+		parts, _, meta := c.s.topics.snapshot(t)
+		infos = append(infos, groups.TopicInfo{ID: meta.ID, Name: meta.Name, Partitions: int32(len(parts)), Internal: isInternalTopic(meta.Name)})
+	}
+	return groups.NewTopicCatalog(infos)
+}
+
+// describeConsumer returns a consumer group's description; found is false
+// if the group does not exist, consumer false if it is a classic group.
+func (c *groupCoordinator) describeConsumer(groupID string) (d groups.ConsumerDescription, found, consumer bool, code *kerr.Error) {
+	sh, code := c.shardFor(groupID)
+	if code != nil {
+		return d, false, false, code
+	}
+	code = sh.read(func(gs map[string]*groups.Group) {
+		if g := gs[groupID]; g != nil {
+			found = true
+			d, consumer = g.DescribeConsumer()
+		}
+	})
+	return d, found, consumer, code
+}
+
 // leave removes members; it returns a group-level error or one per member.
 func (c *groupCoordinator) leave(groupID string, members []groups.LeaveMember) (*kerr.Error, []*kerr.Error) {
 	sh, code := c.shardFor(groupID)
@@ -480,6 +540,8 @@ type listedGroup struct {
 	id           string
 	protocolType string
 	state        groups.State
+	stateName    string // Kafka's state name for the group's type
+	groupType    string // "classic" or "consumer"
 }
 
 // list returns every group of the loaded shards, sorted, and an error if
@@ -490,7 +552,7 @@ func (c *groupCoordinator) list() ([]listedGroup, *kerr.Error) {
 	for _, sh := range c.shards() {
 		if err := sh.read(func(gs map[string]*groups.Group) {
 			for id, g := range gs {
-				out = append(out, listedGroup{id: id, protocolType: g.ProtocolType(), state: g.State()})
+				out = append(out, listedGroup{id: id, protocolType: g.ProtocolType(), state: g.State(), stateName: g.StateName(), groupType: g.GroupType()})
 			}
 		}); err != nil && code == nil {
 			code = err
@@ -611,7 +673,7 @@ func toGroupSnapshot(s groups.Snapshot, partition int32) groupSnapshot {
 	gs := groupSnapshot{
 		Group:        s.Group,
 		Partition:    partition,
-		State:        s.State.String(),
+		State:        s.StateName,
 		ProtocolType: s.ProtocolType,
 		Protocol:     s.Protocol,
 		Generation:   s.Generation,

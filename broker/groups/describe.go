@@ -13,6 +13,8 @@ type MemberDescription struct {
 // Description is a group as DescribeGroups shows it.
 type Description struct {
 	State        State
+	StateName    string // Kafka's name for the state in the group's type
+	GroupType    string // "classic" or "consumer"
 	ProtocolType string
 	Protocol     string
 	Members      []MemberDescription
@@ -21,7 +23,11 @@ type Description struct {
 // Describe summarises the group as Kafka does: protocol, member metadata
 // and assignments only while Stable.
 func (g *Group) Describe() Description {
-	d := Description{State: g.state, ProtocolType: g.protocolType}
+	d := Description{State: g.state, ProtocolType: g.protocolType, StateName: g.StateName(), GroupType: g.GroupType()}
+	if g.consumer != nil {
+		d.Members = g.consumerMembersDescription()
+		return d
+	}
 	stable := g.state == Stable
 	if stable {
 		d.Protocol = g.protocol
@@ -43,6 +49,8 @@ func (g *Group) Describe() Description {
 type Snapshot struct {
 	Group        string
 	State        State
+	StateName    string // Kafka's name for the state in the group's type
+	GroupType    string // "classic" or "consumer"
 	ProtocolType string
 	Protocol     string
 	Generation   int32
@@ -56,11 +64,17 @@ func (g *Group) Snapshot() Snapshot {
 	s := Snapshot{
 		Group:        g.id,
 		State:        g.state,
+		StateName:    g.StateName(),
+		GroupType:    g.GroupType(),
 		ProtocolType: g.protocolType,
 		Protocol:     g.protocol,
 		Generation:   g.generation,
 		Leader:       g.leader,
 		Offsets:      g.Offsets(),
+	}
+	if g.consumer != nil {
+		s.Members = g.consumerMembersDescription()
+		return s
 	}
 	for _, id := range g.order {
 		m := g.members[id]

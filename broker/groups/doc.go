@@ -1,7 +1,9 @@
-// Package groups is the classic Kafka consumer-group protocol as a pure
-// state machine: the membership of one group (JoinGroup, SyncGroup,
-// Heartbeat, LeaveGroup), its generations, protocol selection, timeouts,
-// static membership, and the group's committed offsets. It does no I/O and
+// Package groups is Kafka's consumer-group coordinator as a pure state
+// machine: the classic protocol (JoinGroup, SyncGroup, Heartbeat,
+// LeaveGroup) with its generations, protocol selection, timeouts and static
+// membership; the next-generation consumer protocol (KIP-848,
+// ConsumerGroupHeartbeat: server-side assignors in assignor.go, epochs and
+// reconciliation in consumer_group.go); and the group's committed offsets. It does no I/O and
 // reads no clock: every call is given the current time, and everything the
 // caller must do afterwards comes back as Effects.
 //
@@ -64,6 +66,22 @@
 //     when the group became Empty — for groups without a protocol type, and,
 //     for Stable consumer groups, for topics no member subscribes to
 //     (KIP-211, KIP-496).
+//
+// # Consumer (KIP-848) groups
+//
+// A group is classic or consumer, never both: ConsumerHeartbeat turns an
+// empty classic group (no members; offsets kept) into a consumer group and
+// refuses one with members (GROUP_ID_NOT_FOUND, as Kafka); a classic
+// JoinGroup turns an empty consumer group back into a classic one and gets
+// INCONSISTENT_GROUP_PROTOCOL while it has members. Kafka's online upgrade
+// of a live classic group (and downgrade of a live consumer group) is not
+// implemented. ConsumerHeartbeat takes the cluster's topics (TopicCatalog)
+// as input and returns no records: a consumer group's membership, epochs and
+// assignments live in memory only (Kafka's records 3–16 are not written),
+// so after a coordinator restart its members get UNKNOWN_MEMBER_ID, rejoin
+// at epoch 0 and resume from the committed offsets. Its timers (sessions,
+// revocation within the rebalance timeout) fire through Tick and
+// NextDeadline like the classic ones. See consumer_group.go for the rules.
 //
 // # Records (Kafka's __consumer_offsets layout)
 //

@@ -109,6 +109,10 @@ type Group struct {
 
 	offsets map[TopicPartition]OffsetAndMetadata
 
+	// consumer is set for a group of the consumer (KIP-848) type; the
+	// classic membership fields above are then unused.
+	consumer *consumerGroup
+
 	out Effects
 }
 
@@ -152,6 +156,9 @@ func (g *Group) NumMembers() int { return len(g.members) }
 // IsPristine reports a group that holds nothing worth keeping: Empty, never
 // rebalanced, no members, pending members or offsets. Callers may drop it.
 func (g *Group) IsPristine() bool {
+	if g.consumer != nil {
+		return len(g.consumer.members) == 0 && len(g.offsets) == 0
+	}
 	return g.state == Empty && g.generation == 0 && g.protocolType == "" && len(g.members) == 0 &&
 		len(g.pendingMembers) == 0 && len(g.offsets) == 0
 }

@@ -18,6 +18,14 @@ func (g *Group) Join(now time.Time, req JoinRequest, caller Caller) Effects {
 
 func (g *Group) join(now time.Time, req JoinRequest, caller Caller) {
 	fail := func(err *kerr.Error) { g.replyJoin(caller, joinError(req.MemberID, err)) }
+	if g.consumer != nil && g.state != Dead {
+		if len(g.consumer.members) > 0 {
+			// Classic and consumer-protocol members do not mix.
+			fail(kerr.InconsistentGroupProtocol)
+			return
+		}
+		g.fromEmptyConsumerGroup(now)
+	}
 	switch {
 	case req.SessionTimeout < g.cfg.MinSessionTimeout || req.SessionTimeout > g.cfg.MaxSessionTimeout:
 		fail(kerr.InvalidSessionTimeout)
@@ -500,6 +508,9 @@ func (g *Group) NextDeadline() time.Time {
 		consider(m.sessionDeadline)
 	}
 	consider(g.pendingSyncDeadline)
+	if g.consumer != nil {
+		g.consumer.nextDeadline(consider)
+	}
 	return next
 }
 
@@ -514,6 +525,9 @@ func (g *Group) fireTimers(now time.Time) {
 }
 
 func (g *Group) fireOneTimer(now time.Time) bool {
+	if g.consumer != nil {
+		return g.fireConsumerTimer(now)
+	}
 	due := func(t time.Time) bool { return !t.IsZero() && !now.Before(t) }
 	if g.state == PreparingRebalance && due(g.joinDeadline) {
 		if g.initialDelay && g.newMemberAdded && g.initialRemaining > 0 {

@@ -27,6 +27,9 @@ func (g *Group) validateCommit(now time.Time, req CommitRequest) *kerr.Error {
 	if g.state == Dead {
 		return kerr.CoordinatorNotAvailable
 	}
+	if g.consumer != nil {
+		return g.validateConsumerCommit(now, req)
+	}
 	if req.Generation < 0 && g.state == Empty {
 		// A simple consumer or an admin tool: the group stores offsets only.
 		return nil

@@ -56,6 +56,15 @@ type Config struct {
 	// client id, or the instance id of a static member). The default
 	// appends a random UUID, as Kafka does.
 	NewMemberID func(prefix string) string
+
+	// ConsumerSessionTimeout and ConsumerHeartbeatInterval are
+	// group.consumer.session.timeout.ms and
+	// group.consumer.heartbeat.interval.ms (KIP-848 groups).
+	ConsumerSessionTimeout    time.Duration
+	ConsumerHeartbeatInterval time.Duration
+	// ConsumerAssignor is the assignor of a consumer group whose members
+	// name none (Kafka: the first of group.consumer.assignors, uniform).
+	ConsumerAssignor string
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -66,6 +75,10 @@ func DefaultConfig() Config {
 		MaxSessionTimeout:     30 * time.Minute,
 		NewMemberJoinTimeout:  5 * time.Minute,
 		NewMemberID:           RandomMemberID,
+
+		ConsumerSessionTimeout:    45 * time.Second,
+		ConsumerHeartbeatInterval: 5 * time.Second,
+		ConsumerAssignor:          UniformAssignor,
 	}
 }
 
