@@ -2,7 +2,8 @@
 #
 # The same targets run on a developer's machine and in CI (.ci/run calls
 # `make test` with CI=true). The one difference CI makes: an end-to-end test
-# whose external tool (kcat, node) is missing fails in CI and skips elsewhere.
+# whose external tool (kcat, node, bin/minio) is missing fails in CI and skips
+# elsewhere.
 
 SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
@@ -41,7 +42,7 @@ build: ## build bin/strata
 run: build ## build, then run one broker on 127.0.0.1:9092 with data in ./data
 	$(STRATA) server --listen $(LISTEN) --data-dir $(DATA_DIR)
 
-deps: ## install what the e2e tests need (kcat, node, kafkajs)
+deps: ## install what the e2e and tiering tests need (kcat, node, kafkajs, bin/minio)
 	scripts/install-test-deps.sh
 
 # Both test runs always run; the target fails if either did.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # install-test-deps.sh: installs what the end-to-end tests need beyond Go:
-# kcat (librdkafka's CLI), node + npm, and kafkajs in e2e/kafkajs.
+# kcat (librdkafka's CLI), node + npm, kafkajs in e2e/kafkajs, and the MinIO
+# server in bin/minio for the tiering tests.
 # Idempotent: each step checks first and does nothing when already satisfied.
 set -euo pipefail
 
@@ -51,4 +52,17 @@ if [ -n "$have" ] && [ "$have" = "$want" ]; then
 else
 	log "kafkajs $want: npm ci in e2e/kafkajs"
 	(cd "$js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+# MinIO: the S3 server the tiering tests run against (tiering/minio_test.go).
+# Built from source into bin/ (about 150 MiB; several minutes on a cold module
+# cache) and rebuilt only when the pinned version changes.
+minio_version="v0.0.0-20260212201848-7aac2a2c5b7c"
+minio_bin="$root/bin/minio"
+have="$(go version -m "$minio_bin" 2>/dev/null | awk '$1 == "mod" && $2 == "github.com/minio/minio" { print $3 }' || true)"
+if [ "$have" = "$minio_version" ]; then
+	log "minio $minio_version: present ($minio_bin)"
+else
+	log "minio $minio_version: building into bin/ with go install (several minutes the first time)"
+	GOTOOLCHAIN=local GOBIN="$root/bin" go install "github.com/minio/minio@$minio_version"
 fi
