@@ -5,6 +5,7 @@ package broker
 // partition is ever owned by two members at once.
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -109,11 +110,9 @@ func TestConsumerProtocolSplitTakeOverAndRebalance(t *testing.T) {
 	}
 }
 
-// TestConsumerProtocolResumesAfterRestart: only offsets survive a restart
-// (consumer-group membership is not persisted), so a new member resumes
-// exactly from the commits, and a member that keeps running across a
-// restart is told UNKNOWN_MEMBER_ID, rejoins at epoch 0 and goes on (what
-// it had not committed yet may be processed again).
+// TestConsumerProtocolResumesAfterRestart: a new member resumes exactly
+// from the commits after a restart, and a member that keeps running across
+// a restart goes on.
 func TestConsumerProtocolResumesAfterRestart(t *testing.T) {
 	const partitions = 3
 	tb := start848Broker(t)
@@ -151,6 +150,66 @@ func TestConsumerProtocolResumesAfterRestart(t *testing.T) {
 	if snap, ok := findGroupSnapshot(tb, group); !ok || len(snap.Members) != 1 || snap.ProtocolType != "consumer" {
 		t.Fatalf("after the second restart: %+v", snap)
 	}
+}
+
+// TestConsumerProtocolMembersSurviveRestart: the consumer group's state is
+// persisted, so members that keep running across coordinator restarts stay
+// members at their epochs — no UNKNOWN_MEMBER_ID, no lost partitions, no
+// rejoin — and, committing after each poll, process every record exactly
+// once.
+func TestConsumerProtocolMembersSurviveRestart(t *testing.T) {
+	const partitions = 6
+	tb := start848Broker(t)
+	topic, group := "survive-848", "survivors-848"
+	tb.createTopic(topic, partitions, nil)
+	opts := []kgo.Opt{kgo.ServerSideBalancer(), kgo.Balancers(kgo.RangeBalancer())}
+	ledger := newConsumeLedger()
+	members := []*groupMember{
+		startGroupMember(t, tb, "m1", group, topic, ledger, opts...),
+		startGroupMember(t, tb, "m2", group, topic, ledger, opts...),
+		startGroupMember(t, tb, "m3", group, topic, ledger, opts...),
+	}
+	waitForBalance(t, tb, group, topic, partitions, members...)
+	total := 300
+	ends := produceSpread(t, tb, topic, partitions, total)
+	waitFor(t, 30*time.Second, "the first batch", func() bool { return ledger.count() == total })
+	waitCommitted(t, tb, group, topic, ends)
+
+	before, _ := findGroupSnapshot(tb, group)
+	revoked := make([]int, len(members))
+	for i, m := range members {
+		revoked[i] = m.revokedCount()
+	}
+	memberIDs := func(s groupSnapshot) []string {
+		var ids []string
+		for _, m := range s.Members {
+			ids = append(ids, m.MemberID+"/"+m.ClientID)
+		}
+		slices.Sort(ids)
+		return ids
+	}
+
+	for round := range 2 {
+		// Restart while the members are busy with records not all
+		// committed yet.
+		ends = produceSpread(t, tb, topic, partitions, 300)
+		total += 300
+		tb.restart()
+		ends = produceSpread(t, tb, topic, partitions, 150)
+		total += 150
+		waitFor(t, 30*time.Second, "the batches around the restart", func() bool { return ledger.count() == total })
+		waitCommitted(t, tb, group, topic, ends)
+		after, ok := findGroupSnapshot(tb, group)
+		if !ok || after.State != "Stable" || after.Generation != before.Generation || !slices.Equal(memberIDs(after), memberIDs(before)) {
+			t.Fatalf("round %d: group before the restart %+v, after %+v", round, before, after)
+		}
+	}
+	for i, m := range members {
+		if got := m.revokedCount(); got != revoked[i] {
+			t.Errorf("%s lost or revoked %d partitions across the restarts", m.name, got-revoked[i])
+		}
+	}
+	ledger.check(t, ends)
 }
 
 func TestConsumerProtocolAdvertisedOnlyWhenEnabled(t *testing.T) {

@@ -322,12 +322,7 @@ func (sh *groupShard) load() error {
 			return
 		}
 		records++
-		g := get(rec.Group)
-		if rec.IsOffset {
-			g.ReplayOffset(rec.TopicPartition, rec.Offset)
-		} else {
-			g.ReplayMetadata(now, rec.Metadata)
-		}
+		get(rec.Group).Replay(now, rec)
 	})
 	if err != nil {
 		return err

@@ -40,9 +40,11 @@ import (
 //     its last heartbeat.
 //   - Committed offsets are fenced by member epoch (OffsetCommit v9+:
 //     STALE_MEMBER_EPOCH for an older epoch, FENCED_MEMBER_EPOCH newer).
-//   - Nothing but offsets is persisted: after a coordinator restart the
-//     members are unknown and rejoin at epoch 0 (UNKNOWN_MEMBER_ID), and the
-//     group resumes from its committed offsets.
+//   - The group's state (epochs, assignor, members with their current,
+//     pending-revocation and target assignments) is persisted to
+//     __consumer_offsets as Strata's own records (consumer_records.go), so
+//     a restarted coordinator knows the members: they carry on at their
+//     epochs, their sessions restarting from the load.
 
 type reconcileState int8
 
@@ -725,7 +727,9 @@ func encodeConsumerAssignment(tps []TopicPartition) []byte {
 // fromEmptyConsumerGroup turns an empty consumer group back into a classic
 // one (a classic JoinGroup to it), keeping its offsets.
 func (g *Group) fromEmptyConsumerGroup(now time.Time) {
+	g.persistConsumer()
 	g.consumer = nil
+	g.persistConsumer() // tombstones, ahead of the classic group's records
 	g.protocolType = ""
 	g.transition(Empty, now)
 }

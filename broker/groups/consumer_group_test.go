@@ -16,6 +16,9 @@ type consumerScenario struct {
 	g      *Group
 	now    time.Time
 	topics TopicCatalog
+	// records are every record the group emitted, in order; after each
+	// call, replaying them into a fresh group must rebuild its state.
+	records []Record
 }
 
 func newConsumerScenario(t *testing.T, topics ...TopicInfo) *consumerScenario {
@@ -36,9 +39,10 @@ func (s *consumerScenario) heartbeat(req ConsumerHeartbeatRequest) ConsumerHeart
 		req.RebalanceTimeout = 30 * time.Second
 	}
 	res, eff := s.g.ConsumerHeartbeat(s.now, req, s.topics)
-	if len(eff.Records) != 0 || len(eff.Replies) != 0 {
-		s.t.Fatalf("consumer heartbeat produced effects %+v", eff)
+	if len(eff.Replies) != 0 {
+		s.t.Fatalf("consumer heartbeat produced replies %+v", eff)
 	}
+	s.collect(eff)
 	return res
 }
 
@@ -179,7 +183,8 @@ func TestConsumerGroupReconciliation(t *testing.T) {
 	}
 	// Commits are fenced by member epoch.
 	commit := func(id string, epoch int32) *kerr.Error {
-		err, _ := s.g.Commit(s.now, CommitRequest{MemberID: id, Generation: epoch, Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "t", Partition: 0}}}})
+		err, eff := s.g.Commit(s.now, CommitRequest{MemberID: id, Generation: epoch, Offsets: []CommitOffset{{TopicPartition: TopicPartition{Topic: "t", Partition: 0}, OffsetAndMetadata: OffsetAndMetadata{LeaderEpoch: -1, ExpireTimestamp: -1}}}})
+		s.collect(eff)
 		return err
 	}
 	if err := commit("a", 2); err != nil {
@@ -196,7 +201,9 @@ func TestConsumerGroupReconciliation(t *testing.T) {
 	}
 	// Classic members cannot join.
 	var replies []Reply
-	replies = append(replies, s.g.Join(s.now, JoinRequest{ProtocolType: "consumer", SessionTimeout: 10 * time.Second, Protocols: []Protocol{{Name: "range"}}}, "c").Replies...)
+	eff := s.g.Join(s.now, JoinRequest{ProtocolType: "consumer", SessionTimeout: 10 * time.Second, Protocols: []Protocol{{Name: "range"}}}, "c")
+	replies = append(replies, eff.Replies...)
+	s.collect(eff)
 	if len(replies) != 1 || replies[0].Join.Err != kerr.InconsistentGroupProtocol {
 		t.Fatalf("classic join: %+v", replies)
 	}
@@ -227,7 +234,7 @@ func TestConsumerGroupSessionAndRevocationTimeouts(t *testing.T) {
 	if d := s.g.NextDeadline(); d.After(s.now) {
 		t.Fatalf("next deadline %v after now %v", d, s.now)
 	}
-	s.g.Tick(s.now)
+	s.collect(s.g.Tick(s.now))
 	if res := s.report("a", 1, nil); res.Err != kerr.UnknownMemberID {
 		t.Fatalf("a after its revocation timeout: %+v", res)
 	}

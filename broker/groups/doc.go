@@ -19,7 +19,7 @@
 //     groups of one partition, to the group's __consumer_offsets partition
 //     (EncodeRecord gives Kafka's key and value bytes). The in-memory state
 //     already reflects them: replaying the log in order rebuilds the same
-//     state, which is what Restore and the Replay* functions do.
+//     state, which is what Replay (and the Replay* functions) do.
 //  4. Only once those records are durable, deliver Effects.Replies: each
 //     carries the Caller a JoinGroup or SyncGroup request registered, and
 //     its result. A blocked JoinGroup or SyncGroup is answered exactly once.
@@ -76,12 +76,18 @@
 // INCONSISTENT_GROUP_PROTOCOL while it has members. Kafka's online upgrade
 // of a live classic group (and downgrade of a live consumer group) is not
 // implemented. ConsumerHeartbeat takes the cluster's topics (TopicCatalog)
-// as input and returns no records: a consumer group's membership, epochs and
-// assignments live in memory only (Kafka's records 3–16 are not written),
-// so after a coordinator restart its members get UNKNOWN_MEMBER_ID, rejoin
-// at epoch 0 and resume from the committed offsets. Its timers (sessions,
-// revocation within the rebalance timeout) fire through Tick and
-// NextDeadline like the classic ones. See consumer_group.go for the rules.
+// as input. A consumer group's state is persisted in Strata's own records
+// (below; Kafka's records 3–16 are not written): after every call the
+// group compares its state with the values it last wrote and emits the
+// group record and the member records that changed, a member tombstone for
+// each member gone, and tombstones for all of them once the group is
+// deleted, turns classic, or holds nothing (no members, no offsets).
+// Replaying them (Replay) rebuilds the same state — members keep their ids,
+// epochs and assignments, so they carry on after a coordinator restart —
+// with every session (and pending revocation) restarting from the load, as
+// Kafka does after a failover. Its timers (sessions, revocation within the
+// rebalance timeout) fire through Tick and NextDeadline like the classic
+// ones. See consumer_group.go for the rules.
 //
 // # Records (Kafka's __consumer_offsets layout)
 //
@@ -117,4 +123,47 @@
 // A null value is a tombstone: for an offset key the commit is deleted, for
 // a group key the group's membership state is (its offsets stay until their
 // own tombstones).
+//
+// # Consumer (KIP-848) group records (Strata's own, consumer_records.go)
+//
+// Under key versions Kafka does not use, so Kafka tools skip them (and
+// Strata skips Kafka's 3–16). Same integer and string encoding; "nstring"
+// is a string whose length -1 means null; arrays have an int32 count.
+// Values start with their own version, 0; a reader fails on a newer one.
+//
+//	consumer group key (0x7F00)           consumer member key (0x7F01)
+//	  int16  version = 0x7F00               int16  version = 0x7F01
+//	  string group                          string group
+//	                                        string member id
+//
+//	consumer group value (version 0)
+//	  int16  version = 0
+//	  int32  group epoch
+//	  int32  assignment epoch               (of the target assignment)
+//	  string assignor                       ("" : the configured default)
+//	  int64  state timestamp (ms; -1 unknown)
+//	  array  subscribed topics: string topic, int32 partitions
+//	         (the metadata the target was computed from; sorted by topic)
+//
+//	consumer member value (version 0)
+//	  int16  version = 0
+//	  nstring instance id
+//	  nstring rack id
+//	  string client id
+//	  string client host
+//	  int32  rebalance timeout (ms)
+//	  array  subscribed topic names: string
+//	  string subscribed topic regex         ("" for none)
+//	  string server assignor                ("" for none)
+//	  int32  member epoch
+//	  int32  previous member epoch
+//	  int8   state: 0 stable, 1 unrevoked, 2 unreleased
+//	  partitions assigned                   (each of these three: array of
+//	  partitions pending revocation          topics, each string topic and
+//	  target partitions (at the group's      array int32 partitions; sorted)
+//	    assignment epoch)
+//
+// A null value is a tombstone for the group's record or that member's.
+// Records of one group may come back in any order after compaction: each
+// makes the group a consumer group if it is not one yet.
 package groups

@@ -112,6 +112,11 @@ type Group struct {
 	// consumer is set for a group of the consumer (KIP-848) type; the
 	// classic membership fields above are then unused.
 	consumer *consumerGroup
+	// persistedGroup and persistedMembers are the values of the consumer
+	// group's records as last written (or replayed); see
+	// consumer_records.go.
+	persistedGroup   string
+	persistedMembers map[string]string
 
 	out Effects
 }
@@ -165,6 +170,7 @@ func (g *Group) IsPristine() bool {
 
 // take returns and clears the accumulated effects.
 func (g *Group) take() Effects {
+	g.persistConsumer()
 	out := g.out
 	g.out = Effects{}
 	return out

@@ -22,6 +22,14 @@ type Record struct {
 	Offset         *OffsetAndMetadata
 
 	Metadata *GroupMetadata
+
+	// A consumer (KIP-848) group's own record (Strata's format, see
+	// consumer_records.go), or one of its members' (MemberID).
+	IsConsumerGroup  bool
+	ConsumerGroup    *ConsumerGroupMetadata
+	IsConsumerMember bool
+	MemberID         string
+	ConsumerMember   *ConsumerMemberMetadata
 }
 
 // GroupMetadata is the persisted state of a group's current generation.
@@ -55,6 +63,20 @@ const (
 // EncodeRecord returns Kafka's key and value bytes for r (value nil for a
 // tombstone).
 func EncodeRecord(r Record) (key, value []byte) {
+	switch {
+	case r.IsConsumerGroup:
+		key = consumerGroupKey(r.Group)
+		if r.ConsumerGroup != nil {
+			value = encodeConsumerGroupValue(r.ConsumerGroup)
+		}
+		return key, value
+	case r.IsConsumerMember:
+		key = consumerMemberKey(r.Group, r.MemberID)
+		if r.ConsumerMember != nil {
+			value = encodeConsumerMemberValue(r.ConsumerMember)
+		}
+		return key, value
+	}
 	if r.IsOffset {
 		k := kmsg.NewOffsetCommitKey()
 		k.Version = offsetCommitKeyVersion
@@ -183,8 +205,25 @@ func DecodeRecord(key, value []byte) (r Record, known bool, err error) {
 		}
 		r.Metadata = md
 		return r, true, nil
+	case consumerGroupKeyVersion, consumerMemberKeyVersion:
+		r, err := decodeConsumerRecord(version, key, value)
+		return r, true, err
 	default:
 		return Record{}, false, nil
+	}
+}
+
+// Replay applies any record read back from the log.
+func (g *Group) Replay(now time.Time, r Record) {
+	switch {
+	case r.IsOffset:
+		g.ReplayOffset(r.TopicPartition, r.Offset)
+	case r.IsConsumerGroup:
+		g.ReplayConsumerGroup(now, r.ConsumerGroup)
+	case r.IsConsumerMember:
+		g.ReplayConsumerMember(now, r.MemberID, r.ConsumerMember)
+	default:
+		g.ReplayMetadata(now, r.Metadata)
 	}
 }
 
