@@ -224,7 +224,9 @@ func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fet
 		if out.errorCode != 0 {
 			anyError = true
 		}
-		if incremental && t.state.sent && out.chunk.Len == 0 && out.errorCode == t.state.lastErrorCode &&
+		// A partition in error is always answered (as Kafka does), so the
+		// client sees it and the long poll's early return is never empty.
+		if incremental && t.state.sent && out.chunk.Len == 0 && out.errorCode == 0 && t.state.lastErrorCode == 0 &&
 			out.highWatermark == t.state.lastHW && out.logStartOffset == t.state.lastLogStart {
 			continue
 		}
@@ -249,6 +251,11 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 	p := rc.s.topics.partition(t.key.topic, t.key.partition)
 	if p == nil {
 		out.errorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
+		return out, nil
+	}
+	if req.Version >= 13 && p.topic.meta.ID != metadata.TopicID(t.topicID) {
+		// The session's topic was deleted and a new one took its name.
+		out.errorCode = rc.countError(kerr.UnknownTopicID.Code)
 		return out, nil
 	}
 	hw := p.highWatermark()
@@ -278,6 +285,10 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 	case errors.Is(err, storage.ErrOffsetOutOfRange):
 		out.errorCode = rc.countError(kerr.OffsetOutOfRange.Code)
 		out.hasRecords = false
+	case errors.Is(err, storage.ErrClosed):
+		// The topic was deleted while this fetch was in flight.
+		out.errorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
+		out.hasRecords = false
 	case err != nil:
 		rc.s.logger.Error("fetch read failed", "topic", t.key.topic, "partition", t.key.partition, "offset", t.state.fetchOffset, "err", err)
 		out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
@@ -300,6 +311,13 @@ func (rc *requestContext) commitSession(s *fetchSession, topics []fetchTopicOut)
 			}
 			sp.sent = true
 			sp.lastHW, sp.lastLogStart, sp.lastErrorCode = p.highWatermark, p.logStartOffset, p.errorCode
+			if p.chunk.Len > 0 {
+				// Partitions that just got data go to the back, so one
+				// busy partition cannot starve the rest of max_bytes.
+				k := sessionKey{topic: t.name, partition: p.partition}
+				s.forget(k)
+				s.upsert(k, *sp)
+			}
 		}
 	}
 }

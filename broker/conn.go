@@ -58,6 +58,26 @@ func newClientConn(s *Server, nc net.Conn) *clientConn {
 func (c *clientConn) stopReading() {
 	c.stopping.Store(true)
 	_ = c.nc.SetReadDeadline(time.Now())
+	// A client that stopped reading must not hold up shutdown.
+	_ = c.nc.SetWriteDeadline(time.Now().Add(shutdownWriteTimeout))
+}
+
+const (
+	// responseWriteTimeout bounds writing one response: a client that
+	// reads nothing for this long loses its connection instead of pinning
+	// a goroutine and files forever.
+	responseWriteTimeout = 60 * time.Second
+	// shutdownWriteTimeout bounds the last response during shutdown.
+	shutdownWriteTimeout = 5 * time.Second
+)
+
+// setWriteDeadline arms the deadline for one response.
+func (c *clientConn) setWriteDeadline() {
+	timeout := responseWriteTimeout
+	if c.stopping.Load() {
+		timeout = shutdownWriteTimeout
+	}
+	_ = c.nc.SetWriteDeadline(time.Now().Add(timeout))
 }
 
 // requestHeader is Kafka's request header (v0–v2).
@@ -293,6 +313,7 @@ func topLevelErrorEncoded(resp kmsg.Response, code int16) bool {
 // writeResponse frames and sends one response. Fetch responses carry file
 // chunks that go to the socket with sendfile.
 func (c *clientConn) writeResponse(h requestHeader, resp kmsg.Response) error {
+	c.setWriteDeadline()
 	buf := c.writeBuf[:0]
 	buf = append(buf, 0, 0, 0, 0)
 	buf = binary.BigEndian.AppendUint32(buf, uint32(h.correlationID))

@@ -64,6 +64,10 @@ func (fs *fetchSession) forget(k sessionKey) {
 	}
 }
 
+// sessionEvictionIdle is how long a session must be unused before a new
+// one may take its slot.
+const sessionEvictionIdle = 2 * time.Minute
+
 type fetchSessionCache struct {
 	capacity int
 	mu       sync.Mutex
@@ -88,6 +92,12 @@ func (c *fetchSessionCache) create() *fetchSession {
 			if oldest == nil || s.lastUsed.Before(oldest.lastUsed) {
 				oldest = s
 			}
+		}
+		// Only an idle session is evicted (Kafka's
+		// min.incremental.fetch.session.eviction.ms); when every slot is
+		// busy the new client fetches without a session instead.
+		if time.Since(oldest.lastUsed) < sessionEvictionIdle {
+			return nil
 		}
 		delete(c.sessions, oldest.id)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -27,9 +28,12 @@ type partition struct {
 	// sequence check and its append are one step.
 	mu struct {
 		sync.Mutex
-		producers   *producerTable
-		leaderEpoch int32
+		producers *producerTable
 	}
+
+	// epoch is the partition's leader epoch, read lock-free by fetches so
+	// they never wait behind an append's fsync.
+	epoch atomic.Int32
 
 	waitersMu struct {
 		sync.Mutex
@@ -57,7 +61,7 @@ func openPartition(s *Server, t *topicState, index int32, leaderEpoch int32) (*p
 	}
 	p := &partition{topic: t, index: index, log: l}
 	p.mu.producers = producers
-	p.mu.leaderEpoch = leaderEpoch
+	p.epoch.Store(leaderEpoch)
 	return p, nil
 }
 
@@ -106,11 +110,7 @@ func writeFileSync(path string, data []byte) error {
 // visible to consumers. On a single node every appended record is.
 func (p *partition) highWatermark() int64 { return p.log.LogEndOffset() }
 
-func (p *partition) leaderEpoch() int32 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.mu.leaderEpoch
-}
+func (p *partition) leaderEpoch() int32 { return p.epoch.Load() }
 
 // appendResult is the outcome of one produce to one partition.
 type appendResult struct {
@@ -163,7 +163,7 @@ func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppe
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	opts.LeaderEpoch = p.mu.leaderEpoch
+	opts.LeaderEpoch = p.epoch.Load()
 	if h := &headers[0]; h.ProducerID >= 0 {
 		dup, code := p.mu.producers.check(h)
 		if code != 0 {
@@ -173,19 +173,32 @@ func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppe
 			return appendResult{baseOffset: dup.FirstOffset, lastOffset: dup.LastOffset, logAppendTime: -1, duplicate: true}
 		}
 	}
+	before := p.log.LogEndOffset()
 	res, err := p.log.Append(records, headers, opts)
 	if err != nil {
+		if p.log.LogEndOffset() > before {
+			// Written but not fsynced (flush.messages): the records are
+			// in the log, so remember them for idempotence or a retry
+			// would append them twice; the producer still sees the error.
+			p.recordAppendedLocked(headers, res.FirstOffset, now)
+			p.wakeWaiters()
+		}
 		return appendResult{code: kerr.KafkaStorageError.Code, message: err.Error()}
 	}
-	offset := res.FirstOffset
+	p.recordAppendedLocked(headers, res.FirstOffset, now)
+	p.wakeWaiters()
+	return appendResult{baseOffset: res.FirstOffset, lastOffset: res.LastOffset, logAppendTime: res.LogAppendTime}
+}
+
+// recordAppendedLocked enters appended batches in the producer table. Needs p.mu.
+func (p *partition) recordAppendedLocked(headers []storage.BatchHeader, firstOffset int64, nowMs int64) {
+	offset := firstOffset
 	for i := range headers {
 		h := &headers[i]
 		h.BaseOffset = offset
 		offset = h.LastOffset() + 1
-		p.mu.producers.record(h, now)
+		p.mu.producers.record(h, nowMs)
 	}
-	p.wakeWaiters()
-	return appendResult{baseOffset: res.FirstOffset, lastOffset: res.LastOffset, logAppendTime: res.LogAppendTime}
 }
 
 // addWaiter registers a one-shot wake-up for the next append.
