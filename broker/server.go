@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strata-streaming/strata/metadata"
+	"github.com/strata-streaming/strata/tiering"
 )
 
 // Server is one Strata node: the Kafka listener, the partition logs it leads,
@@ -21,9 +22,12 @@ import (
 // checkpoints). Create it with NewServer, then Start; Close shuts it down
 // gracefully.
 type Server struct {
-	cfg     Config
-	logger  *slog.Logger
-	store   metadata.Store
+	cfg    Config
+	logger *slog.Logger
+	store  metadata.Store
+	// objects is the tiering object store from --object-store. Nothing
+	// uploads to it yet (the tiering issue's next slice).
+	objects tiering.ObjectStore
 	topics  *topicManager
 	metrics *metrics
 	fetches *fetchSessionCache
@@ -69,12 +73,20 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("broker: data dir: %w", err)
 	}
+	// The object store is opened (and its URL checked) at start so a typo
+	// fails here, not when the first segment is tiered.
+	objects, err := tiering.Open(context.Background(), cfg.ObjectStore)
+	if err != nil {
+		return nil, fmt.Errorf("broker: --object-store: %w", err)
+	}
 	store, err := metadata.OpenFileStore(filepath.Join(cfg.DataDir, "__metadata"))
 	if err != nil {
+		objects.Close()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
+		objects: objects,
 		cfg:     cfg,
 		logger:  logger,
 		store:   store,
@@ -90,6 +102,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		cancel()
 		store.Close()
+		objects.Close()
 		return nil, err
 	}
 	logger.Info("data directory opened", "dir", cfg.DataDir, "topics", s.topics.count(), "took", time.Since(start).Round(time.Millisecond))
@@ -251,6 +264,9 @@ func (s *Server) Close() error {
 	s.groups.close()
 	err := s.topics.close()
 	if cerr := s.store.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := s.objects.Close(); err == nil {
 		err = cerr
 	}
 	s.logger.Info("strata broker stopped")
