@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strata-streaming/strata/broker/storage"
+	"github.com/strata-streaming/strata/metadata"
 )
 
 // partition is one partition this node leads. Every partition has a leader
@@ -87,23 +88,7 @@ func checkPartitionTopicID(dir string, t *topicState) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return writeFileSync(filepath.Join(dir, partitionMetadataFile), []byte(want))
-}
-
-func writeFileSync(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return metadata.WriteFileAtomic(filepath.Join(dir, partitionMetadataFile), []byte(want))
 }
 
 // highWatermark is the offset below which records are committed and

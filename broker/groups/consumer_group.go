@@ -2,6 +2,7 @@ package groups
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -90,6 +91,12 @@ type consumerGroup struct {
 	// subscribedPartitions is the partition count of every subscribed
 	// topic the target was computed from.
 	subscribedPartitions map[string]int32
+}
+
+// sortedMemberIDs returns the member ids in order, so every walk over the
+// members (assignment, description, replay) is deterministic.
+func (cg *consumerGroup) sortedMemberIDs() []string {
+	return slices.Sorted(maps.Keys(cg.members))
 }
 
 func newConsumerGroup() *consumerGroup {
@@ -419,11 +426,7 @@ func (g *Group) refreshTarget(topics TopicCatalog) {
 	if cg.assignmentEpoch == cg.groupEpoch {
 		return
 	}
-	ids := make([]string, 0, len(cg.members))
-	for id := range cg.members {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := cg.sortedMemberIDs()
 	name := cg.assignor
 	if name == "" {
 		name = g.cfg.ConsumerAssignor
@@ -667,11 +670,7 @@ func (g *Group) DescribeConsumer() (d ConsumerDescription, ok bool) {
 	if d.Assignor == "" {
 		d.Assignor = g.cfg.ConsumerAssignor
 	}
-	ids := make([]string, 0, len(cg.members))
-	for id := range cg.members {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := cg.sortedMemberIDs()
 	for _, id := range ids {
 		m := cg.members[id]
 		md := ConsumerMemberDescription{

@@ -487,11 +487,7 @@ func (g *Group) settleReplayedConsumer() {
 	cg := g.consumer
 	cg.owner = map[TopicPartition]string{}
 	cg.staticMembers = map[string]string{}
-	ids := make([]string, 0, len(cg.members))
-	for id := range cg.members {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
+	ids := cg.sortedMemberIDs()
 	for _, id := range ids {
 		m := cg.members[id]
 		for tp := range m.assigned {

@@ -15,7 +15,7 @@ import (
 func TestPureCore(t *testing.T) {
 	allowed := map[string]bool{
 		"bytes": true, "crypto/rand": true, "encoding/binary": true, "errors": true, "fmt": true,
-		"regexp": true, "slices": true, "sort": true, "time": true,
+		"maps": true, "regexp": true, "slices": true, "sort": true, "time": true,
 		"github.com/twmb/franz-go/pkg/kerr": true, "github.com/twmb/franz-go/pkg/kmsg": true,
 	}
 	files, err := filepath.Glob("*.go")

@@ -44,18 +44,43 @@ func (c recoveryCheckpoint) values() []int64 {
 // encode renders the checkpoint as "key value" lines closed by a CRC-32C of
 // all preceding bytes.
 func (c recoveryCheckpoint) encode() []byte {
+	return encodeCheckedFields(recoveryCheckpointVersion, recoveryCheckpointFields, c.values())
+}
+
+func decodeRecoveryCheckpoint(data []byte) (recoveryCheckpoint, error) {
+	values, err := decodeCheckedFields(data, recoveryCheckpointFile, recoveryCheckpointVersion, recoveryCheckpointFields)
+	if err != nil {
+		return recoveryCheckpoint{}, err
+	}
+	c := recoveryCheckpoint{
+		nextOffset: values[0], segmentBase: values[1], position: values[2],
+		maxTimestamp: values[3], offsetOfMaxTimestamp: values[4], latestEpoch: int32(values[5]),
+	}
+	if c.segmentBase < 0 || c.position < 0 || c.nextOffset < c.segmentBase {
+		return recoveryCheckpoint{}, fmt.Errorf("%w: %s: inconsistent values", ErrCorruptLog, recoveryCheckpointFile)
+	}
+	return c, nil
+}
+
+// encodeCheckedFields renders the small checkpoint files of a log: a
+// "version N" line, one "key value" line per field, and a "crc32c" line
+// over all preceding bytes.
+func encodeCheckedFields(version int, fields []string, values []int64) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "version %d\n", recoveryCheckpointVersion)
-	for i, v := range c.values() {
-		fmt.Fprintf(&b, "%s %d\n", recoveryCheckpointFields[i], v)
+	fmt.Fprintf(&b, "version %d\n", version)
+	for i, v := range values {
+		fmt.Fprintf(&b, "%s %d\n", fields[i], v)
 	}
 	fmt.Fprintf(&b, "crc32c %08x\n", crc32.Checksum(b.Bytes(), castagnoli))
 	return b.Bytes()
 }
 
-func decodeRecoveryCheckpoint(data []byte) (recoveryCheckpoint, error) {
-	bad := func(why string) (recoveryCheckpoint, error) {
-		return recoveryCheckpoint{}, fmt.Errorf("%w: %s: %s", ErrCorruptLog, recoveryCheckpointFile, why)
+// decodeCheckedFields parses what encodeCheckedFields wrote, checking the
+// CRC, the version and that exactly the given fields appear in order. Errors
+// wrap ErrCorruptLog and name the file.
+func decodeCheckedFields(data []byte, file string, version int, fields []string) ([]int64, error) {
+	bad := func(why string) ([]int64, error) {
+		return nil, fmt.Errorf("%w: %s: %s", ErrCorruptLog, file, why)
 	}
 	body, crcLine, ok := cutLastLine(data)
 	if !ok {
@@ -70,11 +95,11 @@ func decodeRecoveryCheckpoint(data []byte) (recoveryCheckpoint, error) {
 		return bad("crc mismatch")
 	}
 	sc := bufio.NewScanner(bytes.NewReader(body))
-	if !sc.Scan() || sc.Text() != fmt.Sprintf("version %d", recoveryCheckpointVersion) {
+	if !sc.Scan() || sc.Text() != fmt.Sprintf("version %d", version) {
 		return bad("unknown version")
 	}
-	values := make([]int64, len(recoveryCheckpointFields))
-	for i, key := range recoveryCheckpointFields {
+	values := make([]int64, len(fields))
+	for i, key := range fields {
 		if !sc.Scan() {
 			return bad("missing " + key)
 		}
@@ -89,14 +114,7 @@ func decodeRecoveryCheckpoint(data []byte) (recoveryCheckpoint, error) {
 	if sc.Scan() {
 		return bad("trailing lines")
 	}
-	c := recoveryCheckpoint{
-		nextOffset: values[0], segmentBase: values[1], position: values[2],
-		maxTimestamp: values[3], offsetOfMaxTimestamp: values[4], latestEpoch: int32(values[5]),
-	}
-	if c.segmentBase < 0 || c.position < 0 || c.nextOffset < c.segmentBase {
-		return bad("inconsistent values")
-	}
-	return c, nil
+	return values, nil
 }
 
 // cutLastLine splits "a\nb\nlast\n" into "a\nb\n" and "last".

@@ -1,13 +1,6 @@
 package storage
 
-import (
-	"bufio"
-	"bytes"
-	"fmt"
-	"hash/crc32"
-	"strconv"
-	"strings"
-)
+import "fmt"
 
 const (
 	cleanerCheckpointFile    = "cleaner-offset-checkpoint"
@@ -37,54 +30,17 @@ var cleanerCheckpointFields = []string{"first-dirty-offset", "tombstone-deadline
 // encode renders the checkpoint like the recovery checkpoint: "key value"
 // lines closed by a CRC-32C of the bytes before it.
 func (c cleanerCheckpoint) encode() []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "version %d\n", cleanerCheckpointVersion)
-	for i, v := range []int64{c.firstDirtyOffset, c.tombstoneDeadline} {
-		fmt.Fprintf(&b, "%s %d\n", cleanerCheckpointFields[i], v)
-	}
-	fmt.Fprintf(&b, "crc32c %08x\n", crc32.Checksum(b.Bytes(), castagnoli))
-	return b.Bytes()
+	return encodeCheckedFields(cleanerCheckpointVersion, cleanerCheckpointFields, []int64{c.firstDirtyOffset, c.tombstoneDeadline})
 }
 
 func decodeCleanerCheckpoint(data []byte) (cleanerCheckpoint, error) {
-	bad := func(why string) (cleanerCheckpoint, error) {
-		return cleanerCheckpoint{}, fmt.Errorf("%w: %s: %s", ErrCorruptLog, cleanerCheckpointFile, why)
-	}
-	body, crcLine, ok := cutLastLine(data)
-	if !ok {
-		return bad("no crc line")
-	}
-	crcText, ok := strings.CutPrefix(crcLine, "crc32c ")
-	if !ok {
-		return bad("no crc line")
-	}
-	want, err := strconv.ParseUint(crcText, 16, 32)
-	if err != nil || uint32(want) != crc32.Checksum(body, castagnoli) {
-		return bad("crc mismatch")
-	}
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	if !sc.Scan() || sc.Text() != fmt.Sprintf("version %d", cleanerCheckpointVersion) {
-		return bad("unknown version")
-	}
-	values := make([]int64, len(cleanerCheckpointFields))
-	for i, key := range cleanerCheckpointFields {
-		if !sc.Scan() {
-			return bad("missing " + key)
-		}
-		text, ok := strings.CutPrefix(sc.Text(), key+" ")
-		if !ok {
-			return bad("missing " + key)
-		}
-		if values[i], err = strconv.ParseInt(text, 10, 64); err != nil {
-			return bad("bad " + key)
-		}
-	}
-	if sc.Scan() {
-		return bad("trailing lines")
+	values, err := decodeCheckedFields(data, cleanerCheckpointFile, cleanerCheckpointVersion, cleanerCheckpointFields)
+	if err != nil {
+		return cleanerCheckpoint{}, err
 	}
 	c := cleanerCheckpoint{firstDirtyOffset: values[0], tombstoneDeadline: values[1]}
 	if c.firstDirtyOffset < 0 || c.tombstoneDeadline < noTimestamp {
-		return bad("inconsistent values")
+		return cleanerCheckpoint{}, fmt.Errorf("%w: %s: inconsistent values", ErrCorruptLog, cleanerCheckpointFile)
 	}
 	return c, nil
 }
