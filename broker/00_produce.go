@@ -116,7 +116,7 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 	}
 	sp.BaseOffset = res.baseOffset
 	sp.LogAppendTime = res.logAppendTime
-	sp.LogStartOffset = p.log.LogStartOffset()
+	sp.LogStartOffset = p.logStartOffset()
 	if !res.duplicate {
 		rc.s.metrics.bytesIn.WithLabelValues(name).Add(float64(len(rp.Records)))
 		rc.s.metrics.recordsIn.WithLabelValues(name).Add(float64(res.lastOffset - res.baseOffset + 1))

@@ -57,12 +57,16 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 
 	maxWait := time.Duration(req.MaxWaitMillis) * time.Millisecond
 	deadline := time.Now().Add(maxWait)
-	var waiter chan struct{}
+	// waiter is signalled by appends to watched partitions and by
+	// background remote reads finishing.
+	waiter := make(chan struct{}, 1)
+	remote := &remoteFetch{notify: waiter, started: map[*remoteLog]bool{}}
+	registered := false
 	for {
-		topics, total, anyError, watched, watchedHW := rc.readFetchTargets(req, targets, incremental)
+		topics, total, anyError, watched, watchedHW := rc.readFetchTargets(req, targets, incremental, remote)
 		done := total >= int64(req.MinBytes) || anyError || maxWait <= 0 || !time.Now().Before(deadline) || rc.s.ctx.Err() != nil
 		if done {
-			if waiter != nil {
+			if registered {
 				for _, p := range watched {
 					p.removeWaiter(waiter)
 				}
@@ -72,8 +76,8 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 			}
 			for _, t := range topics {
 				for _, p := range t.partitions {
-					if p.chunk.Len > 0 {
-						rc.s.metrics.bytesOut.WithLabelValues(t.name).Add(float64(p.chunk.Len))
+					if n := p.recordsLen(); n > 0 {
+						rc.s.metrics.bytesOut.WithLabelValues(t.name).Add(float64(n))
 					}
 				}
 			}
@@ -83,9 +87,7 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 		// Wait for an append to any watched partition. Register first,
 		// then re-read, so an append between the read and the
 		// registration is never missed.
-		if waiter == nil {
-			waiter = make(chan struct{}, 1)
-		}
+		registered = true
 		for _, p := range watched {
 			p.addWaiter(waiter)
 		}
@@ -207,7 +209,7 @@ func (rc *requestContext) fetchTopicName(version int16, name string, id [16]byte
 // partitions with news are returned.
 // watched lists the partitions read with the high watermark seen, for the
 // long poll to detect appends that race with registering its waiter.
-func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fetchTarget, incremental bool) (topics []fetchTopicOut, total int64, anyError bool, watched []*partition, watchedHW []int64) {
+func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fetchTarget, incremental bool, remote *remoteFetch) (topics []fetchTopicOut, total int64, anyError bool, watched []*partition, watchedHW []int64) {
 	responseMax := int64(req.MaxBytes)
 	if req.Version < 3 || responseMax <= 0 {
 		responseMax = 1<<31 - 1
@@ -215,18 +217,18 @@ func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fet
 	index := map[string]int{}
 	for i := range targets {
 		t := &targets[i]
-		out, p := rc.readFetchPartition(req, t, responseMax-total, total == 0)
+		out, p := rc.readFetchPartition(req, t, responseMax-total, total == 0, remote)
 		if p != nil {
 			watched = append(watched, p)
 			watchedHW = append(watchedHW, out.highWatermark)
 		}
-		total += out.chunk.Len
+		total += out.recordsLen()
 		if out.errorCode != 0 {
 			anyError = true
 		}
 		// A partition in error is always answered (as Kafka does), so the
 		// client sees it and the long poll's early return is never empty.
-		if incremental && t.state.sent && out.chunk.Len == 0 && out.errorCode == 0 && t.state.lastErrorCode == 0 &&
+		if incremental && t.state.sent && out.recordsLen() == 0 && out.errorCode == 0 && t.state.lastErrorCode == 0 &&
 			out.highWatermark == t.state.lastHW && out.logStartOffset == t.state.lastLogStart {
 			continue
 		}
@@ -242,7 +244,13 @@ func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fet
 	return topics, total, anyError, watched, watchedHW
 }
 
-func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTarget, remaining int64, first bool) (fetchPartitionOut, *partition) {
+// remoteFetch is one Fetch request's remote-read state.
+type remoteFetch struct {
+	notify  chan struct{}       // signalled when a background remote read ends
+	started map[*remoteLog]bool // background reads started by this request
+}
+
+func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTarget, remaining int64, first bool, remote *remoteFetch) (fetchPartitionOut, *partition) {
 	out := fetchPartitionOut{partition: t.key.partition, highWatermark: -1, lastStable: -1, logStartOffset: -1}
 	if t.unknownTopicID {
 		out.errorCode = rc.countError(kerr.UnknownTopicID.Code)
@@ -259,7 +267,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		return out, nil
 	}
 	hw := p.highWatermark()
-	out.highWatermark, out.lastStable, out.logStartOffset = hw, hw, p.log.LogStartOffset()
+	out.highWatermark, out.lastStable, out.logStartOffset = hw, hw, p.logStartOffset()
 	out.hasRecords = true
 	if epoch := t.state.currentLeaderEpoch; epoch >= 0 {
 		switch ours := p.leaderEpoch(); {
@@ -281,6 +289,27 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		return out, p
 	}
 	chunk, err := p.log.Read(t.state.fetchOffset, int(max(limit, 0)), hw, first)
+	if errors.Is(err, storage.ErrOffsetOutOfRange) && t.state.fetchOffset < p.log.LogStartOffset() {
+		// Below the local log: the remote log may hold it.
+		records, ready, rerr := p.remote.fetchRemote(t.state.fetchOffset, int(max(limit, 0)), first, remote.notify, remote.started)
+		switch {
+		case errors.Is(rerr, errNotRemote):
+		case errors.Is(rerr, errManifestNotLoaded):
+			out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
+			out.hasRecords = false
+			return out, p
+		case rerr != nil:
+			rc.s.logger.Error("remote fetch failed", "topic", t.key.topic, "partition", t.key.partition, "offset", t.state.fetchOffset, "err", rerr)
+			out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
+			out.hasRecords = false
+			return out, p
+		default:
+			if ready {
+				out.records = records
+			}
+			return out, p
+		}
+	}
 	switch {
 	case errors.Is(err, storage.ErrOffsetOutOfRange):
 		out.errorCode = rc.countError(kerr.OffsetOutOfRange.Code)
@@ -311,7 +340,7 @@ func (rc *requestContext) commitSession(s *fetchSession, topics []fetchTopicOut)
 			}
 			sp.sent = true
 			sp.lastHW, sp.lastLogStart, sp.lastErrorCode = p.highWatermark, p.logStartOffset, p.errorCode
-			if p.chunk.Len > 0 {
+			if p.recordsLen() > 0 {
 				// Partitions that just got data go to the back, so one
 				// busy partition cannot starve the rest of max_bytes.
 				k := sessionKey{topic: t.name, partition: p.partition}

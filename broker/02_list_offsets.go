@@ -56,7 +56,9 @@ func (rc *requestContext) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition,
 	switch ts := rp.Timestamp; {
 	case ts == -1:
 		sp.Offset = p.highWatermark()
-	case ts == -2 || ts == -4:
+	case ts == -2:
+		sp.Offset = p.logStartOffset()
+	case ts == -4: // earliest-local (KIP-1005)
 		sp.Offset = p.log.LogStartOffset()
 	case ts == -3:
 		offset, timestamp, ok, err := p.log.MaxTimestamp()
@@ -64,14 +66,28 @@ func (rc *requestContext) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition,
 			sp.ErrorCode = rc.countError(kerr.KafkaStorageError.Code)
 			return
 		}
+		if m := p.remote.manifest.Load(); m != nil {
+			for _, s := range m.Segments {
+				if s.NextOffset > m.StartOffset() && s.OffsetOfMaxTimestamp >= 0 && (!ok || s.MaxTimestamp > timestamp ||
+					s.MaxTimestamp == timestamp && s.OffsetOfMaxTimestamp < offset) {
+					offset, timestamp, ok = s.OffsetOfMaxTimestamp, s.MaxTimestamp, true
+				}
+			}
+		}
 		if ok {
 			sp.Offset, sp.Timestamp = offset, timestamp
 		}
-	case ts == -5:
-		// Nothing is tiered yet.
+	case ts == -5: // latest-tiered (KIP-1005): the last offset in the remote log
+		if _, next, ok := p.remote.readable(); ok {
+			sp.Offset = next - 1
+		}
 	case ts >= 0:
-		offset, timestamp, ok, err := p.log.OffsetForTimestamp(ts)
+		offset, timestamp, ok, err := p.remote.offsetForTimestamp(rc.s.ctx, ts, p.log.LogStartOffset())
+		if err == nil && !ok {
+			offset, timestamp, ok, err = p.log.OffsetForTimestamp(ts)
+		}
 		if err != nil {
+			rc.s.logger.Error("list offsets by timestamp failed", "topic", topic, "partition", rp.Partition, "err", err)
 			sp.ErrorCode = rc.countError(kerr.KafkaStorageError.Code)
 			return
 		}

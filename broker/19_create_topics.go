@@ -68,7 +68,17 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 				configs[c.Name] = *c.Value
 			}
 		}
-		t, terr := rc.s.topics.create(rt.Topic, partitions, rf, configs, req.ValidateOnly)
+		var t *topicState
+		var terr *topicError
+		if v, ok := configs[recoverFromBucketConfig]; ok {
+			// strata topic recover NAME --from-bucket
+			t, terr = rc.s.topics.recoverFromBucket(rc.s.ctx, rt.Topic, v, req.ValidateOnly)
+			if t != nil {
+				partitions, configs = int32(len(t.partitions)), t.meta.Configs
+			}
+		} else {
+			t, terr = rc.s.topics.create(rt.Topic, partitions, rf, configs, req.ValidateOnly)
+		}
 		if terr != nil {
 			fail(terr.code, terr.message)
 			resp.Topics = append(resp.Topics, st)

@@ -45,14 +45,18 @@ func handleDeleteRecords(rc *requestContext, req *kmsg.DeleteRecordsRequest) kms
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
-			switch err := p.log.DeleteRecordsBefore(offset); {
+			err := p.remote.deleteRecordsBefore(rc.s.ctx, offset)
+			if err == nil && offset > p.log.LogStartOffset() {
+				err = p.log.DeleteRecordsBefore(offset)
+			}
+			switch {
 			case errors.Is(err, storage.ErrOffsetOutOfRange):
 				sp.ErrorCode = rc.countError(kerr.OffsetOutOfRange.Code)
 			case err != nil:
 				rc.s.logger.Error("delete records failed", "topic", rt.Topic, "partition", rp.Partition, "err", err)
 				sp.ErrorCode = rc.countError(kerr.KafkaStorageError.Code)
 			default:
-				sp.LowWatermark = p.log.LogStartOffset()
+				sp.LowWatermark = p.logStartOffset()
 				p.wakeWaiters()
 			}
 			st.Partitions = append(st.Partitions, sp)

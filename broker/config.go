@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/strata-streaming/strata/tiering"
 )
 
 // Config is the broker's configuration. Fields that Kafka also has are set
@@ -46,6 +48,16 @@ type Config struct {
 	LogCheckpointIntervalMs     int64  // log.flush.offset.checkpoint.interval.ms
 	LogCleanerBackoffMs         int64  // log.cleaner.backoff.ms: how often compacted logs are checked for cleaning
 
+	// Tiered storage (tiered.go). Kafka's names where Kafka has one.
+	RemoteLogTaskIntervalMs       int64 // remote.log.manager.task.interval.ms: how often partitions are checked for segments to upload and remote retention
+	RemoteLogThreadPoolSize       int32 // remote.log.manager.thread.pool.size: partitions uploading at once
+	RemoteLogRetryBackoffMs       int64 // remote.log.manager.task.retry.backoff.ms: first wait after a failed upload
+	RemoteLogRetryBackoffMaxMs    int64 // remote.log.manager.task.retry.backoff.max.ms: longest wait between retries
+	RemoteLogReaderThreads        int32 // remote.log.reader.threads: remote reads in flight at once
+	RemoteLogCacheBytes           int64 // remote.log.cache.size.bytes (Strata): on-disk chunk cache limit
+	RemoteLogCacheChunkBytes      int64 // remote.log.cache.chunk.size.bytes (Strata): bytes per ranged read
+	RemoteLogCacheReadAheadChunks int32 // remote.log.cache.read.ahead.chunks (Strata): chunks prefetched after a read
+
 	// Group coordinator (consumer groups and committed offsets).
 	OffsetsTopicNumPartitions       int32 // offsets.topic.num.partitions
 	OffsetsTopicSegmentBytes        int64 // offsets.topic.segment.bytes
@@ -61,6 +73,9 @@ type Config struct {
 	GroupConsumerSessionTimeoutMs    int64  // group.consumer.session.timeout.ms
 	GroupConsumerHeartbeatIntervalMs int64  // group.consumer.heartbeat.interval.ms
 	GroupConsumerAssignor            string // group.consumer.assignors (first entry: the default)
+
+	// objectStore, if set (tests), is used instead of opening ObjectStore.
+	objectStore tiering.ObjectStore
 
 	// explicit records which Kafka properties were set, for DescribeConfigs.
 	explicit map[string]string
@@ -95,6 +110,15 @@ func DefaultConfig() Config {
 		FileDeleteDelayMs:           60000,
 		LogCheckpointIntervalMs:     60000,
 		LogCleanerBackoffMs:         15000,
+
+		RemoteLogTaskIntervalMs:       30000,
+		RemoteLogThreadPoolSize:       10,
+		RemoteLogRetryBackoffMs:       500,
+		RemoteLogRetryBackoffMaxMs:    30000,
+		RemoteLogReaderThreads:        10,
+		RemoteLogCacheBytes:           1 << 30,
+		RemoteLogCacheChunkBytes:      4 << 20,
+		RemoteLogCacheReadAheadChunks: 2,
 
 		OffsetsTopicNumPartitions:       50,
 		OffsetsTopicSegmentBytes:        100 * 1024 * 1024,
@@ -221,22 +245,30 @@ var brokerProperties = map[string]brokerProperty{
 		get: func(c *Config) string { return strconv.Itoa(int(c.DefaultReplicationFactor)) },
 	},
 
-	"log.segment.bytes":                       intProp(func(c *Config) *int64 { return &c.LogSegmentBytes }, 1),
-	"log.roll.ms":                             intProp(func(c *Config) *int64 { return &c.LogRollMs }, 1),
-	"log.roll.hours":                          intProp(func(c *Config) *int64 { return &c.LogRollMs }, 3600*1000),
-	"log.retention.ms":                        intProp(func(c *Config) *int64 { return &c.LogRetentionMs }, 1),
-	"log.retention.minutes":                   intProp(func(c *Config) *int64 { return &c.LogRetentionMs }, 60*1000),
-	"log.retention.hours":                     intProp(func(c *Config) *int64 { return &c.LogRetentionMs }, 3600*1000),
-	"log.retention.bytes":                     intProp(func(c *Config) *int64 { return &c.LogRetentionBytes }, 1),
-	"log.retention.check.interval.ms":         intProp(func(c *Config) *int64 { return &c.LogRetentionCheckIntervalMs }, 1),
-	"log.flush.interval.messages":             intProp(func(c *Config) *int64 { return &c.LogFlushIntervalMessages }, 1),
-	"log.flush.interval.ms":                   intProp(func(c *Config) *int64 { return &c.LogFlushIntervalMs }, 1),
-	"log.flush.scheduler.interval.ms":         intProp(func(c *Config) *int64 { return &c.LogFlushSchedulerIntervalMs }, 1),
-	"log.flush.offset.checkpoint.interval.ms": intProp(func(c *Config) *int64 { return &c.LogCheckpointIntervalMs }, 1),
-	"file.delete.delay.ms":                    intProp(func(c *Config) *int64 { return &c.FileDeleteDelayMs }, 1),
-	"log.cleaner.backoff.ms":                  intProp(func(c *Config) *int64 { return &c.LogCleanerBackoffMs }, 1),
-	"log.cleanup.policy":                      stringProp(func(c *Config) *string { return &c.LogCleanupPolicy }, "delete", "compact", "compact,delete", "delete,compact"),
-	"log.message.timestamp.type":              stringProp(func(c *Config) *string { return &c.LogMessageTimestampType }, "CreateTime", "LogAppendTime"),
+	"log.segment.bytes":                            intProp(func(c *Config) *int64 { return &c.LogSegmentBytes }, 1),
+	"log.roll.ms":                                  intProp(func(c *Config) *int64 { return &c.LogRollMs }, 1),
+	"log.roll.hours":                               intProp(func(c *Config) *int64 { return &c.LogRollMs }, 3600*1000),
+	"log.retention.ms":                             intProp(func(c *Config) *int64 { return &c.LogRetentionMs }, 1),
+	"log.retention.minutes":                        intProp(func(c *Config) *int64 { return &c.LogRetentionMs }, 60*1000),
+	"log.retention.hours":                          intProp(func(c *Config) *int64 { return &c.LogRetentionMs }, 3600*1000),
+	"log.retention.bytes":                          intProp(func(c *Config) *int64 { return &c.LogRetentionBytes }, 1),
+	"log.retention.check.interval.ms":              intProp(func(c *Config) *int64 { return &c.LogRetentionCheckIntervalMs }, 1),
+	"log.flush.interval.messages":                  intProp(func(c *Config) *int64 { return &c.LogFlushIntervalMessages }, 1),
+	"log.flush.interval.ms":                        intProp(func(c *Config) *int64 { return &c.LogFlushIntervalMs }, 1),
+	"log.flush.scheduler.interval.ms":              intProp(func(c *Config) *int64 { return &c.LogFlushSchedulerIntervalMs }, 1),
+	"log.flush.offset.checkpoint.interval.ms":      intProp(func(c *Config) *int64 { return &c.LogCheckpointIntervalMs }, 1),
+	"file.delete.delay.ms":                         intProp(func(c *Config) *int64 { return &c.FileDeleteDelayMs }, 1),
+	"log.cleaner.backoff.ms":                       intProp(func(c *Config) *int64 { return &c.LogCleanerBackoffMs }, 1),
+	"remote.log.manager.task.interval.ms":          intProp(func(c *Config) *int64 { return &c.RemoteLogTaskIntervalMs }, 1),
+	"remote.log.manager.thread.pool.size":          int32Prop(func(c *Config) *int32 { return &c.RemoteLogThreadPoolSize }, 1),
+	"remote.log.manager.task.retry.backoff.ms":     intProp(func(c *Config) *int64 { return &c.RemoteLogRetryBackoffMs }, 1),
+	"remote.log.manager.task.retry.backoff.max.ms": intProp(func(c *Config) *int64 { return &c.RemoteLogRetryBackoffMaxMs }, 1),
+	"remote.log.reader.threads":                    int32Prop(func(c *Config) *int32 { return &c.RemoteLogReaderThreads }, 1),
+	"remote.log.cache.size.bytes":                  intProp(func(c *Config) *int64 { return &c.RemoteLogCacheBytes }, 1),
+	"remote.log.cache.chunk.size.bytes":            intProp(func(c *Config) *int64 { return &c.RemoteLogCacheChunkBytes }, 1),
+	"remote.log.cache.read.ahead.chunks":           int32Prop(func(c *Config) *int32 { return &c.RemoteLogCacheReadAheadChunks }, 1),
+	"log.cleanup.policy":                           stringProp(func(c *Config) *string { return &c.LogCleanupPolicy }, "delete", "compact", "compact,delete", "delete,compact"),
+	"log.message.timestamp.type":                   stringProp(func(c *Config) *string { return &c.LogMessageTimestampType }, "CreateTime", "LogAppendTime"),
 
 	"offsets.topic.num.partitions":         int32Prop(func(c *Config) *int32 { return &c.OffsetsTopicNumPartitions }, 1),
 	"offsets.topic.segment.bytes":          intProp(func(c *Config) *int64 { return &c.OffsetsTopicSegmentBytes }, 1),
@@ -374,6 +406,10 @@ func (c *Config) Validate() error {
 		return errors.New("broker: group.initial.rebalance.delay.ms must not be negative")
 	case c.GroupMinSessionTimeoutMs > c.GroupMaxSessionTimeoutMs:
 		return errors.New("broker: group.min.session.timeout.ms must not exceed group.max.session.timeout.ms")
+	case c.RemoteLogTaskIntervalMs < 1 || c.RemoteLogRetryBackoffMs < 1 || c.RemoteLogRetryBackoffMaxMs < c.RemoteLogRetryBackoffMs:
+		return errors.New("broker: remote.log.manager.task.interval.ms and the retry backoffs must be positive, the maximum backoff at least the first")
+	case c.RemoteLogCacheChunkBytes < 1<<10 || c.RemoteLogCacheBytes < c.RemoteLogCacheChunkBytes:
+		return errors.New("broker: remote.log.cache.chunk.size.bytes must be at least 1024 and remote.log.cache.size.bytes at least one chunk")
 	}
 	if strings.Contains(c.DataDir, ",") {
 		return errors.New("broker: log.dirs lists several directories; Strata uses one data directory per node")

@@ -31,8 +31,12 @@ type fetchPartitionOut struct {
 	lastStable     int64
 	logStartOffset int64
 	chunk          storage.FileChunk // Len 0: no records
+	records        []byte            // records read from the remote log (then chunk is empty)
 	hasRecords     bool              // false encodes null records (errors)
 }
+
+// recordsLen is the size of the partition's records field.
+func (p *fetchPartitionOut) recordsLen() int64 { return p.chunk.Len + int64(len(p.records)) }
 
 type fetchTopicOut struct {
 	name       string
@@ -101,12 +105,16 @@ func encodeFetchBody(version int16, errorCode int16, sessionID int32, topics []f
 			case !p.hasRecords:
 				buf = binary.BigEndian.AppendUint32(buf, 0xffffffff)
 			case flexible:
-				buf = binary.AppendUvarint(buf, uint64(p.chunk.Len)+1)
+				buf = binary.AppendUvarint(buf, uint64(p.recordsLen())+1)
 			default:
-				buf = binary.BigEndian.AppendUint32(buf, uint32(p.chunk.Len))
+				buf = binary.BigEndian.AppendUint32(buf, uint32(p.recordsLen()))
 			}
 			if p.chunk.Len > 0 {
 				pieces = append(pieces, fetchPiece{bytes: buf, chunk: p.chunk})
+				buf = make([]byte, 0, 64)
+			}
+			if len(p.records) > 0 {
+				pieces = append(pieces, fetchPiece{bytes: buf}, fetchPiece{bytes: p.records})
 				buf = make([]byte, 0, 64)
 			}
 			if flexible {

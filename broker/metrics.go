@@ -80,7 +80,7 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	c.topics.forEachPartition(func(p *partition) {
 		labels := []string{p.topic.meta.Name, strconv.Itoa(int(p.index))}
 		ch <- prometheus.MustNewConstMetric(c.size, prometheus.GaugeValue, float64(p.log.Size()), labels...)
-		ch <- prometheus.MustNewConstMetric(c.startOffset, prometheus.GaugeValue, float64(p.log.LogStartOffset()), labels...)
+		ch <- prometheus.MustNewConstMetric(c.startOffset, prometheus.GaugeValue, float64(p.logStartOffset()), labels...)
 		ch <- prometheus.MustNewConstMetric(c.endOffset, prometheus.GaugeValue, float64(p.log.LogEndOffset()), labels...)
 		ch <- prometheus.MustNewConstMetric(c.hw, prometheus.GaugeValue, float64(p.highWatermark()), labels...)
 		ch <- prometheus.MustNewConstMetric(c.segments, prometheus.GaugeValue, float64(p.log.NumSegments()), labels...)

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -21,9 +22,10 @@ import (
 // single node the high watermark is the log end offset. Replication (a later
 // issue) changes highWatermark and the acks=-1 wait, not the callers.
 type partition struct {
-	topic *topicState
-	index int32
-	log   *storage.Log
+	topic  *topicState
+	index  int32
+	log    *storage.Log
+	remote *remoteLog // tiered storage state (tiered.go); never nil
 
 	// mu serialises appends with the idempotent-producer table, so a
 	// sequence check and its append are one step.
@@ -63,6 +65,17 @@ func openPartition(s *Server, t *topicState, index int32, leaderEpoch int32) (*p
 	p := &partition{topic: t, index: index, log: l}
 	p.mu.producers = producers
 	p.epoch.Store(leaderEpoch)
+	p.remote = newRemoteLog(s.tiered, p)
+	if t.config.values["remote.storage.enable"] == "true" {
+		// Read the manifest now so remote offsets are served at once; if
+		// the store is down, the remote-log task retries and, until then,
+		// nothing local is deleted.
+		ctx, cancel := context.WithTimeout(s.ctx, manifestLoadTimeout)
+		if _, err := p.remote.load(ctx); err != nil {
+			s.logger.Warn("remote log manifest not loaded; will retry", "topic", t.meta.Name, "partition", index, "err", err)
+		}
+		cancel()
+	}
 	return p, nil
 }
 

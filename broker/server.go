@@ -25,9 +25,9 @@ type Server struct {
 	cfg    Config
 	logger *slog.Logger
 	store  metadata.Store
-	// objects is the tiering object store from --object-store. Nothing
-	// uploads to it yet (the tiering issue's next slice).
+	// objects is the tiering object store from --object-store.
 	objects tiering.ObjectStore
+	tiered  *tieredStorage // uploads, remote retention and remote reads (tiered.go)
 	topics  *topicManager
 	metrics *metrics
 	fetches *fetchSessionCache
@@ -75,7 +75,10 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	// The object store is opened (and its URL checked) at start so a typo
 	// fails here, not when the first segment is tiered.
-	objects, err := tiering.Open(context.Background(), cfg.ObjectStore)
+	objects, err := cfg.objectStore, error(nil)
+	if objects == nil {
+		objects, err = tiering.Open(context.Background(), cfg.ObjectStore)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("broker: --object-store: %w", err)
 	}
@@ -96,11 +99,18 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		cancel:  cancel,
 	}
 	s.pids = &producerIDAllocator{store: store}
+	if s.tiered, err = newTieredStorage(s, objects); err != nil {
+		cancel()
+		store.Close()
+		objects.Close()
+		return nil, err
+	}
 	s.connsMu.conns = map[*clientConn]struct{}{}
 	start := time.Now()
 	s.topics, err = openTopicManager(s)
 	if err != nil {
 		cancel()
+		s.tiered.close()
 		store.Close()
 		objects.Close()
 		return nil, err
@@ -137,6 +147,7 @@ func (s *Server) Start() error {
 	}
 	s.goTask(s.acceptLoop)
 	s.goTask(s.housekeeping)
+	s.goTask(s.tiered.loop)
 	s.groups.start()
 	s.logger.Info("strata broker listening", "kafka", ln.Addr().String(), "http", s.httpAddr, "node_id", s.cfg.NodeID, "cluster_id", s.store.ClusterID())
 	return nil
@@ -264,6 +275,9 @@ func (s *Server) Close() error {
 	s.groups.close()
 	err := s.topics.close()
 	if cerr := s.store.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := s.tiered.close(); err == nil {
 		err = cerr
 	}
 	if cerr := s.objects.Close(); err == nil {

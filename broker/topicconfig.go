@@ -163,6 +163,9 @@ func (e effectiveTopicConfig) storageConfig() storage.Config {
 	sc.MinCleanableDirtyRatio, _ = strconv.ParseFloat(e.values["min.cleanable.dirty.ratio"], 64)
 	sc.MinCompactionLagMs = e.int64("min.compaction.lag.ms")
 	sc.MaxCompactionLagMs = e.int64("max.compaction.lag.ms")
+	sc.Remote = e.values["remote.storage.enable"] == "true"
+	sc.LocalRetentionMs = e.int64("local.retention.ms")
+	sc.LocalRetentionBytes = e.int64("local.retention.bytes")
 	return sc
 }
 

@@ -217,12 +217,24 @@ func (m *topicManager) create(name string, partitions int32, replicationFactor i
 		return nil, nil
 	}
 	meta := metadata.Topic{Name: name, ID: metadata.NewTopicID(), LeaderEpochs: make([]int32, partitions), Configs: configs}
+	return m.createLocked(meta, nil)
+}
+
+// createLocked stores a validated topic and opens its partitions; a
+// partition listed in startOffsets starts its (empty) local log there.
+// Needs adminMu.
+func (m *topicManager) createLocked(meta metadata.Topic, startOffsets map[int32]int64) (*topicState, *topicError) {
+	name, partitions, configs := meta.Name, int32(len(meta.LeaderEpochs)), meta.Configs
 	if err := m.s.store.CreateTopic(meta); err != nil {
 		return nil, newTopicError(kerr.UnknownServerError, "storing topic: %v", err)
 	}
 	ts := &topicState{meta: meta, config: resolveTopicConfig(&m.s.cfg, configs)}
 	for i := int32(0); i < partitions; i++ {
-		p, err := openPartition(m.s, ts, i, 0)
+		var p *partition
+		err := createPartitionAt(m.s, ts, i, startOffsets)
+		if err == nil {
+			p, err = openPartition(m.s, ts, i, 0)
+		}
 		if err != nil {
 			for _, p := range ts.partitions {
 				p.log.Delete()

@@ -1,8 +1,7 @@
-// Package tiering owns Strata's object storage: today the ObjectStore
-// interface and its three implementations; next, the upload of sealed
-// segments with their indexes and a per-partition manifest, remote
-// retention, and remote reads through a bounded on-disk chunk cache (see
-// "What comes next" below). It imports no other Strata package.
+// Package tiering owns Strata's object storage: the ObjectStore interface
+// and its three implementations, the per-partition manifest of remote
+// segments with its key layout, and the bounded on-disk chunk cache remote
+// reads go through. It imports no other Strata package.
 //
 // # The ObjectStore contract
 //
@@ -108,24 +107,31 @@
 // client) and stop the server by PID in TestMain. Without bin/minio the S3
 // tests skip, or fail when CI is set.
 //
-// # What comes next (planned, not built)
+// # Manifests and keys (manifest.go)
 //
-// The partition leader uploads each sealed segment with its indexes, then
-// records it in the partition's manifest, which is the source of truth for
-// what is remote: an object not in the manifest is garbage, and a bucket
-// alone is enough to recover a topic. Planned key layout under the store:
+// A partition's remote segments are listed in its manifest, the source of
+// truth for what is remote: an object no manifest names is garbage, and a
+// bucket alone is enough to recover a topic (FindTopicManifests). Layout:
 //
-//	v1/<topic>-<topic-id>/<partition>/manifest
-//	        the partition's remote segments, in offset order (rewritten whole)
-//	v1/<topic>-<topic-id>/<partition>/<base-offset, 20 digits>-<upload-id>.log
-//	v1/<topic>-<topic-id>/<partition>/<base-offset, 20 digits>-<upload-id>.index
-//	v1/<topic>-<topic-id>/<partition>/<base-offset, 20 digits>-<upload-id>.timeindex
-//	v1/<topic>-<topic-id>/<partition>/<base-offset, 20 digits>-<upload-id>.epochs
+//	v1/<topic>-<topic-id hex>/<partition>/manifest
+//	v1/<topic>-<topic-id hex>/<partition>/<base offset, 20 digits>-<upload-id>.log
+//	v1/<topic>-<topic-id hex>/<partition>/<base offset, 20 digits>-<upload-id>.index
+//	v1/<topic>-<topic-id hex>/<partition>/<base offset, 20 digits>-<upload-id>.timeindex
 //
-// A fresh upload-id per attempt means a retry or a new leader never
-// overwrites a segment a reader may be using; the manifest says which
-// attempt counts. Local retention deletes a local segment only once its
-// manifest entry is durable; total retention deletes remote objects after
-// removing them from the manifest. Remote reads go through a bounded chunk
-// cache on local disk so a slow store never blocks hot-partition fetches.
+// A fresh upload ID per attempt means a retry never overwrites an object a
+// reader may be using; the manifest says which attempt counts. It is
+// validated on every encode and decode (sorted, non-overlapping segments,
+// sane sizes and IDs), and FuzzDecodeManifest checks that decoding never
+// panics and that whatever decodes re-encodes.
+//
+// # Chunk cache (chunkcache.go)
+//
+// ChunkCache serves ranged reads of immutable objects from fixed-size
+// chunks kept as files in one directory, bounded in bytes with LRU
+// eviction; concurrent misses of one chunk share one GetRange; read-ahead
+// prefetches the chunks after a read; TryReadAt answers only from what is
+// cached, so callers can keep network waits off latency-sensitive paths.
+//
+// The broker's use of all this (upload, retention, remote fetches) is in
+// broker/tiered.go and ARCHITECTURE.md, "Tiered storage".
 package tiering

@@ -43,7 +43,15 @@ type Config struct {
 	MinCleanableDirtyRatio float64 // min.cleanable.dirty.ratio: dirty share of the cleanable bytes that starts a clean
 	MinCompactionLagMs     int64   // min.compaction.lag.ms: segments with newer records are not cleaned
 	MaxCompactionLagMs     int64   // max.compaction.lag.ms: dirty data older than this is cleaned whatever the ratio
+
+	// Tiered storage (see "Tiered storage" in the package documentation).
+	Remote              bool  // remote.storage.enable: segments go to object storage; local deletion waits for the upload
+	LocalRetentionMs    int64 // local.retention.ms: local copy kept this long once uploaded; -2 = retention.ms, -1 = unlimited
+	LocalRetentionBytes int64 // local.retention.bytes: local bytes kept once uploaded; -2 = retention.bytes, -1 = unlimited
 }
+
+// sameAsRetention is the local.retention.* value meaning "as retention.*".
+const sameAsRetention = -2
 
 // DefaultConfig returns Kafka's defaults.
 func DefaultConfig() Config {
@@ -62,11 +70,30 @@ func DefaultConfig() Config {
 		DeleteRetentionMs:      day,
 		MinCleanableDirtyRatio: 0.5,
 		MaxCompactionLagMs:     math.MaxInt64,
+
+		LocalRetentionMs:    sameAsRetention,
+		LocalRetentionBytes: sameAsRetention,
 	}
 }
 
+// EffectiveLocalRetention resolves local.retention.ms and
+// local.retention.bytes: -2 takes retention.ms or retention.bytes. A
+// negative result means unlimited.
+func (c Config) EffectiveLocalRetention() (ms, bytes int64) {
+	ms, bytes = c.LocalRetentionMs, c.LocalRetentionBytes
+	if ms == sameAsRetention {
+		ms = c.RetentionMs
+	}
+	if bytes == sameAsRetention {
+		bytes = c.RetentionBytes
+	}
+	return ms, bytes
+}
+
 // Validate checks the ranges Kafka accepts for each setting (retention.bytes
-// takes any value; negative means unlimited).
+// takes any value; negative means unlimited). Unlike Kafka it does not
+// check local.retention.* against retention.*; a larger local value only
+// keeps local copies longer.
 func (c Config) Validate() error {
 	var problems []error
 	check := func(ok bool, format string, args ...any) {
@@ -86,6 +113,8 @@ func (c Config) Validate() error {
 	check(c.MinCleanableDirtyRatio >= 0 && c.MinCleanableDirtyRatio <= 1, "min.cleanable.dirty.ratio %g not in [0, 1]", c.MinCleanableDirtyRatio)
 	check(c.MinCompactionLagMs >= 0, "min.compaction.lag.ms %d < 0", c.MinCompactionLagMs)
 	check(c.MaxCompactionLagMs >= 1, "max.compaction.lag.ms %d < 1", c.MaxCompactionLagMs)
+	check(c.LocalRetentionMs >= sameAsRetention, "local.retention.ms %d < -2", c.LocalRetentionMs)
+	check(c.LocalRetentionBytes >= sameAsRetention, "local.retention.bytes %d < -2", c.LocalRetentionBytes)
 	if len(problems) > 0 {
 		return fmt.Errorf("%w: %w", ErrInvalidConfig, errors.Join(problems...))
 	}

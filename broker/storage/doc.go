@@ -15,7 +15,8 @@
 //     (flush.ms; also closes deleted segments' files after
 //     file.delete.delay.ms) and Checkpoint (bounds the work of the next
 //     recovery); for a compacted log, Clean (or CleanBelow, see Log
-//     compaction).
+//     compaction); with remote storage, SealedSegments and
+//     SetRemoteOffset before ApplyRetention (see Tiered storage).
 //  5. Close on shutdown (it checkpoints), or Delete to drop the partition.
 //
 // # Directory layout
@@ -283,6 +284,40 @@
 // Idempotent producers: the broker rebuilds producer state after a crash
 // from its snapshot plus the batches after it, so it calls CleanBelow with
 // the offset its snapshot covers; cleaning never touches batches above.
+//
+// # Tiered storage
+//
+// With remote.storage.enable (Config.Remote) the broker copies sealed
+// segments to object storage and the log keeps only a local tail. The
+// storage side of it:
+//
+//  1. SealedSegments(after) snapshots the sealed segments past the last
+//     upload: offsets, size, max timestamp, both indexes encoded from memory
+//     in the formats above, the leader epochs covering the segment
+//     (EncodeEpochs writes them in the leader-epoch-checkpoint format) and a
+//     duplicated descriptor of the .log, which stays readable even if the
+//     segment is deleted meanwhile; the caller closes it. A compacted log
+//     offers only segments below the cleaner's first dirty offset, so what
+//     is uploaded has been cleaned at least once.
+//  2. Once an upload is durable (and in the broker's manifest), the broker
+//     calls SetRemoteOffset(next): every offset below next is remote. It is
+//     kept in memory only; after Open the broker restores it from its
+//     manifest. Until then it is -1 and no segment counts as uploaded.
+//  3. ApplyRetention then deletes the local copies of uploaded segments
+//     (next offset <= RemoteOffset) by local.retention.ms and
+//     local.retention.bytes (-2: as retention.ms / retention.bytes; see
+//     EffectiveLocalRetention), whatever the cleanup policy, or while they
+//     lie below the log start offset. A segment not yet uploaded is kept,
+//     with every one after it. The log start offset moves to the first kept
+//     segment: it is the local log start; the broker tracks the remote one.
+//  4. Reads of remote data use the downloaded index bytes with
+//     OffsetIndexLookup and TimeIndexLookup (the same answers as the
+//     in-memory indexes; malformed bytes yield ErrCorruptRemoteData), ranged
+//     reads of the remote .log, and FindRecordAtOrAfterTimestamp for the
+//     exact record of a timestamp lookup in one batch.
+//  5. CreateAt(dir, base) creates an empty log starting at base (the
+//     log-start-offset file and an empty segment named by base), for a
+//     partition whose data is all remote.
 //
 // # Concurrency
 //

@@ -101,36 +101,44 @@ func (c *epochCache) encode() []byte {
 // decodeEpochCache parses a leader-epoch-checkpoint file, checking that
 // epochs and start offsets increase.
 func decodeEpochCache(data []byte) (epochCache, error) {
+	entries, err := decodeEpochEntries(data, leaderEpochFile, ErrCorruptLog)
+	return epochCache{entries: entries}, err
+}
+
+// decodeEpochEntries parses Kafka's leader-epoch-checkpoint text format,
+// checking that epochs increase and start offsets do not decrease. Errors
+// wrap corrupt and name what. It never panics.
+func decodeEpochEntries(data []byte, what string, corrupt error) ([]epochEntry, error) {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	var lines []string
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
 	if len(lines) < 2 {
-		return epochCache{}, fmt.Errorf("%w: %s: too short", ErrCorruptLog, leaderEpochFile)
+		return nil, fmt.Errorf("%w: %s: too short", corrupt, what)
 	}
 	if lines[0] != strconv.Itoa(leaderEpochFileVersion) {
-		return epochCache{}, fmt.Errorf("%w: %s: unknown version %q", ErrCorruptLog, leaderEpochFile, lines[0])
+		return nil, fmt.Errorf("%w: %s: unknown version %q", corrupt, what, lines[0])
 	}
 	n, err := strconv.Atoi(lines[1])
 	if err != nil || n < 0 || n != len(lines)-2 {
-		return epochCache{}, fmt.Errorf("%w: %s: bad entry count %q", ErrCorruptLog, leaderEpochFile, lines[1])
+		return nil, fmt.Errorf("%w: %s: bad entry count %q", corrupt, what, lines[1])
 	}
-	var c epochCache
+	var entries []epochEntry
 	for _, line := range lines[2:] {
 		fields := strings.Fields(line)
 		if len(fields) != 2 {
-			return epochCache{}, fmt.Errorf("%w: %s: bad line %q", ErrCorruptLog, leaderEpochFile, line)
+			return nil, fmt.Errorf("%w: %s: bad line %q", corrupt, what, line)
 		}
 		epoch, err1 := strconv.ParseInt(fields[0], 10, 32)
 		start, err2 := strconv.ParseInt(fields[1], 10, 64)
 		if err1 != nil || err2 != nil || epoch < 0 || start < 0 {
-			return epochCache{}, fmt.Errorf("%w: %s: bad line %q", ErrCorruptLog, leaderEpochFile, line)
+			return nil, fmt.Errorf("%w: %s: bad line %q", corrupt, what, line)
 		}
-		if last := len(c.entries) - 1; last >= 0 && (int32(epoch) <= c.entries[last].Epoch || start < c.entries[last].StartOffset) {
-			return epochCache{}, fmt.Errorf("%w: %s: entries out of order at %q", ErrCorruptLog, leaderEpochFile, line)
+		if last := len(entries) - 1; last >= 0 && (int32(epoch) <= entries[last].Epoch || start < entries[last].StartOffset) {
+			return nil, fmt.Errorf("%w: %s: entries out of order at %q", corrupt, what, line)
 		}
-		c.entries = append(c.entries, epochEntry{Epoch: int32(epoch), StartOffset: start})
+		entries = append(entries, epochEntry{Epoch: int32(epoch), StartOffset: start})
 	}
-	return c, nil
+	return entries, nil
 }

@@ -80,3 +80,73 @@ func FuzzParseBatchHeader(f *testing.F) {
 		}
 	})
 }
+
+func FuzzDecodeEpochs(f *testing.F) {
+	for _, s := range []string{
+		string(EncodeEpochs([]EpochEntry{{0, 0}, {3, 4711}})), "0\n0\n", "0\n1\n1 -5\n", "0\n2\n3 10\n2 20\n", "",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		entries, err := DecodeEpochs(b)
+		if err != nil {
+			if !errors.Is(err, ErrCorruptRemoteData) {
+				t.Fatalf("unexpected error kind: %v", err)
+			}
+			return
+		}
+		for i, e := range entries {
+			if e.Epoch < 0 || e.StartOffset < 0 || (i > 0 && (e.Epoch <= entries[i-1].Epoch || e.StartOffset < entries[i-1].StartOffset)) {
+				t.Fatalf("accepted bad entries %v", entries)
+			}
+		}
+		again, err := DecodeEpochs(EncodeEpochs(entries))
+		if err != nil || len(again) != len(entries) {
+			t.Fatalf("re-encoding %v: %v, %v", entries, again, err)
+		}
+	})
+}
+
+func FuzzOffsetIndexLookup(f *testing.F) {
+	f.Add(encodeOffsetIndex([]offsetIndexEntry{{5, 100}, {9, 300}}), int64(100), int64(107))
+	f.Add([]byte{1, 2, 3}, int64(0), int64(0))
+	f.Add(encodeOffsetIndex([]offsetIndexEntry{{9, 100}, {5, 300}}), int64(0), int64(1<<40))
+	f.Fuzz(func(t *testing.T, index []byte, base, offset int64) {
+		pos, err := OffsetIndexLookup(index, base, offset)
+		if err != nil {
+			if !errors.Is(err, ErrCorruptRemoteData) {
+				t.Fatalf("unexpected error kind: %v", err)
+			}
+			return
+		}
+		entries, derr := decodeOffsetIndex(index, 1<<40)
+		if derr != nil {
+			t.Fatalf("lookup accepted an index decodeOffsetIndex rejects: %v", derr)
+		}
+		if want := lookupPosition(entries, base, offset); pos != want {
+			t.Fatalf("position %d, in-memory lookup says %d", pos, want)
+		}
+	})
+}
+
+func FuzzTimeIndexLookup(f *testing.F) {
+	f.Add(encodeTimeIndex([]timeIndexEntry{{1000, 5}, {2000, 9}}), int64(100), int64(1500))
+	f.Add([]byte{1, 2, 3}, int64(0), int64(0))
+	f.Add(encodeTimeIndex([]timeIndexEntry{{2000, 5}, {1000, 9}}), int64(0), int64(-1))
+	f.Fuzz(func(t *testing.T, index []byte, base, ts int64) {
+		offset, ok, err := TimeIndexLookup(index, base, ts)
+		if err != nil {
+			if !errors.Is(err, ErrCorruptRemoteData) {
+				t.Fatalf("unexpected error kind: %v", err)
+			}
+			return
+		}
+		entries, derr := decodeTimeIndex(index)
+		if derr != nil {
+			t.Fatalf("lookup accepted an index decodeTimeIndex rejects: %v", derr)
+		}
+		if want, wantOK := lookupTimestamp(entries, base, ts); offset != want || ok != wantOK {
+			t.Fatalf("(%d, %v), in-memory lookup says (%d, %v)", offset, ok, want, wantOK)
+		}
+	})
+}

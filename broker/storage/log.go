@@ -37,6 +37,9 @@ type Log struct {
 	stats  RecoveryStats // written by Open only
 
 	compact atomic.Bool // cfg.Compact, for Compacted without a lock
+	// remoteOffset: every offset below it is in remote storage (-1: none
+	// known). Set by the broker through SetRemoteOffset, never persisted.
+	remoteOffset atomic.Int64
 
 	cleanMu sync.Mutex
 	closing atomic.Bool // set by Close first, so that a running Clean gives up

@@ -220,9 +220,19 @@ func (v segmentView) findRecord(h BatchHeader, pos int64, match func(Record) boo
 	if err != nil {
 		return Record{}, false, err
 	}
-	records, err := DecodeRecords(batch)
+	rec, found, err := firstRecordMatching(batch, match)
 	if err != nil {
 		return Record{}, false, fmt.Errorf("storage: decode batch at offset %d of %s: %w", h.BaseOffset, v.seg.logPath, err)
+	}
+	return rec, found, nil
+}
+
+// firstRecordMatching decodes the whole batch at the start of batch and
+// returns its first record matching match.
+func firstRecordMatching(batch []byte, match func(Record) bool) (Record, bool, error) {
+	records, err := DecodeRecords(batch)
+	if err != nil {
+		return Record{}, false, err
 	}
 	for _, r := range records {
 		if match(r) {

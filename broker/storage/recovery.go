@@ -24,6 +24,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 	l := &Log{dir: dir, now: opts.Now, logger: opts.Logger, cfg: cfg}
 	l.lastFlush = l.now()
 	l.compact.Store(cfg.Compact)
+	l.remoteOffset.Store(noOffset)
 	l.offsetMapBudget = defaultOffsetMapBudget
 	l.cleaner = newCleanerCheckpoint()
 	r := &recovery{log: l, logStartFromFile: -1}

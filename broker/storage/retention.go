@@ -11,6 +11,13 @@ import (
 // the log start offset moves to the first kept segment. It returns how many
 // segments it deleted. Like Kafka it stops at the first segment that must
 // be kept.
+//
+// With remote storage (Config.Remote) it deletes only local copies of
+// uploaded segments, those whose next offset is <= RemoteOffset, and
+// measures them against local.retention.ms and local.retention.bytes (see
+// Config.EffectiveLocalRetention) whatever the cleanup policy, so compacted
+// topics are tiered too. An uploaded segment wholly below the log start
+// offset goes as well; one not uploaded stays, and so do all after it.
 func (l *Log) ApplyRetention() (int, error) {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
@@ -29,12 +36,24 @@ func (l *Log) ApplyRetention() (int, error) {
 	for _, s := range segments {
 		total += s.size
 	}
+	// Which limits apply: retention.* under cleanup.policy=delete; with
+	// remote storage, local.retention.* whatever the policy, and only for
+	// segments already uploaded.
+	deleteByLimits, retentionMs, retentionBytes := cfg.Delete, cfg.RetentionMs, cfg.RetentionBytes
+	remoteOffset := l.RemoteOffset()
+	if cfg.Remote {
+		deleteByLimits = true
+		retentionMs, retentionBytes = cfg.EffectiveLocalRetention()
+	}
 	n := 0
 	for ; n < len(segments)-1; n++ {
 		s := segments[n]
+		if cfg.Remote && s.nextOffset > remoteOffset {
+			break // not wholly uploaded yet
+		}
 		belowStart := segments[n+1].baseOffset <= logStart
-		byTime := cfg.Delete && cfg.RetentionMs >= 0 && s.largestTimestamp() < now.UnixMilli()-cfg.RetentionMs
-		bySize := cfg.Delete && cfg.RetentionBytes >= 0 && total-s.size >= cfg.RetentionBytes
+		byTime := deleteByLimits && retentionMs >= 0 && s.largestTimestamp() < now.UnixMilli()-retentionMs
+		bySize := deleteByLimits && retentionBytes >= 0 && total-s.size >= retentionBytes
 		if !belowStart && !byTime && !bySize {
 			break
 		}

@@ -34,6 +34,7 @@ func newTopicCmd() *cobra.Command {
 		newTopicDescribeCmd(),
 		newTopicDeleteCmd(),
 		newTopicAlterConfigCmd(),
+		newTopicRecoverCmd(),
 	)
 	return cmd
 }
@@ -318,6 +319,51 @@ func newTopicDeleteCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+func newTopicRecoverCmd() *cobra.Command {
+	var (
+		fromBucket bool
+		topicID    string
+	)
+	cmd := &cobra.Command{
+		Use:   "recover NAME --from-bucket",
+		Short: "Recreate a deleted or lost tiered topic from the object store",
+		Long: "Recreate a deleted or lost topic from the manifests its partitions left in the\n" +
+			"broker's object store: same topic id, partition count and config overrides,\n" +
+			"every remote record served again at its offset. Records that were never\n" +
+			"uploaded (the hot tail) are not in the bucket and are not recovered.",
+		Example: `  strata topic recover orders --from-bucket
+  strata topic recover orders --from-bucket --topic-id 3f0c…(32 hex digits)`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			topic := args[0]
+			if !fromBucket {
+				return errors.New("topic recover: --from-bucket is required (the only source there is)")
+			}
+			which := "true"
+			if topicID != "" {
+				which = topicID
+			}
+			adm, ctx, done, err := openAdmin(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			resp, err := adm.CreateTopic(ctx, -1, -1, map[string]*string{"strata.recover.from.bucket": &which}, topic)
+			if err == nil {
+				err = resp.Err
+			}
+			if err != nil {
+				return topicError(topic, err, resp.ErrMessage)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "recovered topic %s (id %s) with %d partitions from the object store\n", topic, resp.ID, resp.NumPartitions)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&fromBucket, "from-bucket", false, "read the topic from the broker's object store (--object-store)")
+	cmd.Flags().StringVar(&topicID, "topic-id", "", "the incarnation to recover, as 32 hex digits (default: the newest in the bucket)")
+	return cmd
 }
 
 func newTopicAlterConfigCmd() *cobra.Command {

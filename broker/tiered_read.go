@@ -1,0 +1,282 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/strata-streaming/strata/broker/storage"
+	"github.com/strata-streaming/strata/tiering"
+)
+
+// errNotRemote: the offset is not in the remote log.
+var errNotRemote = errors.New("offset not in the remote log")
+
+// errManifestNotLoaded: the partition is tiered but its manifest could not
+// be read yet (object store down at start). Fetches below the local log get
+// a retriable KAFKA_STORAGE_ERROR rather than OFFSET_OUT_OF_RANGE, which
+// would make consumers with auto.offset.reset skip the remote records.
+var errManifestNotLoaded = errors.New("remote log manifest not loaded yet")
+
+// remoteReadTimeout bounds one background remote read.
+const remoteReadTimeout = 2 * time.Minute
+
+// maxCachedIndexes bounds the remote index objects a partition keeps in memory.
+const maxCachedIndexes = 8
+
+// remoteReader reads a remote segment's objects through the chunk cache,
+// either waiting for the object store (wait) or only from what is cached.
+type remoteReader struct {
+	r    *remoteLog
+	ctx  context.Context
+	wait bool
+}
+
+// errNotCached: a non-waiting read needs bytes that are not in the cache.
+var errNotCached = errors.New("remote bytes not cached")
+
+func (rr remoteReader) readAt(key string, size int64, p []byte, off int64) error {
+	want := min(int64(len(p)), size-off)
+	var n int
+	var err error
+	if rr.wait {
+		n, err = rr.r.t.cache.ReadAt(rr.ctx, key, size, p[:want], off)
+	} else {
+		var ok bool
+		n, ok, err = rr.r.t.cache.TryReadAt(key, size, p[:want], off)
+		if err == nil && !ok {
+			return errNotCached
+		}
+	}
+	if int64(n) == want {
+		return nil
+	}
+	if err == nil {
+		err = fmt.Errorf("short read: %d of %d bytes", n, want)
+	}
+	return fmt.Errorf("remote read %s at %d: %w", key, off, err)
+}
+
+// index returns a whole .index or .timeindex object, from memory if read
+// recently.
+func (rr remoteReader) index(key string, size int64) ([]byte, error) {
+	if size == 0 {
+		return nil, nil
+	}
+	r := rr.r
+	r.idxMu.Lock()
+	b, ok := r.indexes[key]
+	r.idxMu.Unlock()
+	if ok {
+		return b, nil
+	}
+	b = make([]byte, size)
+	if err := rr.readAt(key, size, b, 0); err != nil {
+		return nil, err
+	}
+	r.idxMu.Lock()
+	if len(r.indexes) >= maxCachedIndexes {
+		for k := range r.indexes { // evict any one: a handful of entries
+			delete(r.indexes, k)
+			break
+		}
+	}
+	r.indexes[key] = b
+	r.idxMu.Unlock()
+	return b, nil
+}
+
+func (r *remoteLog) forgetIndex(key string) {
+	r.idxMu.Lock()
+	delete(r.indexes, key)
+	r.idxMu.Unlock()
+}
+
+// findBatch returns the position and header of the first batch of seg whose
+// last offset is >= offset, starting at the index's hint; ok is false when
+// the segment ends first (a compaction gap at its end).
+func (rr remoteReader) findBatch(prefix string, seg tiering.RemoteSegment, offset int64) (pos int64, h storage.BatchHeader, ok bool, err error) {
+	index, err := rr.index(tiering.SegmentKey(prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixIndex), seg.OffsetIndexSize)
+	if err != nil {
+		return 0, h, false, err
+	}
+	if pos, err = storage.OffsetIndexLookup(index, seg.BaseOffset, offset); err != nil {
+		return 0, h, false, err
+	}
+	logKey := tiering.SegmentKey(prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixLog)
+	var hdr [storage.BatchHeaderSize]byte
+	for pos < seg.Size {
+		if seg.Size-pos < storage.BatchHeaderSize {
+			return 0, h, false, fmt.Errorf("remote segment %s: truncated batch header at %d", logKey, pos)
+		}
+		if err := rr.readAt(logKey, seg.Size, hdr[:], pos); err != nil {
+			return 0, h, false, err
+		}
+		if h, err = storage.ParseBatchHeader(hdr[:]); err != nil {
+			return 0, h, false, fmt.Errorf("remote segment %s at %d: %w", logKey, pos, err)
+		}
+		if h.LastOffset() >= offset {
+			return pos, h, true, nil
+		}
+		pos += int64(h.Size())
+	}
+	return 0, h, false, nil
+}
+
+// read returns whole batches of the remote log starting with the batch
+// holding offset: at most maxBytes, or the first batch whole if minOneBatch.
+// It reads one segment; the consumer's next fetch continues in the next.
+// errNotRemote if offset is outside the remote log; errNotCached if !wait
+// and bytes are missing.
+func (rr remoteReader) read(offset int64, maxBytes int, minOneBatch bool) ([]byte, error) {
+	m := rr.r.manifest.Load()
+	if m == nil {
+		if rr.r.enabled() {
+			return nil, errManifestNotLoaded
+		}
+		return nil, errNotRemote
+	}
+	i, ok := m.Find(offset)
+	for {
+		if i >= len(m.Segments) || offset < m.StartOffset() {
+			return nil, errNotRemote
+		}
+		if !ok {
+			// In a gap (compaction) or past a segment's last batch: on to
+			// the next segment.
+			offset = max(offset, m.Segments[i].BaseOffset)
+		}
+		seg := m.Segments[i]
+		pos, h, found, err := rr.findBatch(rr.r.prefix, seg, offset)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			i, ok = i+1, false
+			continue
+		}
+		n := min(int64(max(maxBytes, 0)), seg.Size-pos)
+		if minOneBatch && n < int64(h.Size()) {
+			n = min(int64(h.Size()), seg.Size-pos)
+		}
+		if n <= 0 {
+			return []byte{}, nil
+		}
+		buf := make([]byte, n)
+		if err := rr.readAt(tiering.SegmentKey(rr.r.prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixLog), seg.Size, buf, pos); err != nil {
+			return nil, err
+		}
+		return buf[:wholeBatches(buf)], nil
+	}
+}
+
+// wholeBatches is the length of the complete batches at the start of b.
+func wholeBatches(b []byte) int {
+	n := 0
+	for len(b)-n >= 12 {
+		size := 12 + int(uint32(b[n+8])<<24|uint32(b[n+9])<<16|uint32(b[n+10])<<8|uint32(b[n+11]))
+		if size <= 12 || len(b)-n < size {
+			break
+		}
+		n += size
+	}
+	return n
+}
+
+// fetchRemote serves a fetch below the local log from the remote log.
+// Cached bytes are answered at once; otherwise the read is started in the
+// background (bounded by remote.log.reader.threads) and notify is signalled
+// when it finishes, so the long poll re-reads from the warm cache while
+// local partitions in the same fetch are answered without waiting.
+// started dedupes background reads within one fetch request.
+func (r *remoteLog) fetchRemote(offset int64, maxBytes int, minOneBatch bool, notify chan struct{}, started map[*remoteLog]bool) ([]byte, bool, error) {
+	data, err := remoteReader{r: r, wait: false}.read(offset, maxBytes, minOneBatch)
+	if !errors.Is(err, errNotCached) {
+		if err == nil {
+			r.t.remoteReadByte.WithLabelValues(r.p.topic.meta.Name).Add(float64(len(data)))
+		}
+		return data, err == nil, err
+	}
+	if started[r] {
+		return nil, false, nil
+	}
+	started[r] = true
+	t := r.t
+	go func() {
+		defer func() {
+			select {
+			case notify <- struct{}{}:
+			default:
+			}
+		}()
+		select {
+		case t.readers <- struct{}{}:
+		case <-t.s.ctx.Done():
+			return
+		}
+		defer func() { <-t.readers }()
+		ctx, cancel := context.WithTimeout(t.s.ctx, remoteReadTimeout)
+		defer cancel()
+		if _, err := (remoteReader{r: r, ctx: ctx, wait: true}).read(offset, maxBytes, minOneBatch); err != nil && !errors.Is(err, errNotRemote) && ctx.Err() == nil {
+			t.s.logger.Warn("remote read failed", "topic", r.p.topic.meta.Name, "partition", r.p.index, "offset", offset, "err", err)
+		}
+	}()
+	return nil, false, nil
+}
+
+// offsetForTimestamp answers ListOffsets by timestamp from the remote log:
+// the first record with timestamp >= ts in the first remote segment whose
+// max timestamp reaches ts, reading below the local log only.
+func (r *remoteLog) offsetForTimestamp(ctx context.Context, ts, localStart int64) (offset, timestamp int64, found bool, err error) {
+	m := r.manifest.Load()
+	if m == nil {
+		return 0, 0, false, nil
+	}
+	rr := remoteReader{r: r, ctx: ctx, wait: true}
+	start := m.StartOffset()
+	for _, seg := range m.Segments {
+		if seg.NextOffset <= start || seg.MaxTimestamp < ts {
+			continue
+		}
+		if seg.BaseOffset >= localStart {
+			return 0, 0, false, nil // the local log answers from here
+		}
+		from := max(start, seg.BaseOffset)
+		tindex, err := rr.index(tiering.SegmentKey(r.prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixTimeIdx), seg.TimeIndexSize)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		if older, ok, err := storage.TimeIndexLookup(tindex, seg.BaseOffset, ts); err != nil {
+			return 0, 0, false, err
+		} else if ok {
+			from = max(from, older)
+		}
+		logKey := tiering.SegmentKey(r.prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixLog)
+		pos, h, ok, err := rr.findBatch(r.prefix, seg, from)
+		for ok && err == nil {
+			if h.MaxTimestamp >= ts {
+				batch := make([]byte, h.Size())
+				if err := rr.readAt(logKey, seg.Size, batch, pos); err != nil {
+					return 0, 0, false, err
+				}
+				off, t, found, err := storage.FindRecordAtOrAfterTimestamp(batch, ts, start)
+				if err != nil || found {
+					return off, t, found, err
+				}
+			}
+			pos += int64(h.Size())
+			if pos >= seg.Size {
+				break
+			}
+			var hdr [storage.BatchHeaderSize]byte
+			if err = rr.readAt(logKey, seg.Size, hdr[:], pos); err == nil {
+				h, err = storage.ParseBatchHeader(hdr[:])
+			}
+		}
+		if err != nil {
+			return 0, 0, false, err
+		}
+	}
+	return 0, 0, false, nil
+}

@@ -1,0 +1,262 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/tiering"
+)
+
+func tieredBroker(t *testing.T, tune ...func(*Config)) *testBroker {
+	return startTestBroker(t, append([]func(*Config){func(c *Config) {
+		c.ObjectStore = "file://" + t.TempDir()
+		c.RemoteLogTaskIntervalMs = 20
+		c.LogRetentionCheckIntervalMs = 20
+		c.FileDeleteDelayMs = 0
+		c.RemoteLogCacheChunkBytes = 256 << 10
+	}}, tune...)...)
+}
+
+func tieredTopicConfigs(extra ...string) map[string]*string {
+	s := func(v string) *string { return &v }
+	cfg := map[string]*string{
+		"remote.storage.enable": s("true"),
+		"segment.bytes":         s("65536"),
+		"local.retention.bytes": s("131072"),
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		cfg[extra[i]] = s(extra[i+1])
+	}
+	return cfg
+}
+
+// produceValues sends n records with distinct values and returns them.
+func produceValues(t *testing.T, cl *kgo.Client, topic string, n int) [][]byte {
+	t.Helper()
+	ctx := testContext(t)
+	values := make([][]byte, n)
+	for i := range values {
+		values[i] = []byte(fmt.Sprintf("record-%06d-%s", i, bytes.Repeat([]byte{'x'}, 200)))
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: values[i]}, func(_ *kgo.Record, err error) {
+			if err != nil {
+				t.Errorf("produce: %v", err)
+			}
+		})
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return values
+}
+
+func consumeValues(t *testing.T, tb *testBroker, topic string, n int) [][]byte {
+	t.Helper()
+	ctx := testContext(t)
+	cl := tb.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}), kgo.FetchMaxPartitionBytes(64<<10))
+	defer cl.Close()
+	var got [][]byte
+	for len(got) < n {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %d of %d: %v", len(got), n, err)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch: %v", err) })
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset != int64(len(got)) {
+				t.Fatalf("offset %d, want %d", r.Offset, len(got))
+			}
+			got = append(got, r.Value)
+		})
+	}
+	return got
+}
+
+func TestTieredUploadDeleteLocalAndReadBack(t *testing.T) {
+	tb := tieredBroker(t)
+	tb.createTopic("tiered", 1, tieredTopicConfigs())
+	values := produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10)), "tiered", 4000) // ≈ 900 KiB, 14 segments
+
+	p := tb.srv.topics.partition("tiered", 0)
+	waitFor(t, 20*time.Second, "local log start to move past 0", func() bool { return p.log.LogStartOffset() > 0 })
+	waitFor(t, 20*time.Second, "local size within local.retention.bytes + 2 segments", func() bool {
+		return p.log.Size() <= 131072+2*65536
+	})
+	if got := p.logStartOffset(); got != 0 {
+		t.Fatalf("partition log start offset %d, want 0 (remote)", got)
+	}
+	m := p.remote.manifest.Load()
+	if m == nil || len(m.Segments) == 0 || m.Segments[0].BaseOffset != 0 {
+		t.Fatalf("manifest %+v", m)
+	}
+	check := func(when string) {
+		got := consumeValues(t, tb, "tiered", len(values))
+		for i := range values {
+			if !bytes.Equal(got[i], values[i]) {
+				t.Fatalf("%s: record %d differs", when, i)
+			}
+		}
+	}
+	check("before restart")
+	offs, err := tb.admin().ListStartOffsets(testContext(t), "tiered")
+	if err != nil || offs["tiered"][0].Offset != 0 {
+		t.Fatalf("earliest: %v %+v", err, offs)
+	}
+	tb.restart()
+	p = tb.srv.topics.partition("tiered", 0)
+	if m := p.remote.manifest.Load(); m == nil || len(m.Segments) == 0 {
+		t.Fatal("manifest not loaded at start")
+	}
+	check("after restart (cold cache)")
+	// By timestamp: every record's timestamp is at or after the first one's.
+	lo, err := tb.admin().ListOffsetsAfterMilli(testContext(t), 0, "tiered")
+	if err != nil || lo["tiered"][0].Offset != 0 {
+		t.Fatalf("by timestamp: %v %+v", err, lo)
+	}
+}
+
+// TestTieredRecoverTopicFromBucket loses a broker's whole data directory
+// and recreates the topic in a fresh one from the object store alone.
+func TestTieredRecoverTopicFromBucket(t *testing.T) {
+	objects := "file://" + t.TempDir()
+	tb := tieredBroker(t, func(c *Config) { c.ObjectStore = objects })
+	tb.createTopic("lost", 1, tieredTopicConfigs("retention.ms", "-1"))
+	values := produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10)), "lost", 3000)
+	p := tb.srv.topics.partition("lost", 0)
+	waitFor(t, 20*time.Second, "local deletion of uploaded segments", func() bool { return p.log.LogStartOffset() > 0 })
+	remoteNext := p.remote.manifest.Load().NextOffset()
+	tb.stop()
+
+	fresh := tieredBroker(t, func(c *Config) { c.ObjectStore = objects })
+	adm := fresh.admin()
+	resp, err := adm.CreateTopic(testContext(t), -1, -1, map[string]*string{recoverFromBucketConfig: kadm.StringPtr("true")}, "lost")
+	if err != nil || resp.Err != nil {
+		t.Fatalf("recover: %v %v", err, resp.Err)
+	}
+	rp := fresh.srv.topics.partition("lost", 0)
+	if rp == nil || rp.log.LogStartOffset() != remoteNext || rp.logStartOffset() != 0 {
+		t.Fatalf("recovered partition: local start %d (want %d), start %d", rp.log.LogStartOffset(), remoteNext, rp.logStartOffset())
+	}
+	if got := fresh.srv.topics.get("lost").meta.Configs["retention.ms"]; got != "-1" {
+		t.Fatalf("recovered configs lost retention.ms: %q", got)
+	}
+	got := consumeValues(t, fresh, "lost", int(remoteNext))
+	for i := range got {
+		if !bytes.Equal(got[i], values[i]) {
+			t.Fatalf("record %d differs after recovery", i)
+		}
+	}
+	// A second recovery of the same name is refused.
+	resp, err = adm.CreateTopic(testContext(t), -1, -1, map[string]*string{recoverFromBucketConfig: kadm.StringPtr("true")}, "lost")
+	if err == nil && resp.Err == nil {
+		t.Fatal("recovering an existing topic succeeded")
+	}
+	resp, err = adm.CreateTopic(testContext(t), -1, -1, map[string]*string{recoverFromBucketConfig: kadm.StringPtr("true")}, "never-existed")
+	if err == nil && resp.Err == nil {
+		t.Fatal("recovering a topic with no manifests succeeded")
+	}
+}
+
+// gatedStore passes everything to a MemStore, except that while gate is
+// non-nil ranged reads wait for it to close. Close does nothing, so one
+// store survives broker restarts.
+type gatedStore struct {
+	tiering.ObjectStore
+	mu   sync.Mutex
+	gate chan struct{}
+}
+
+func (g *gatedStore) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
+	g.mu.Lock()
+	gate := g.gate
+	g.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return g.ObjectStore.GetRange(ctx, key, off, n)
+}
+
+func (g *gatedStore) Close() error { return nil }
+
+// TestTieredRemoteReadNeverDelaysHotPartition: a fetch naming a hot local
+// partition and a remote partition whose object store hangs is answered at
+// once with the hot data; once the store answers, the remote records come.
+func TestTieredRemoteReadNeverDelaysHotPartition(t *testing.T) {
+	store := &gatedStore{ObjectStore: tiering.NewMemStore()}
+	tb := tieredBroker(t, func(c *Config) { c.objectStore = store })
+	tb.createTopic("cold", 1, tieredTopicConfigs())
+	tb.createTopic("hot", 1, nil)
+	cl := tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10))
+	coldValues := produceValues(t, cl, "cold", 2000)
+	p := tb.srv.topics.partition("cold", 0)
+	waitFor(t, 20*time.Second, "local deletion of uploaded segments", func() bool { return p.log.LogStartOffset() > 0 })
+	tb.restart() // cold cache
+	gate := make(chan struct{})
+	store.mu.Lock()
+	store.gate = gate
+	store.mu.Unlock()
+	hot := produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression())), "hot", 10)
+
+	raw := tb.dialRaw()
+	fetch := func() *kmsg.FetchResponse {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version, req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 12, -1, 10000, 1, 1<<20
+		for _, topic := range []string{"cold", "hot"} {
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic = topic
+			rp := kmsg.NewFetchRequestTopicPartition()
+			rp.PartitionMaxBytes = 64 << 10
+			rp.CurrentLeaderEpoch = -1
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+		}
+		resp, err := raw.readResponse(req, raw.send(req), 15*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.(*kmsg.FetchResponse)
+	}
+	recordsOf := func(resp *kmsg.FetchResponse, topic string) []byte {
+		for _, rt := range resp.Topics {
+			if rt.Topic == topic {
+				if code := rt.Partitions[0].ErrorCode; code != 0 {
+					t.Fatalf("%s: error %d", topic, code)
+				}
+				return rt.Partitions[0].RecordBatches
+			}
+		}
+		return nil
+	}
+	start := time.Now()
+	resp := fetch()
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("fetch with a hanging remote partition took %v; the hot partition waited", took)
+	}
+	if !bytes.Contains(recordsOf(resp, "hot"), hot[0]) {
+		t.Fatal("hot partition's records missing")
+	}
+	if n := len(recordsOf(resp, "cold")); n != 0 {
+		t.Fatalf("remote partition answered %d bytes while its store hung", n)
+	}
+	close(gate)
+	var cold []byte
+	waitFor(t, 20*time.Second, "remote records after the store answers", func() bool {
+		cold = recordsOf(fetch(), "cold")
+		return len(cold) > 0
+	})
+	if !bytes.Contains(cold, coldValues[0]) {
+		t.Fatal("remote records do not hold the first record")
+	}
+}
