@@ -16,6 +16,7 @@ var forbiddenImports = map[string][]string{
 	"connect":  {"broker", "tiering", "metadata", "streams", "cmd", "e2e"},
 	"streams":  {"broker", "tiering", "metadata", "connect", "cmd", "e2e"},
 	"e2e":      {"broker", "tiering", "metadata", "connect", "streams"},
+	"internal": {"broker", "tiering", "metadata", "connect", "streams", "cmd", "e2e"},
 }
 
 const module = "github.com/strata-streaming/strata/"

@@ -79,11 +79,15 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 					if n := p.recordsLen(); n > 0 {
 						rc.s.metrics.bytesOut.WithLabelValues(t.name).Add(float64(n))
 					}
+					if len(p.remote) > 0 {
+						rc.s.tiered.remoteReadByte.WithLabelValues(t.name).Add(float64(p.recordsLen()))
+					}
 				}
 			}
 			resp.pieces = encodeFetchBody(version, 0, sessionID, topics)
 			return resp
 		}
+		closeRemote(topics)
 		// Wait for an append to any watched partition. Register first,
 		// then re-read, so an append between the read and the
 		// registration is never missed.
@@ -305,7 +309,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 			return out, p
 		default:
 			if ready {
-				out.records = records
+				out.remote = records
 			}
 			return out, p
 		}

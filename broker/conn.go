@@ -321,6 +321,7 @@ func (c *clientConn) writeResponse(h requestHeader, resp kmsg.Response) error {
 		buf = append(buf, 0) // response header v1: empty tagged fields
 	}
 	if fr, ok := resp.(*fetchReply); ok {
+		defer fr.release()
 		return c.writeFetchReply(buf, fr)
 	}
 	buf = resp.AppendTo(buf)

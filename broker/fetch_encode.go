@@ -21,6 +21,17 @@ type fetchReply struct {
 type fetchPiece struct {
 	bytes []byte
 	chunk storage.FileChunk
+	owned bool // chunk.File belongs to this reply: closed once it is written
+}
+
+// release closes the files the reply owns; the connection calls it after
+// writing (or failing to write) the reply.
+func (r *fetchReply) release() {
+	for _, p := range r.pieces {
+		if p.owned {
+			p.chunk.File.Close()
+		}
+	}
 }
 
 // fetchPartitionOut is one partition's part of a response.
@@ -30,13 +41,31 @@ type fetchPartitionOut struct {
 	highWatermark  int64
 	lastStable     int64
 	logStartOffset int64
-	chunk          storage.FileChunk // Len 0: no records
-	records        []byte            // records read from the remote log (then chunk is empty)
-	hasRecords     bool              // false encodes null records (errors)
+	chunk          storage.FileChunk   // Len 0: no records
+	remote         []storage.FileChunk // records in cached remote chunks (then chunk is empty); files owned by the reply
+	hasRecords     bool                // false encodes null records (errors)
 }
 
 // recordsLen is the size of the partition's records field.
-func (p *fetchPartitionOut) recordsLen() int64 { return p.chunk.Len + int64(len(p.records)) }
+func (p *fetchPartitionOut) recordsLen() int64 {
+	n := p.chunk.Len
+	for _, c := range p.remote {
+		n += c.Len
+	}
+	return n
+}
+
+// closeRemote closes the remote chunk files of partitions read but not
+// sent (a long poll that goes on waiting).
+func closeRemote(topics []fetchTopicOut) {
+	for _, t := range topics {
+		for _, p := range t.partitions {
+			for _, c := range p.remote {
+				c.File.Close()
+			}
+		}
+	}
+}
 
 type fetchTopicOut struct {
 	name       string
@@ -113,8 +142,8 @@ func encodeFetchBody(version int16, errorCode int16, sessionID int32, topics []f
 				pieces = append(pieces, fetchPiece{bytes: buf, chunk: p.chunk})
 				buf = make([]byte, 0, 64)
 			}
-			if len(p.records) > 0 {
-				pieces = append(pieces, fetchPiece{bytes: buf}, fetchPiece{bytes: p.records})
+			for _, c := range p.remote {
+				pieces = append(pieces, fetchPiece{bytes: buf, chunk: c, owned: true})
 				buf = make([]byte, 0, 64)
 			}
 			if flexible {

@@ -124,12 +124,14 @@ func (rr remoteReader) findBatch(prefix string, seg tiering.RemoteSegment, offse
 	return 0, h, false, nil
 }
 
-// read returns whole batches of the remote log starting with the batch
-// holding offset: at most maxBytes, or the first batch whole if minOneBatch.
-// It reads one segment; the consumer's next fetch continues in the next.
-// errNotRemote if offset is outside the remote log; errNotCached if !wait
-// and bytes are missing.
-func (rr remoteReader) read(offset int64, maxBytes int, minOneBatch bool) ([]byte, error) {
+// read finds the bytes a fetch at offset gets from the remote log: from
+// the batch holding offset, at most maxBytes (the last batch may be cut, as
+// in local reads), or the first batch whole if minOneBatch; one segment at
+// a time. Without wait it returns open sections of cached chunk files for
+// sendfile (the caller closes them), or errNotCached. With wait it only
+// loads what is missing into the cache and returns no sections.
+// errNotRemote if offset is outside the remote log.
+func (rr remoteReader) read(offset int64, maxBytes int, minOneBatch bool) ([]storage.FileChunk, error) {
 	m := rr.r.manifest.Load()
 	if m == nil {
 		if rr.r.enabled() {
@@ -161,27 +163,50 @@ func (rr remoteReader) read(offset int64, maxBytes int, minOneBatch bool) ([]byt
 			n = min(int64(h.Size()), seg.Size-pos)
 		}
 		if n <= 0 {
-			return []byte{}, nil
+			return nil, nil
 		}
-		buf := make([]byte, n)
-		if err := rr.readAt(tiering.SegmentKey(rr.r.prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixLog), seg.Size, buf, pos); err != nil {
+		if i+1 < len(m.Segments) {
+			rr.r.readAheadNext(m.Segments[i+1], seg.Size-(pos+n))
+		}
+		key := tiering.SegmentKey(rr.r.prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixLog)
+		if rr.wait {
+			select {
+			case <-rr.r.t.cache.Prefetch(key, seg.Size, pos, n):
+				return nil, nil
+			case <-rr.ctx.Done():
+				return nil, rr.ctx.Err()
+			}
+		}
+		sections, ok, err := rr.r.t.cache.TryOpenRange(key, seg.Size, pos, n)
+		switch {
+		case err != nil:
 			return nil, err
+		case !ok:
+			return nil, errNotCached
 		}
-		return buf[:wholeBatches(buf)], nil
+		chunks := make([]storage.FileChunk, len(sections))
+		for j, s := range sections {
+			chunks[j] = storage.FileChunk{File: s.File, Pos: s.Pos, Len: s.Len}
+		}
+		return chunks, nil
 	}
 }
 
-// wholeBatches is the length of the complete batches at the start of b.
-func wholeBatches(b []byte) int {
-	n := 0
-	for len(b)-n >= 12 {
-		size := 12 + int(uint32(b[n+8])<<24|uint32(b[n+9])<<16|uint32(b[n+10])<<8|uint32(b[n+11]))
-		if size <= 12 || len(b)-n < size {
-			break
-		}
-		n += size
+// readAheadNext extends the chunk cache's read-ahead, which stops at the
+// end of an object, into the next segment: when a sequential reader is
+// within the read-ahead window of a segment's end, the next segment's
+// index and first chunks start loading, so crossing segments costs no
+// round trip to the store.
+func (r *remoteLog) readAheadNext(next tiering.RemoteSegment, left int64) {
+	cfg := &r.t.s.cfg
+	window := cfg.RemoteLogCacheChunkBytes * int64(cfg.RemoteLogCacheReadAheadChunks)
+	if left > window || window == 0 {
+		return
 	}
-	return n
+	if next.OffsetIndexSize > 0 {
+		r.t.cache.Prefetch(tiering.SegmentKey(r.prefix, next.BaseOffset, next.UploadID, tiering.SuffixIndex), next.OffsetIndexSize, 0, next.OffsetIndexSize)
+	}
+	r.t.cache.Prefetch(tiering.SegmentKey(r.prefix, next.BaseOffset, next.UploadID, tiering.SuffixLog), next.Size, 0, window-left)
 }
 
 // fetchRemote serves a fetch below the local log from the remote log.
@@ -190,13 +215,10 @@ func wholeBatches(b []byte) int {
 // when it finishes, so the long poll re-reads from the warm cache while
 // local partitions in the same fetch are answered without waiting.
 // started dedupes background reads within one fetch request.
-func (r *remoteLog) fetchRemote(offset int64, maxBytes int, minOneBatch bool, notify chan struct{}, started map[*remoteLog]bool) ([]byte, bool, error) {
-	data, err := remoteReader{r: r, wait: false}.read(offset, maxBytes, minOneBatch)
+func (r *remoteLog) fetchRemote(offset int64, maxBytes int, minOneBatch bool, notify chan struct{}, started map[*remoteLog]bool) ([]storage.FileChunk, bool, error) {
+	chunks, err := remoteReader{r: r, wait: false}.read(offset, maxBytes, minOneBatch)
 	if !errors.Is(err, errNotCached) {
-		if err == nil {
-			r.t.remoteReadByte.WithLabelValues(r.p.topic.meta.Name).Add(float64(len(data)))
-		}
-		return data, err == nil, err
+		return chunks, err == nil, err
 	}
 	if started[r] {
 		return nil, false, nil

@@ -27,6 +27,7 @@ type server struct {
 	httpAddr string   // admin HTTP listener, host:port
 	dataDir  string   // --data-dir
 	extra    []string // more flags, e.g. --set k=v
+	env      []string // KEY=value added to the inherited environment
 	logDir   string
 
 	starts int // how many processes were started, for log names
@@ -41,12 +42,20 @@ type server struct {
 // is still running and, if the test failed, prints its logs.
 func startServer(t testing.TB, extraFlags ...string) *server {
 	t.Helper()
+	return startServerEnv(t, nil, extraFlags...)
+}
+
+// startServerEnv is startServer with env (KEY=value) added to the process's
+// environment, e.g. object store credentials.
+func startServerEnv(t testing.TB, env []string, extraFlags ...string) *server {
+	t.Helper()
 	s := &server{
 		t:        t,
 		addr:     freeAddr(t),
 		httpAddr: freeAddr(t),
 		dataDir:  filepath.Join(t.TempDir(), "data"),
 		extra:    extraFlags,
+		env:      env,
 		logDir:   t.TempDir(),
 	}
 	t.Cleanup(func() {
@@ -92,6 +101,9 @@ func (s *server) start() {
 		"--data-dir", s.dataDir,
 	}, s.extra...)
 	cmd := exec.Command(strataBin, args...)
+	if len(s.env) > 0 {
+		cmd.Env = append(os.Environ(), s.env...)
+	}
 	cmd.Stdout = logFile
 	cmd.Stderr = logFile
 	if err := cmd.Start(); err != nil {

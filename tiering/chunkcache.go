@@ -265,20 +265,10 @@ func (c *ChunkCache) TryReadAt(key string, objectSize int64, p []byte, off int64
 		return 0, true, nil
 	}
 	first, last := off/c.opts.ChunkSize, (off+int64(want)-1)/c.opts.ChunkSize
-	paths := make([]string, 0, last-first+1)
-	c.mu.Lock()
-	for index := first; index <= last; index++ {
-		chunk := c.mu.chunks[key][index]
-		if chunk == nil {
-			c.mu.Unlock()
-			return 0, false, nil
-		}
-		paths = append(paths, chunk.path)
+	paths := c.cachedPaths(key, first, last)
+	if paths == nil {
+		return 0, false, nil
 	}
-	for index := first; index <= last; index++ {
-		c.touchLocked(c.mu.chunks[key][index])
-	}
-	c.mu.Unlock()
 
 	for i, path := range paths {
 		index := first + int64(i)
@@ -305,6 +295,76 @@ func (c *ChunkCache) TryReadAt(key string, objectSize int64, p []byte, off int64
 		return n, true, io.EOF
 	}
 	return n, true, nil
+}
+
+// cachedPaths returns the files of chunks first..last of key, marking them
+// recently used, or nil if any is not cached.
+func (c *ChunkCache) cachedPaths(key string, first, last int64) []string {
+	paths := make([]string, 0, last-first+1)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for index := first; index <= last; index++ {
+		chunk := c.mu.chunks[key][index]
+		if chunk == nil {
+			return nil
+		}
+		paths = append(paths, chunk.path)
+	}
+	for index := first; index <= last; index++ {
+		c.touchLocked(c.mu.chunks[key][index])
+	}
+	return paths
+}
+
+// FileSection is a byte range of an open file; the caller closes File.
+type FileSection struct {
+	File *os.File
+	Pos  int64
+	Len  int64
+}
+
+// TryOpenRange is TryReadAt without the copy: if every chunk covering
+// min(length, objectSize-off) bytes from off is cached it opens them and
+// returns the sections, in order, for the caller to send (with sendfile)
+// and close; eviction meanwhile only unlinks the files. ok is false, with
+// nothing open, if a chunk is missing. On success it starts read-ahead.
+func (c *ChunkCache) TryOpenRange(key string, objectSize, off, length int64) (sections []FileSection, ok bool, err error) {
+	want, err := c.checkRead(key, objectSize, off, int(min(length, objectSize)))
+	if err != nil || want == 0 {
+		return nil, err == nil, err
+	}
+	first, last := off/c.opts.ChunkSize, (off+int64(want)-1)/c.opts.ChunkSize
+	paths := c.cachedPaths(key, first, last)
+	if paths == nil {
+		return nil, false, nil
+	}
+
+	closeAll := func() {
+		for _, s := range sections {
+			s.File.Close()
+		}
+	}
+	pos, end := off, off+int64(want)
+	for i, path := range paths {
+		index := first + int64(i)
+		file, err := os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			closeAll() // evicted since the lookup
+			return nil, false, nil
+		}
+		if err != nil {
+			closeAll()
+			return nil, false, fmt.Errorf("tiering: chunk cache open %q chunk %d: %w", key, index, err)
+		}
+		chunkEnd := min((index+1)*c.opts.ChunkSize, end)
+		sections = append(sections, FileSection{File: file, Pos: pos - index*c.opts.ChunkSize, Len: chunkEnd - pos})
+		pos = chunkEnd
+	}
+	c.mu.Lock()
+	c.mu.stats.Hits += int64(len(paths))
+	c.mu.Unlock()
+	c.readAhead(key, objectSize, end-1)
+	return sections, true, nil
 }
 
 // Prefetch starts loading, in the background, the missing chunks covering
@@ -601,6 +661,9 @@ func (c *ChunkCache) runLoad(id chunkID, length int64, load *chunkLoad, backgrou
 
 // fetch reads a chunk from the store into a new file in the cache directory
 // and returns its path. A body of any length but the chunk's is an error.
+// copyBuffers holds the buffers chunk loads copy through.
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
 func (c *ChunkCache) fetch(id chunkID, length int64) (path string, err error) {
 	body, err := c.store.GetRange(c.loadCtx, id.key, id.index*c.opts.ChunkSize, length)
 	if err != nil {
@@ -617,7 +680,11 @@ func (c *ChunkCache) fetch(id chunkID, length int64) (path string, err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	n, err := io.Copy(tmp, io.LimitReader(ctxReader{c.loadCtx, body}, length+1))
+	buf := copyBuffers.Get().(*[]byte)
+	// A plain io.Writer, so io.CopyBuffer uses the large buffer rather than
+	// the file's ReadFrom (32 KiB reads): fewer syscalls per chunk.
+	n, err := io.CopyBuffer(struct{ io.Writer }{tmp}, io.LimitReader(ctxReader{c.loadCtx, body}, length+1), *buf)
+	copyBuffers.Put(buf)
 	if err != nil {
 		return "", err
 	}

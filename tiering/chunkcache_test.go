@@ -658,3 +658,43 @@ func TestChunkCacheOddKeysAreSafeFileNames(t *testing.T) {
 		t.Fatalf("files %v", files)
 	}
 }
+
+// TryOpenRange hands out open sections of cached chunk files that hold the
+// object's bytes, survive eviction, and never touch the store.
+func TestChunkCacheTryOpenRange(t *testing.T) {
+	data := chunkTestData(3000)
+	store := newChunkTestStore(t, chunkTestKey, data)
+	c, _ := newTestChunkCache(t, store, ChunkCacheOptions{ChunkSize: 1000, MaxBytes: 2000})
+	if sections, ok, err := c.TryOpenRange(chunkTestKey, 3000, 500, 1000); ok || err != nil || sections != nil {
+		t.Fatalf("cold cache: %v %v %v", sections, ok, err)
+	}
+	if store.ranges.Load() != 0 {
+		t.Fatal("TryOpenRange called the store")
+	}
+	mustReadChunkCache(t, c, chunkTestKey, data, 0, 2000) // chunks 0 and 1
+	sections, ok, err := c.TryOpenRange(chunkTestKey, 3000, 500, 1200)
+	if !ok || err != nil || len(sections) != 2 {
+		t.Fatalf("cached range: %d sections, ok %v, err %v", len(sections), ok, err)
+	}
+	// Evict both chunks while the sections are open.
+	mustReadChunkCache(t, c, chunkTestKey, data, 2000, 1000)
+	mustReadChunkCache(t, c, chunkTestKey, data, 2500, 500)
+	var got []byte
+	for _, s := range sections {
+		b := make([]byte, s.Len)
+		if _, err := s.File.ReadAt(b, s.Pos); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, b...)
+		s.File.Close()
+	}
+	if !bytes.Equal(got, data[500:1700]) {
+		t.Fatal("sections do not hold the object's bytes")
+	}
+	// A range running past the end is cut at the end.
+	sections, ok, err = c.TryOpenRange(chunkTestKey, 3000, 2900, 500)
+	if !ok || err != nil || len(sections) != 1 || sections[0].Len != 100 || sections[0].Pos != 900 {
+		t.Fatalf("range past the end: %+v %v %v", sections, ok, err)
+	}
+	sections[0].File.Close()
+}

@@ -357,7 +357,8 @@ func newTopicRecoverCmd() *cobra.Command {
 			if err != nil {
 				return topicError(topic, err, resp.ErrMessage)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "recovered topic %s (id %s) with %d partitions from the object store\n", topic, resp.ID, resp.NumPartitions)
+			// The id as the bucket's keys and --topic-id spell it.
+			fmt.Fprintf(cmd.OutOrStdout(), "recovered topic %s (id %x) with %d partitions from the object store\n", topic, resp.ID[:], resp.NumPartitions)
 			return nil
 		},
 	}

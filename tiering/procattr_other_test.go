@@ -1,7 +1,0 @@
-//go:build !linux
-
-package tiering_test
-
-import "syscall"
-
-func minioProcAttr() *syscall.SysProcAttr { return nil }
