@@ -298,6 +298,12 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		records, ready, rerr := p.remote.fetchRemote(t.state.fetchOffset, int(max(limit, 0)), first, remote.notify, remote.started)
 		switch {
 		case errors.Is(rerr, errNotRemote):
+			if start, _, ok := p.remote.readable(); ok && t.state.fetchOffset >= start {
+				// Past the remote log's end but below the local log: a
+				// range compaction emptied (local segments go only once
+				// uploaded), so the next records are the local log's first.
+				chunk, err = p.log.Read(p.log.LogStartOffset(), int(max(limit, 0)), hw, first)
+			}
 		case errors.Is(rerr, errManifestNotLoaded):
 			out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
 			out.hasRecords = false

@@ -257,13 +257,9 @@ func (r *remoteLog) uploadPending(ctx context.Context) error {
 	}()
 	r.updateLag(segs, m)
 	for _, seg := range segs {
-		if seg.BaseOffset < m.NextOffset() && len(m.Segments) > 0 {
-			// Compaction merged an uploaded segment with a newer one; the
-			// manifest cannot hold overlapping segments.
-			r.t.s.logger.Warn("remote log: local segment overlaps the remote log; not uploaded", "topic", r.p.topic.meta.Name,
-				"partition", r.p.index, "base_offset", seg.BaseOffset, "remote_next_offset", m.NextOffset())
-			continue
-		}
+		// A segment starting below the manifest's end is one compaction
+		// merged from uploaded segments and newer ones: it replaces the
+		// remote segments from its base on (upload).
 		if m, err = r.upload(ctx, m, seg); err != nil {
 			return err
 		}
@@ -289,7 +285,22 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // upload puts one segment's objects under a fresh upload ID, then the
 // manifest naming them. If anything fails the attempt's objects are removed
 // (best effort: an object no manifest names is garbage, never data).
+//
+// On a compacted topic the cleaner may merge segments that were uploaded
+// with newer ones; the merged segment then starts at the base of a remote
+// segment (merging only removes segment boundaries, so it never starts
+// inside one) and replaces every remote segment from there on, whose
+// objects are deleted once the new manifest is written.
 func (r *remoteLog) upload(ctx context.Context, m *tiering.Manifest, seg storage.SealedSegment) (*tiering.Manifest, error) {
+	kept := len(m.Segments)
+	for kept > 0 && m.Segments[kept-1].NextOffset > seg.BaseOffset {
+		kept--
+	}
+	if kept < len(m.Segments) && m.Segments[kept].BaseOffset < seg.BaseOffset {
+		return m, fmt.Errorf("upload segment [%d, %d) of %s: it starts inside remote segment [%d, %d)", seg.BaseOffset, seg.NextOffset,
+			r.prefix, m.Segments[kept].BaseOffset, m.Segments[kept].NextOffset)
+	}
+	replaced := m.Segments[kept:]
 	id := tiering.NewUploadID()
 	keys := []string{
 		tiering.SegmentKey(r.prefix, seg.BaseOffset, id, tiering.SuffixLog),
@@ -318,7 +329,7 @@ func (r *remoteLog) upload(ctx context.Context, m *tiering.Manifest, seg storage
 				entry.LeaderEpochs = append(entry.LeaderEpochs, tiering.EpochStart{Epoch: e.Epoch, StartOffset: e.StartOffset})
 			}
 		}
-		next.Segments = append(next.Segments, entry)
+		next.Segments = append(next.Segments[:kept], entry)
 		err = tiering.SaveManifest(ctx, r.t.store, tiering.ManifestKey(r.prefix), next)
 	}
 	if err != nil {
@@ -326,6 +337,15 @@ func (r *remoteLog) upload(ctx context.Context, m *tiering.Manifest, seg storage
 		return m, fmt.Errorf("upload segment %d of %s: %w", seg.BaseOffset, r.prefix, err)
 	}
 	r.install(next)
+	if len(replaced) > 0 {
+		var old []string
+		for _, s := range replaced {
+			old = append(old, segmentKeys(r.prefix, s)...)
+		}
+		r.deleteObjects(old)
+		r.t.s.logger.Info("remote log: compacted segment replaced remote segments", "topic", r.p.topic.meta.Name, "partition", r.p.index,
+			"base_offset", seg.BaseOffset, "next_offset", seg.NextOffset, "replaced", len(replaced))
+	}
 	r.t.uploadedBytes.WithLabelValues(r.p.topic.meta.Name).Add(float64(seg.Size))
 	r.t.s.logger.Debug("remote log: segment uploaded", "topic", r.p.topic.meta.Name, "partition", r.p.index,
 		"base_offset", seg.BaseOffset, "next_offset", seg.NextOffset, "bytes", seg.Size)

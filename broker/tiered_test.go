@@ -3,8 +3,10 @@ package broker
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/storage"
 	"github.com/strata-streaming/strata/tiering"
 )
 
@@ -258,5 +261,144 @@ func TestTieredRemoteReadNeverDelaysHotPartition(t *testing.T) {
 	})
 	if !bytes.Contains(cold, coldValues[0]) {
 		t.Fatal("remote records do not hold the first record")
+	}
+}
+
+// TestTieredCompactedTopic: a compacted topic is tiered too. Only segments
+// the cleaner has compacted are uploaded, so the remote log holds at most
+// one record per key per segment, and a consumer from offset 0 reads, partly
+// from the bucket, every key's latest value at its original offset.
+func TestTieredCompactedTopic(t *testing.T) {
+	tb := tieredBroker(t, func(c *Config) { c.LogCleanerBackoffMs = 20 })
+	ctx := testContext(t)
+	tb.createTopic("table", 1, tieredTopicConfigs(
+		"cleanup.policy", "compact", "segment.bytes", "1024", "local.retention.bytes", "1",
+		"min.cleanable.dirty.ratio", "0.01"))
+	producer := tb.client(kgo.DefaultProduceTopic("table"), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	const updates, keys = 400, 5
+	for i := range updates {
+		r := &kgo.Record{Key: fmt.Appendf(nil, "k%d", i%keys), Value: fmt.Appendf(nil, "%d", i)}
+		if err := producer.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := tb.srv.topics.partition("table", 0)
+	waitFor(t, 30*time.Second, "compacted segments uploaded and deleted locally", func() bool {
+		return p.log.LogStartOffset() > 0
+	})
+	// Every object under the partition is named by the manifest: segments
+	// a compacted merge replaced are deleted, not left behind.
+	waitFor(t, 10*time.Second, "no object outside the manifest", func() bool {
+		m := p.remote.manifest.Load()
+		named := map[string]bool{tiering.ManifestKey(p.remote.prefix): true}
+		for _, seg := range m.Segments {
+			for _, k := range segmentKeys(p.remote.prefix, seg) {
+				named[k] = true
+			}
+		}
+		objects, err := tb.srv.objects.List(ctx, p.remote.prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objects {
+			if !named[o.Key] {
+				return false
+			}
+		}
+		return true
+	})
+	m := p.remote.manifest.Load()
+	rr := remoteReader{r: p.remote, ctx: ctx, wait: true}
+	for _, seg := range m.Segments {
+		// Read the remote segment whole and count records per key.
+		data := make([]byte, seg.Size)
+		if err := rr.readAt(segmentKeys(p.remote.prefix, seg)[0], seg.Size, data, 0); err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		for len(data) > 0 {
+			h, err := storage.ParseBatchHeader(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			records, err := storage.DecodeRecords(data[:h.Size()])
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range records {
+				seen[string(r.Key)]++
+				if seen[string(r.Key)] > 1 {
+					t.Fatalf("remote segment %d holds key %s twice: not compacted before upload", seg.BaseOffset, r.Key)
+				}
+			}
+			data = data[h.Size():]
+		}
+	}
+	records := consumeAll(t, tb, "table", updates)
+	latest := map[string]*kgo.Record{}
+	for _, r := range records {
+		if string(r.Value) != fmt.Sprint(r.Offset) {
+			t.Fatalf("offset %d holds value %s", r.Offset, r.Value)
+		}
+		latest[string(r.Key)] = r
+	}
+	for k := range keys {
+		if r := latest[fmt.Sprint("k", k)]; r == nil || r.Offset != int64(updates-keys+k) {
+			t.Fatalf("key k%d: latest record %+v", k, r)
+		}
+	}
+	if records[0].Offset >= p.log.LogStartOffset() {
+		t.Fatalf("nothing was read from the remote log (first offset %d, local start %d)", records[0].Offset, p.log.LogStartOffset())
+	}
+}
+
+// TestTieredUploadReplacesMergedSegments drives upload directly with the
+// segments compaction produces: a merged segment starting at a remote
+// segment's base replaces the remote segments from there on (their objects
+// deleted), and one starting inside a remote segment is refused.
+func TestTieredUploadReplacesMergedSegments(t *testing.T) {
+	tb := tieredBroker(t, func(c *Config) { c.RemoteLogTaskIntervalMs = 1 << 30 })
+	tb.createTopic("merged", 1, tieredTopicConfigs())
+	ctx := testContext(t)
+	r := tb.srv.topics.partition("merged", 0).remote
+	sealed := func(base, next int64) storage.SealedSegment {
+		f, err := os.CreateTemp(t.TempDir(), "seg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		data := bytes.Repeat([]byte{byte(base)}, 100)
+		if _, err := f.Write(data); err != nil {
+			t.Fatal(err)
+		}
+		return storage.SealedSegment{BaseOffset: base, NextOffset: next, Size: int64(len(data)), File: f, MaxTimestamp: -1, OffsetOfMaxTimestamp: -1}
+	}
+	m, err := r.load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range [][2]int64{{0, 10}, {10, 20}, {20, 30}} {
+		if m, err = r.upload(ctx, m, sealed(s[0], s[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := append(segmentKeys(r.prefix, m.Segments[1]), segmentKeys(r.prefix, m.Segments[2])...)
+	if _, err := r.upload(ctx, m, sealed(15, 40)); err == nil {
+		t.Fatal("a segment starting inside a remote segment was uploaded")
+	}
+	if m, err = r.upload(ctx, m, sealed(10, 40)); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Segments) != 2 || m.Segments[1].BaseOffset != 10 || m.Segments[1].NextOffset != 40 {
+		t.Fatalf("manifest after the merged upload: %+v", m.Segments)
+	}
+	stored, err := tiering.LoadManifest(ctx, tb.srv.objects, tiering.ManifestKey(r.prefix))
+	if err != nil || stored.NextOffset() != 40 || len(stored.Segments) != 2 {
+		t.Fatalf("stored manifest: %v %+v", err, stored)
+	}
+	for _, k := range old {
+		if _, err := tb.srv.objects.Head(ctx, k); !errors.Is(err, tiering.ErrNotFound) {
+			t.Errorf("replaced object %s still there (%v)", k, err)
+		}
 	}
 }
