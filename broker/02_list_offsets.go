@@ -12,6 +12,7 @@ package broker
 //   - current_leader_epoch is checked as in Fetch.
 
 import (
+	"context"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -53,6 +54,12 @@ func (rc *requestContext) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition,
 		return
 	}
 	sp.LeaderEpoch = ours
+	if ts := rp.Timestamp; ts != -1 && ts != -4 && p.remote.unavailable() {
+		// The answer may lie in the remote log, whose manifest could not be
+		// read yet: a retriable error, not an answer that skips it.
+		sp.ErrorCode = rc.countError(kerr.KafkaStorageError.Code)
+		return
+	}
 	switch ts := rp.Timestamp; {
 	case ts == -1:
 		sp.Offset = p.highWatermark()
@@ -82,7 +89,9 @@ func (rc *requestContext) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition,
 			sp.Offset = next - 1
 		}
 	case ts >= 0:
-		offset, timestamp, ok, err := p.remote.offsetForTimestamp(rc.s.ctx, ts, p.log.LogStartOffset())
+		ctx, cancel := context.WithTimeout(rc.s.ctx, remoteListOffsetsTimeout)
+		offset, timestamp, ok, err := p.remote.offsetForTimestamp(ctx, ts, p.log.LogStartOffset())
+		cancel()
 		if err == nil && !ok {
 			offset, timestamp, ok, err = p.log.OffsetForTimestamp(ts)
 		}

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -66,16 +65,6 @@ func openPartition(s *Server, t *topicState, index int32, leaderEpoch int32) (*p
 	p.mu.producers = producers
 	p.epoch.Store(leaderEpoch)
 	p.remote = newRemoteLog(s.tiered, p)
-	if t.config.values["remote.storage.enable"] == "true" {
-		// Read the manifest now so remote offsets are served at once; if
-		// the store is down, the remote-log task retries and, until then,
-		// nothing local is deleted.
-		ctx, cancel := context.WithTimeout(s.ctx, manifestLoadTimeout)
-		if _, err := p.remote.load(ctx); err != nil {
-			s.logger.Warn("remote log manifest not loaded; will retry", "topic", t.meta.Name, "partition", index, "err", err)
-		}
-		cancel()
-	}
 	return p, nil
 }
 

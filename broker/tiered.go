@@ -28,8 +28,9 @@ type tieredStorage struct {
 	s       *Server
 	store   tiering.ObjectStore
 	cache   *tiering.ChunkCache
-	readers chan struct{} // remote.log.reader.threads: background remote reads in flight
-	workers chan struct{} // remote.log.manager.thread.pool.size: partitions in a task at once
+	readers chan struct{}  // remote.log.reader.threads: background remote reads in flight
+	workers chan struct{}  // remote.log.manager.thread.pool.size: partitions in a task at once
+	reads   sync.WaitGroup // background remote reads, waited for by close
 
 	uploadedBytes  *prometheus.CounterVec
 	uploadErrors   *prometheus.CounterVec
@@ -70,6 +71,41 @@ func newTieredStorage(s *Server, store tiering.ObjectStore) (*tieredStorage, err
 	return t, nil
 }
 
+// loadManifests reads the manifests of the tiered partitions among parts,
+// in parallel, before the server serves, so remote offsets are served at
+// once after a restart. A manifest that cannot be read (store down) is
+// retried by the partition's task; until then nothing local is deleted and
+// reads below the local log get a retriable error.
+func (t *tieredStorage) loadManifests(parts []*partition) {
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for _, p := range parts {
+		if !p.remote.enabled() {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if _, err := p.remote.load(t.s.ctx); err != nil {
+				t.s.logger.Warn("remote log manifest not loaded; will retry", "topic", p.topic.meta.Name, "partition", p.index, "err", err)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, p := range parts {
+		if m := p.remote.manifest.Load(); m != nil && len(m.Segments) > 0 && p.log.LogEndOffset() < m.NextOffset() {
+			// The local log lost its tail (power loss before a flush, a
+			// wiped directory): everything it has is remote, and offsets
+			// must not be reused. Start it empty at the remote end.
+			if err := p.resetLocalLog(m.NextOffset()); err != nil {
+				t.s.logger.Error("resetting a local log behind its remote log", "topic", p.topic.meta.Name, "partition", p.index, "err", err)
+			}
+		}
+	}
+}
+
 // loop runs the remote-log tasks every remote.log.manager.task.interval.ms
 // until the server stops, then waits for running tasks.
 func (t *tieredStorage) loop() {
@@ -101,25 +137,37 @@ func (t *tieredStorage) loop() {
 				defer running.Done()
 				defer func() { <-t.workers }()
 				defer r.running.Store(false)
-				r.runTask(t.s.ctx)
+				r.runTask(r.ctx)
 			}()
 		})
 	}
 }
 
+// close waits for background remote reads (the server's context is
+// already cancelled), then closes the cache.
 func (t *tieredStorage) close() error {
+	t.reads.Wait()
 	return t.cache.Close()
 }
 
-// manifestLoadTimeout bounds reading a manifest when a partition opens.
-const manifestLoadTimeout = 10 * time.Second
+// Bounds on object-store calls, so a hung store cannot hold a partition's
+// task (and DeleteRecords waiting behind it) forever.
+const (
+	manifestLoadTimeout = 10 * time.Second // reading a manifest
+	manifestSaveTimeout = time.Minute      // writing one
+	segmentPutTimeout   = 15 * time.Minute // one segment's objects (1 GiB at 1.2 MB/s)
+	// ListOffsets by timestamp reads remote indexes and a batch inline.
+	remoteListOffsetsTimeout = 30 * time.Second
+)
 
 // remoteLog is one partition's tiered state: the manifest of its remote
 // segments (nil until read from the store) and the upload task's backoff.
 type remoteLog struct {
 	t      *tieredStorage
 	p      *partition
-	prefix string // tiering.PartitionPrefix
+	prefix string          // tiering.PartitionPrefix
+	ctx    context.Context // the server's, also cancelled when the topic is deleted
+	cancel context.CancelFunc
 
 	manifest atomic.Pointer[tiering.Manifest] // replaced whole; readers never lock
 	running  atomic.Bool                      // a task is in progress
@@ -138,12 +186,24 @@ type remoteLog struct {
 }
 
 func newRemoteLog(t *tieredStorage, p *partition) *remoteLog {
+	ctx, cancel := context.WithCancel(t.s.ctx)
 	return &remoteLog{
 		t:       t,
 		p:       p,
 		prefix:  tiering.PartitionPrefix(p.topic.meta.Name, fmt.Sprintf("%x", p.topic.meta.ID[:]), p.index),
+		ctx:     ctx,
+		cancel:  cancel,
 		indexes: map[string][]byte{},
 	}
+}
+
+// stop cancels the partition's remote work and waits for a running task,
+// so a deleted topic's upload never writes a manifest after it is gone
+// (a topic recovered under the same ID would share its keys).
+func (r *remoteLog) stop() {
+	r.cancel()
+	r.taskMu.Lock()
+	r.taskMu.Unlock() //nolint:staticcheck // empty critical section: waits for the task
 }
 
 func (r *remoteLog) enabled() bool {
@@ -161,6 +221,9 @@ func (r *remoteLog) topic() (metadata.Topic, effectiveTopicConfig) {
 	return meta, cfg
 }
 
+// unavailable: the partition is tiered but its manifest is not read yet.
+func (r *remoteLog) unavailable() bool { return r.manifest.Load() == nil && r.enabled() }
+
 func (r *remoteLog) dueAt(now time.Time) bool { return now.UnixMilli() >= r.retryAt.Load() }
 
 // load reads the manifest from the store; a missing one is an empty
@@ -170,7 +233,9 @@ func (r *remoteLog) load(ctx context.Context) (*tiering.Manifest, error) {
 	if m := r.manifest.Load(); m != nil {
 		return m, nil
 	}
-	m, err := tiering.LoadManifest(ctx, r.t.store, tiering.ManifestKey(r.prefix))
+	loadCtx, cancel := context.WithTimeout(ctx, manifestLoadTimeout)
+	defer cancel()
+	m, err := tiering.LoadManifest(loadCtx, r.t.store, tiering.ManifestKey(r.prefix))
 	switch {
 	case errors.Is(err, tiering.ErrNotFound):
 		m = r.stamp(&tiering.Manifest{LogStartOffset: r.p.log.LogStartOffset()})
@@ -246,6 +311,11 @@ func (r *remoteLog) uploadPending(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Upload only what is durable locally: a segment uploaded and then lost
+	// to a power cut would leave the local log behind the remote one.
+	if err := r.p.log.Flush(); err != nil {
+		return err
+	}
 	segs, err := r.p.log.SealedSegments(m.NextOffset())
 	if err != nil {
 		return err
@@ -283,8 +353,9 @@ func (r *remoteLog) updateLag(segs []storage.SealedSegment, m *tiering.Manifest)
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // upload puts one segment's objects under a fresh upload ID, then the
-// manifest naming them. If anything fails the attempt's objects are removed
-// (best effort: an object no manifest names is garbage, never data).
+// manifest naming them. If putting an object fails, the attempt's objects
+// are removed (best effort: an object no manifest names is garbage, never
+// data); once the manifest write was attempted they are left alone.
 //
 // On a compacted topic the cleaner may merge segments that were uploaded
 // with newer ones; the merged segment then starts at the base of a remote
@@ -309,13 +380,15 @@ func (r *remoteLog) upload(ctx context.Context, m *tiering.Manifest, seg storage
 	}
 	crc := crc32.New(castagnoli)
 	body := io.TeeReader(io.NewSectionReader(seg.File, 0, seg.Size), crc)
-	err := r.t.store.Put(ctx, keys[0], body, seg.Size)
+	putCtx, cancel := context.WithTimeout(ctx, segmentPutTimeout)
+	err := r.t.store.Put(putCtx, keys[0], body, seg.Size)
 	if err == nil {
-		err = r.t.store.Put(ctx, keys[1], bytes.NewReader(seg.OffsetIndex), int64(len(seg.OffsetIndex)))
+		err = r.t.store.Put(putCtx, keys[1], bytes.NewReader(seg.OffsetIndex), int64(len(seg.OffsetIndex)))
 	}
 	if err == nil {
-		err = r.t.store.Put(ctx, keys[2], bytes.NewReader(seg.TimeIndex), int64(len(seg.TimeIndex)))
+		err = r.t.store.Put(putCtx, keys[2], bytes.NewReader(seg.TimeIndex), int64(len(seg.TimeIndex)))
 	}
+	cancel()
 	next := r.stamp(m.Clone())
 	if err == nil {
 		entry := tiering.RemoteSegment{
@@ -330,7 +403,13 @@ func (r *remoteLog) upload(ctx context.Context, m *tiering.Manifest, seg storage
 			}
 		}
 		next.Segments = append(next.Segments[:kept], entry)
-		err = tiering.SaveManifest(ctx, r.t.store, tiering.ManifestKey(r.prefix), next)
+		if err = r.saveManifest(ctx, next); err != nil {
+			// The write may have landed even though it reports failure
+			// (a timeout after the store committed it, a cancelled
+			// request): the objects stay, since a durable manifest may
+			// name them. If it does not, they are garbage.
+			return m, fmt.Errorf("upload segment %d of %s: manifest: %w", seg.BaseOffset, r.prefix, err)
+		}
 	}
 	if err != nil {
 		r.deleteObjects(keys)
@@ -350,6 +429,12 @@ func (r *remoteLog) upload(ctx context.Context, m *tiering.Manifest, seg storage
 	r.t.s.logger.Debug("remote log: segment uploaded", "topic", r.p.topic.meta.Name, "partition", r.p.index,
 		"base_offset", seg.BaseOffset, "next_offset", seg.NextOffset, "bytes", seg.Size)
 	return next, nil
+}
+
+func (r *remoteLog) saveManifest(ctx context.Context, m *tiering.Manifest) error {
+	ctx, cancel := context.WithTimeout(ctx, manifestSaveTimeout)
+	defer cancel()
+	return tiering.SaveManifest(ctx, r.t.store, tiering.ManifestKey(r.prefix), m)
 }
 
 // deleteObjects removes objects no manifest names any more, ignoring
@@ -418,11 +503,14 @@ func (r *remoteLog) applyRetention(ctx context.Context) error {
 // dropFirst removes the first n segments from the manifest, raising its log
 // start offset to at least start, then deletes their objects.
 func (r *remoteLog) dropFirst(ctx context.Context, m *tiering.Manifest, n int, start int64) error {
+	if n == 0 && start <= m.LogStartOffset {
+		return nil
+	}
 	next := r.stamp(m.Clone())
 	removed := next.Segments[:n]
 	next.Segments = append([]tiering.RemoteSegment(nil), next.Segments[n:]...)
 	next.LogStartOffset = max(next.LogStartOffset, start)
-	if err := tiering.SaveManifest(ctx, r.t.store, tiering.ManifestKey(r.prefix), next); err != nil {
+	if err := r.saveManifest(ctx, next); err != nil {
 		return fmt.Errorf("remote retention of %s: %w", r.prefix, err)
 	}
 	r.manifest.Store(next)
@@ -434,19 +522,34 @@ func (r *remoteLog) dropFirst(ctx context.Context, m *tiering.Manifest, n int, s
 	}
 	r.deleteObjects(keys)
 	r.t.deletedBytes.WithLabelValues(r.p.topic.meta.Name).Add(float64(size))
-	r.t.s.logger.Info("remote log: segments deleted", "topic", r.p.topic.meta.Name, "partition", r.p.index,
-		"segments", n, "remote_log_start_offset", next.StartOffset())
+	if n > 0 {
+		r.t.s.logger.Info("remote log: segments deleted", "topic", r.p.topic.meta.Name, "partition", r.p.index,
+			"segments", n, "remote_log_start_offset", next.StartOffset())
+	}
 	return nil
 }
 
 // deleteRecordsBefore applies DeleteRecords to the remote log: the
 // manifest's log start offset moves to offset and segments wholly below it
 // go.
+//
+// Even with no remote segment yet the new start is written, so a segment
+// uploaded later never brings deleted records back. A tiered partition
+// whose manifest cannot be read fails, rather than delete only locally.
 func (r *remoteLog) deleteRecordsBefore(ctx context.Context, offset int64) error {
 	r.taskMu.Lock()
 	defer r.taskMu.Unlock()
 	m := r.manifest.Load()
-	if m == nil || len(m.Segments) == 0 || offset <= m.StartOffset() {
+	if m == nil {
+		if !r.enabled() {
+			return nil
+		}
+		var err error
+		if m, err = r.load(ctx); err != nil {
+			return fmt.Errorf("delete records below %d of %s: %w", offset, r.prefix, err)
+		}
+	}
+	if offset <= m.LogStartOffset {
 		return nil
 	}
 	n := 0
@@ -512,4 +615,27 @@ func (c *tieredCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descCacheHits, prometheus.CounterValue, float64(st.Hits))
 	ch <- prometheus.MustNewConstMetric(descCacheMisses, prometheus.CounterValue, float64(st.Misses))
 	ch <- prometheus.MustNewConstMetric(descCacheFetched, prometheus.CounterValue, float64(st.BytesFetched))
+}
+
+// resetLocalLog replaces the partition's local log, before the server
+// serves, with an empty one starting at start.
+func (p *partition) resetLocalLog(start int64) error {
+	s := p.remote.t.s
+	dir := p.log.Dir()
+	s.logger.Warn("local log ends below its remote log; starting it empty at the remote end",
+		"topic", p.topic.meta.Name, "partition", p.index, "local_end_offset", p.log.LogEndOffset(), "remote_end_offset", start)
+	if err := p.log.Delete(); err != nil {
+		return err
+	}
+	if err := checkPartitionTopicID(dir, p.topic); err != nil {
+		return err
+	}
+	l, err := storage.CreateAt(dir, start, p.topic.config.storageConfig(), storage.Options{Logger: s.logger.With("partition", partitionDirName(p.topic.meta.Name, p.index))})
+	if err != nil {
+		return err
+	}
+	p.log = l
+	p.mu.producers = newProducerTable()
+	p.log.SetRemoteOffset(start)
+	return nil
 }

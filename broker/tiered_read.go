@@ -225,7 +225,9 @@ func (r *remoteLog) fetchRemote(offset int64, maxBytes int, minOneBatch bool, no
 	}
 	started[r] = true
 	t := r.t
+	t.reads.Add(1)
 	go func() {
+		defer t.reads.Done()
 		defer func() {
 			select {
 			case notify <- struct{}{}:

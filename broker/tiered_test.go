@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -135,8 +136,18 @@ func TestTieredRecoverTopicFromBucket(t *testing.T) {
 	values := produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10)), "lost", 3000)
 	p := tb.srv.topics.partition("lost", 0)
 	waitFor(t, 20*time.Second, "local deletion of uploaded segments", func() bool { return p.log.LogStartOffset() > 0 })
-	remoteNext := p.remote.manifest.Load().NextOffset()
+	prefix := p.remote.prefix
 	tb.stop()
+	// The bucket's manifest, read after the stop: uploads go on until then.
+	store, err := tiering.Open(testContext(t), objects)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := tiering.LoadManifest(testContext(t), store, tiering.ManifestKey(prefix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remoteNext := stored.NextOffset()
 
 	fresh := tieredBroker(t, func(c *Config) { c.ObjectStore = objects })
 	adm := fresh.admin()
@@ -400,5 +411,70 @@ func TestTieredUploadReplacesMergedSegments(t *testing.T) {
 		if _, err := tb.srv.objects.Head(ctx, k); !errors.Is(err, tiering.ErrNotFound) {
 			t.Errorf("replaced object %s still there (%v)", k, err)
 		}
+	}
+}
+
+// TestTieredDeleteRecordsBeforeUpload: DeleteRecords on a tiered topic
+// whose segments are not uploaded yet is remembered in the manifest, so
+// the later upload never brings the deleted records back.
+func TestTieredDeleteRecordsBeforeUpload(t *testing.T) {
+	tb := tieredBroker(t, func(c *Config) { c.RemoteLogTaskIntervalMs = 1 << 30 })
+	tb.createTopic("purged", 1, tieredTopicConfigs())
+	produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10)), "purged", 2000)
+	p := tb.srv.topics.partition("purged", 0)
+	const cut = 700
+	ctx := testContext(t)
+	if _, err := tb.admin().DeleteRecords(ctx, kadm.Offsets{"purged": {0: {Topic: "purged", Partition: 0, At: cut}}}); err != nil {
+		t.Fatal(err)
+	}
+	p.remote.runTask(ctx) // upload now
+	if m := p.remote.manifest.Load(); m == nil || len(m.Segments) == 0 || m.LogStartOffset != cut {
+		t.Fatalf("manifest after upload: %+v", m)
+	}
+	waitFor(t, 20*time.Second, "local deletion of uploaded segments", func() bool { return p.log.LogStartOffset() > cut })
+	if got := p.logStartOffset(); got != cut {
+		t.Fatalf("log start offset %d after the upload, want %d", got, cut)
+	}
+	start, err := tb.admin().ListStartOffsets(ctx, "purged")
+	if err != nil || start["purged"][0].Offset != cut {
+		t.Fatalf("earliest: %v %+v", err, start)
+	}
+}
+
+// TestTieredLocalLogBehindRemote: a partition directory that lost its data
+// (wiped, or a tail lost to a power cut) restarts empty at the remote end:
+// remote records are served and no offset is reused.
+func TestTieredLocalLogBehindRemote(t *testing.T) {
+	tb := tieredBroker(t)
+	tb.createTopic("wiped", 1, tieredTopicConfigs())
+	values := produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10)), "wiped", 2000)
+	p := tb.srv.topics.partition("wiped", 0)
+	waitFor(t, 20*time.Second, "local deletion of uploaded segments", func() bool { return p.log.LogStartOffset() > 0 })
+	remoteEnd := p.remote.manifest.Load().NextOffset()
+	dir := p.log.Dir()
+	tb.stop()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != partitionMetadataFile {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+	tb.start()
+	p = tb.srv.topics.partition("wiped", 0)
+	if p.log.LogStartOffset() != remoteEnd || p.log.LogEndOffset() != remoteEnd {
+		t.Fatalf("local log [%d, %d), want to start empty at the remote end %d", p.log.LogStartOffset(), p.log.LogEndOffset(), remoteEnd)
+	}
+	got := consumeValues(t, tb, "wiped", int(remoteEnd))
+	for i := range got {
+		if !bytes.Equal(got[i], values[i]) {
+			t.Fatalf("record %d differs", i)
+		}
+	}
+	res := tb.client().ProduceSync(testContext(t), &kgo.Record{Topic: "wiped", Value: []byte("after")})
+	if r, err := res.First(); err != nil || r.Offset != remoteEnd {
+		t.Fatalf("produce after the reset: offset %d, %v; want %d", r.Offset, err, remoteEnd)
 	}
 }

@@ -54,7 +54,15 @@ func openTopicManager(s *Server) (*topicManager, error) {
 		m.byName[t.Name] = ts
 		m.byID[t.ID] = ts
 	}
+	s.tiered.loadManifests(m.allPartitions())
 	return m, nil
+}
+
+// allPartitions lists every open partition.
+func (m *topicManager) allPartitions() []*partition {
+	var out []*partition
+	m.forEachPartition(func(p *partition) { out = append(out, p) })
+	return out
 }
 
 var partitionDirPattern = regexp.MustCompile(`^(.+)-([0-9]+)$`)
@@ -321,6 +329,7 @@ func (m *topicManager) delete(name string) *topicError {
 	m.mu.Unlock()
 	for _, p := range parts {
 		p.wakeWaiters()
+		p.remote.stop()
 		if err := p.log.Delete(); err != nil {
 			m.s.logger.Error("removing partition directory", "dir", p.log.Dir(), "err", err)
 		}

@@ -105,6 +105,12 @@ func (m *topicManager) recoverFromBucket(ctx context.Context, name, which string
 	meta := metadata.Topic{Name: name, ID: topicID, LeaderEpochs: make([]int32, partitions), Configs: configs}
 	t, terr := m.createLocked(meta, starts)
 	if terr == nil {
+		parts, _, _ := m.snapshot(t)
+		for _, p := range parts {
+			if _, err := p.remote.load(ctx); err != nil {
+				m.s.logger.Warn("recovered partition's manifest not loaded; will retry", "topic", name, "partition", p.index, "err", err)
+			}
+		}
 		m.s.logger.Info("topic recovered from the object store", "topic", name, "topic_id", id, "partitions", partitions)
 	}
 	return t, terr
