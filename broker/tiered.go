@@ -36,6 +36,7 @@ type tieredStorage struct {
 	uploadErrors   *prometheus.CounterVec
 	remoteReadByte *prometheus.CounterVec
 	deletedBytes   *prometheus.CounterVec
+	orphansDeleted *prometheus.CounterVec
 }
 
 func newTieredStorage(s *Server, store tiering.ObjectStore) (*tieredStorage, error) {
@@ -67,7 +68,10 @@ func newTieredStorage(s *Server, store tiering.ObjectStore) (*tieredStorage, err
 			Name: "strata_remote_deleted_bytes_total", Help: "Remote segment bytes removed by retention or DeleteRecords, per topic.",
 		}, []string{"topic"}),
 	}
-	s.metrics.registry.MustRegister(t.uploadedBytes, t.uploadErrors, t.remoteReadByte, t.deletedBytes, &tieredCollector{t: t})
+	t.orphansDeleted = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "strata_remote_orphans_deleted_total", Help: "Objects under a partition's prefix that no manifest named (failed attempts), deleted, per topic.",
+	}, []string{"topic"})
+	s.metrics.registry.MustRegister(t.uploadedBytes, t.uploadErrors, t.remoteReadByte, t.deletedBytes, t.orphansDeleted, &tieredCollector{t: t})
 	return t, nil
 }
 
@@ -177,12 +181,16 @@ type remoteLog struct {
 	lagBytes    atomic.Int64
 
 	// Guarded by taskMu (held by the running task and by DeleteRecords).
-	taskMu   sync.Mutex
-	failures int
-	retryAt  atomic.Int64 // unix ms before which no task starts
+	taskMu    sync.Mutex
+	failures  int
+	lastSweep time.Time    // of sweepOrphans
+	retryAt   atomic.Int64 // unix ms before which no task starts
 
 	idxMu   sync.Mutex
 	indexes map[string][]byte // object key → whole .index/.timeindex, a few recent ones
+
+	loadingMu sync.Mutex
+	loading   map[int64]chan struct{} // background reads by fetch offset; closed when done
 }
 
 func newRemoteLog(t *tieredStorage, p *partition) *remoteLog {
@@ -194,6 +202,7 @@ func newRemoteLog(t *tieredStorage, p *partition) *remoteLog {
 		ctx:     ctx,
 		cancel:  cancel,
 		indexes: map[string][]byte{},
+		loading: map[int64]chan struct{}{},
 	}
 }
 
@@ -285,6 +294,9 @@ func (r *remoteLog) runTask(ctx context.Context) {
 	err := r.uploadPending(ctx)
 	if err == nil {
 		err = r.applyRetention(ctx)
+	}
+	if err == nil && time.Since(r.lastSweep) >= orphanSweepInterval {
+		r.sweepOrphans(ctx)
 	}
 	if err == nil {
 		r.failures = 0
@@ -429,6 +441,51 @@ func (r *remoteLog) upload(ctx context.Context, m *tiering.Manifest, seg storage
 	r.t.s.logger.Debug("remote log: segment uploaded", "topic", r.p.topic.meta.Name, "partition", r.p.index,
 		"base_offset", seg.BaseOffset, "next_offset", seg.NextOffset, "bytes", seg.Size)
 	return next, nil
+}
+
+// Orphan sweeping: objects under a partition that its manifest does not
+// name are left by attempts that failed after some puts, or by a manifest
+// write that failed ambiguously. Only this partition's task writes under
+// its prefix, and it holds taskMu while sweeping, so no upload is in
+// flight; the age margin covers clocks and a manifest that landed late.
+var (
+	orphanSweepInterval = time.Hour
+	orphanMinAge        = 10 * time.Minute
+)
+
+// sweepOrphans deletes objects under the partition's prefix that the
+// manifest does not name and that are older than orphanMinAge. Needs
+// taskMu.
+func (r *remoteLog) sweepOrphans(ctx context.Context) {
+	r.lastSweep = time.Now()
+	m := r.manifest.Load()
+	if m == nil {
+		return
+	}
+	named := map[string]bool{tiering.ManifestKey(r.prefix): true}
+	for _, s := range m.Segments {
+		for _, k := range segmentKeys(r.prefix, s) {
+			named[k] = true
+		}
+	}
+	listCtx, cancel := context.WithTimeout(ctx, manifestSaveTimeout)
+	objects, err := r.t.store.List(listCtx, r.prefix)
+	cancel()
+	if err != nil {
+		r.t.s.logger.Warn("remote log: listing for orphaned objects failed", "prefix", r.prefix, "err", err)
+		return
+	}
+	var orphans []string
+	for _, o := range objects {
+		if !named[o.Key] && time.Since(o.ModTime) >= orphanMinAge {
+			orphans = append(orphans, o.Key)
+		}
+	}
+	if len(orphans) > 0 {
+		r.deleteObjects(orphans)
+		r.t.orphansDeleted.WithLabelValues(r.p.topic.meta.Name).Add(float64(len(orphans)))
+		r.t.s.logger.Info("remote log: orphaned objects deleted", "prefix", r.prefix, "count", len(orphans))
+	}
 }
 
 func (r *remoteLog) saveManifest(ctx context.Context, m *tiering.Manifest) error {

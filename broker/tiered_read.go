@@ -225,14 +225,40 @@ func (r *remoteLog) fetchRemote(offset int64, maxBytes int, minOneBatch bool, no
 	}
 	started[r] = true
 	t := r.t
+	wake := func() {
+		select {
+		case notify <- struct{}{}:
+		default:
+		}
+	}
+	// One background read per partition and offset, however many fetches
+	// (consumers of the same backfill) ask for it; the others only wait.
+	r.loadingMu.Lock()
+	if done, ok := r.loading[offset]; ok {
+		r.loadingMu.Unlock()
+		t.reads.Add(1)
+		go func() {
+			defer t.reads.Done()
+			select {
+			case <-done:
+			case <-t.s.ctx.Done():
+			}
+			wake()
+		}()
+		return nil, false, nil
+	}
+	done := make(chan struct{})
+	r.loading[offset] = done
+	r.loadingMu.Unlock()
 	t.reads.Add(1)
 	go func() {
 		defer t.reads.Done()
+		defer wake()
 		defer func() {
-			select {
-			case notify <- struct{}{}:
-			default:
-			}
+			r.loadingMu.Lock()
+			delete(r.loading, offset)
+			r.loadingMu.Unlock()
+			close(done)
 		}()
 		select {
 		case t.readers <- struct{}{}:

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -476,5 +477,49 @@ func TestTieredLocalLogBehindRemote(t *testing.T) {
 	res := tb.client().ProduceSync(testContext(t), &kgo.Record{Topic: "wiped", Value: []byte("after")})
 	if r, err := res.First(); err != nil || r.Offset != remoteEnd {
 		t.Fatalf("produce after the reset: offset %d, %v; want %d", r.Offset, err, remoteEnd)
+	}
+}
+
+// TestTieredSweepsOrphans: objects under a partition that its manifest does
+// not name (a failed attempt's leftovers) are deleted once old enough; the
+// manifest's own objects and young objects stay.
+func TestTieredSweepsOrphans(t *testing.T) {
+	objects := t.TempDir()
+	tb := tieredBroker(t, func(c *Config) { c.ObjectStore = "file://" + objects; c.RemoteLogTaskIntervalMs = 1 << 30 })
+	tb.createTopic("swept", 1, tieredTopicConfigs())
+	produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10)), "swept", 1000)
+	ctx := testContext(t)
+	r := tb.srv.topics.partition("swept", 0).remote
+	r.runTask(ctx)
+	m := r.manifest.Load()
+	if m == nil || len(m.Segments) == 0 {
+		t.Fatal("nothing uploaded")
+	}
+	old := tiering.SegmentKey(r.prefix, 0, "0123456789abcdef", tiering.SuffixLog)
+	young := tiering.SegmentKey(r.prefix, 0, "fedcba9876543210", tiering.SuffixLog)
+	for _, k := range []string{old, young} {
+		if err := tb.srv.objects.Put(ctx, k, strings.NewReader("garbage"), 7); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(objects, old), past, past); err != nil {
+		t.Fatal(err)
+	}
+	r.taskMu.Lock()
+	r.sweepOrphans(ctx)
+	r.taskMu.Unlock()
+	if _, err := tb.srv.objects.Head(ctx, old); !errors.Is(err, tiering.ErrNotFound) {
+		t.Fatalf("old orphan still there: %v", err)
+	}
+	if _, err := tb.srv.objects.Head(ctx, young); err != nil {
+		t.Fatalf("young orphan deleted: %v", err)
+	}
+	for _, s := range m.Segments {
+		for _, k := range segmentKeys(r.prefix, s) {
+			if _, err := tb.srv.objects.Head(ctx, k); err != nil {
+				t.Fatalf("manifest object %s deleted: %v", k, err)
+			}
+		}
 	}
 }
