@@ -49,9 +49,12 @@ func produceValues(t *testing.T, cl *kgo.Client, topic string, n int) [][]byte {
 	t.Helper()
 	ctx := testContext(t)
 	values := make([][]byte, n)
+	// Distinct, increasing timestamps (one ms apart, ending now) so lookups
+	// by time have one right answer.
+	base := time.Now().UnixMilli() - int64(n)
 	for i := range values {
 		values[i] = []byte(fmt.Sprintf("record-%06d-%s", i, bytes.Repeat([]byte{'x'}, 200)))
-		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: values[i]}, func(_ *kgo.Record, err error) {
+		cl.Produce(ctx, &kgo.Record{Topic: topic, Value: values[i], Timestamp: time.UnixMilli(base + int64(i))}, func(_ *kgo.Record, err error) {
 			if err != nil {
 				t.Errorf("produce: %v", err)
 			}
@@ -126,6 +129,53 @@ func TestTieredUploadDeleteLocalAndReadBack(t *testing.T) {
 	if err != nil || lo["tiered"][0].Offset != 0 {
 		t.Fatalf("by timestamp: %v %+v", err, lo)
 	}
+	// By the timestamp of a record in the middle of the remote log.
+	target := p.log.LogStartOffset() / 2
+	p = tb.srv.topics.partition("tiered", 0)
+	first := consumeTimestamps(t, tb, "tiered", target+1)
+	lo, err = tb.admin().ListOffsetsAfterMilli(testContext(t), first[target], "tiered")
+	if err != nil || lo["tiered"][0].Offset != target {
+		t.Fatalf("by the timestamp of remote offset %d: %v %+v", target, err, lo)
+	}
+	// Max timestamp (-3) and latest-tiered (-5) see the remote log too.
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.Version = 9
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = "tiered"
+	for _, stamp := range []int64{-3, -5} {
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Timestamp = stamp
+		rp.CurrentLeaderEpoch = -1
+		rt.Partitions = []kmsg.ListOffsetsRequestTopicPartition{rp}
+		req.Topics = []kmsg.ListOffsetsRequestTopic{rt}
+		resp, err := req.RequestWith(testContext(t), tb.client())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := resp.Topics[0].Partitions[0]
+		want := int64(len(values) - 1)
+		if stamp == -5 {
+			want = p.remote.manifest.Load().NextOffset() - 1
+		}
+		if got.ErrorCode != 0 || got.Offset != want {
+			t.Fatalf("ListOffsets %d: offset %d error %d, want %d", stamp, got.Offset, got.ErrorCode, want)
+		}
+	}
+}
+
+// consumeTimestamps returns the timestamps (ms) of the first n records.
+func consumeTimestamps(t *testing.T, tb *testBroker, topic string, n int64) []int64 {
+	t.Helper()
+	ctx := testContext(t)
+	cl := tb.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}))
+	defer cl.Close()
+	var out []int64
+	for int64(len(out)) < n {
+		fs := cl.PollFetches(ctx)
+		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch: %v", err) })
+		fs.EachRecord(func(r *kgo.Record) { out = append(out, r.Timestamp.UnixMilli()) })
+	}
+	return out
 }
 
 // TestTieredRecoverTopicFromBucket loses a broker's whole data directory
@@ -185,13 +235,20 @@ func TestTieredRecoverTopicFromBucket(t *testing.T) {
 // store survives broker restarts.
 type gatedStore struct {
 	tiering.ObjectStore
-	mu   sync.Mutex
-	gate chan struct{}
+	mu      sync.Mutex
+	gate    chan struct{}
+	waiting map[string]bool // keys of ranged reads held at the gate
 }
 
 func (g *gatedStore) GetRange(ctx context.Context, key string, off, n int64) (io.ReadCloser, error) {
 	g.mu.Lock()
 	gate := g.gate
+	if gate != nil {
+		if g.waiting == nil {
+			g.waiting = map[string]bool{}
+		}
+		g.waiting[key] = true
+	}
 	g.mu.Unlock()
 	if gate != nil {
 		select {
@@ -520,6 +577,59 @@ func TestTieredSweepsOrphans(t *testing.T) {
 			if _, err := tb.srv.objects.Head(ctx, k); err != nil {
 				t.Fatalf("manifest object %s deleted: %v", k, err)
 			}
+		}
+	}
+}
+
+// TestTieredRemotePartitionsReadInParallel: one fetch naming two cold
+// remote partitions starts both reads from the store at once (neither waits
+// for the other), and then answers with both.
+func TestTieredRemotePartitionsReadInParallel(t *testing.T) {
+	store := &gatedStore{ObjectStore: tiering.NewMemStore()}
+	tb := tieredBroker(t, func(c *Config) { c.objectStore = store })
+	cl := tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10))
+	for _, topic := range []string{"cold-a", "cold-b"} {
+		tb.createTopic(topic, 1, tieredTopicConfigs())
+		produceValues(t, cl, topic, 1500)
+		p := tb.srv.topics.partition(topic, 0)
+		waitFor(t, 20*time.Second, topic+" uploaded and deleted locally", func() bool { return p.log.LogStartOffset() > 0 })
+	}
+	tb.restart() // cold cache
+	gate := make(chan struct{})
+	store.mu.Lock()
+	store.gate = gate
+	store.mu.Unlock()
+
+	raw := tb.dialRaw()
+	req := kmsg.NewPtrFetchRequest()
+	req.Version, req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 12, -1, 15000, 1, 1<<20
+	for _, topic := range []string{"cold-a", "cold-b"} {
+		rt := kmsg.NewFetchRequestTopic()
+		rt.Topic = topic
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = 64<<10, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+	}
+	corr := raw.send(req)
+	waitFor(t, 10*time.Second, "reads of both partitions at the store at once", func() bool {
+		store.mu.Lock()
+		defer store.mu.Unlock()
+		a, b := false, false
+		for k := range store.waiting {
+			a = a || strings.HasPrefix(k, "v1/cold-a-")
+			b = b || strings.HasPrefix(k, "v1/cold-b-")
+		}
+		return a && b
+	})
+	close(gate)
+	resp, err := raw.readResponse(req, corr, 20*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range resp.(*kmsg.FetchResponse).Topics {
+		if p := rt.Partitions[0]; p.ErrorCode != 0 {
+			t.Fatalf("%s: error %d", rt.Topic, p.ErrorCode)
 		}
 	}
 }
