@@ -87,12 +87,14 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	})
 }
 
-// adminHandler serves /metrics, /healthz and the /v1/groups lag API.
+// adminHandler serves /metrics, /healthz, the /v1/groups lag API and the
+// purge of deleted topics from the object store.
 func (s *Server) adminHandler() http.Handler {
 	s.metrics.registry.MustRegister(newPartitionCollector(s.topics))
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
-	s.mountLag(mux) // consumer lag: series on /metrics, /v1/groups (lag_http.go)
+	s.mountLag(mux)                 // consumer lag: series on /metrics, /v1/groups (lag_http.go)
+	s.tiered.mountTieredRoutes(mux) // DELETE /v1/remote/topics/{topic} (tiered_purge.go)
 	// Go's profiler, for operators chasing a hot path (loopback by default).
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

@@ -633,3 +633,34 @@ func TestTieredRemotePartitionsReadInParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestTieredPurgeKeepsLiveTopic: purging a name deletes the objects of its
+// deleted incarnation and none of the live topic's.
+func TestTieredPurgeKeepsLiveTopic(t *testing.T) {
+	tb := tieredBroker(t)
+	ctx := testContext(t)
+	cl := tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10))
+	prefixes := make([]string, 2)
+	for i := range prefixes {
+		tb.createTopic("reborn", 1, tieredTopicConfigs())
+		produceValues(t, cl, "reborn", 1000)
+		p := tb.srv.topics.partition("reborn", 0)
+		waitFor(t, 20*time.Second, "an upload", func() bool { m := p.remote.manifest.Load(); return m != nil && len(m.Segments) > 0 })
+		prefixes[i] = tiering.TopicPrefix("reborn", fmt.Sprintf("%x", p.topic.meta.ID[:]))
+		if i == 0 {
+			if terr := tb.srv.topics.delete("reborn"); terr != nil {
+				t.Fatal(terr.message)
+			}
+		}
+	}
+	res, err := tb.srv.tiered.purgeTopic(ctx, "reborn")
+	if err != nil || len(res.TopicIDs) != 1 || res.ObjectsDeleted == 0 {
+		t.Fatalf("purge: %v %+v", err, res)
+	}
+	if old, _ := tb.srv.objects.List(ctx, prefixes[0]); len(old) != 0 {
+		t.Fatalf("%d objects of the deleted incarnation left", len(old))
+	}
+	if live, _ := tb.srv.objects.List(ctx, prefixes[1]); len(live) == 0 {
+		t.Fatal("the live topic's objects were purged")
+	}
+}

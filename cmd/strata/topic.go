@@ -2,14 +2,20 @@ package main
 
 // strata topic: create, list, describe, delete and alter-config, through
 // kadm (CreateTopics, Metadata, ListOffsets, DescribeConfigs, DeleteTopics,
-// IncrementalAlterConfigs). Kafka errors are printed with their protocol
-// names, e.g. `topic "x": TOPIC_ALREADY_EXISTS: ...`.
+// IncrementalAlterConfigs); recover (CreateTopics with
+// strata.recover.from.bucket) and purge (the admin HTTP listener) for
+// tiered topics. Kafka errors are printed with their protocol names, e.g.
+// `topic "x": TOPIC_ALREADY_EXISTS: ...`.
 
 import (
+	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,6 +41,7 @@ func newTopicCmd() *cobra.Command {
 		newTopicDeleteCmd(),
 		newTopicAlterConfigCmd(),
 		newTopicRecoverCmd(),
+		newTopicPurgeCmd(),
 	)
 	return cmd
 }
@@ -364,6 +371,59 @@ func newTopicRecoverCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&fromBucket, "from-bucket", false, "read the topic from the broker's object store (--object-store)")
 	cmd.Flags().StringVar(&topicID, "topic-id", "", "the incarnation to recover, as 32 hex digits (default: the newest in the bucket)")
+	return cmd
+}
+
+func newTopicPurgeCmd() *cobra.Command {
+	var (
+		fromBucket bool
+		admin      string
+	)
+	cmd := &cobra.Command{
+		Use:   "purge NAME --from-bucket",
+		Short: "Delete a deleted topic's segments from the object store (no recovery after this)",
+		Long: "Deleting a tiered topic keeps its objects in the object store so that\n" +
+			"'strata topic recover' can bring it back. purge deletes them: every object of\n" +
+			"every deleted incarnation of NAME. A live topic of that name is not touched.\n" +
+			"It goes through the broker's admin HTTP listener (--http-listen).",
+		Example: `  strata topic purge orders --from-bucket --admin 127.0.0.1:9644`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			topic := args[0]
+			if !fromBucket {
+				return errors.New("topic purge: --from-bucket is required (the object store is what is purged)")
+			}
+			settings := connSettingsOf(cmd)
+			ctx, cancel := context.WithTimeout(commandContext(cmd), settings.timeout)
+			defer cancel()
+			u := "http://" + admin + "/v1/remote/topics/" + url.PathEscape(topic)
+			req, err := http.NewRequestWithContext(ctx, http.MethodDelete, u, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return fmt.Errorf("topic purge: admin listener %s: %w", admin, err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				TopicIDs       []string `json:"topic_ids"`
+				ObjectsDeleted int      `json:"objects_deleted"`
+				Error          string   `json:"error"`
+			}
+			if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&body); err != nil {
+				return fmt.Errorf("topic purge: admin listener %s answered %s without a JSON body", admin, resp.Status)
+			}
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("topic purge %s: %s", topic, body.Error)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "purged %d objects of deleted topic %s (ids %s) from the object store\n",
+				body.ObjectsDeleted, topic, strings.Join(body.TopicIDs, ", "))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&fromBucket, "from-bucket", false, "purge the topic's objects from the broker's object store")
+	cmd.Flags().StringVar(&admin, "admin", "127.0.0.1:9644", "the broker's admin HTTP listener host:port")
 	return cmd
 }
 
