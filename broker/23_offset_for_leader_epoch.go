@@ -7,6 +7,8 @@ package broker
 //     current epoch). Clients use it to detect truncation after a leader
 //     change (KIP-320); followers will use it to truncate divergent tails.
 //   - current_leader_epoch is checked (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH).
+//   - Epochs older than the local log's come from the remote log's manifest
+//     (tiered topics), so the answer does not change when segments move.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -42,7 +44,7 @@ func handleOffsetForLeaderEpoch(rc *requestContext, req *kmsg.OffsetForLeaderEpo
 				// it yet) ends at the log end.
 				sp.LeaderEpoch, sp.EndOffset = min(rp.LeaderEpoch, p.leaderEpoch()), p.log.LogEndOffset()
 			default:
-				sp.LeaderEpoch, sp.EndOffset = p.log.EndOffsetForEpoch(rp.LeaderEpoch)
+				sp.LeaderEpoch, sp.EndOffset = p.endOffsetForEpoch(rp.LeaderEpoch)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -330,3 +330,41 @@ func (r *remoteLog) offsetForTimestamp(ctx context.Context, ts, localStart int64
 	}
 	return 0, 0, false, nil
 }
+
+// endOffsetForEpoch answers OffsetForLeaderEpoch over the whole log: the
+// local epoch cache, or, for epochs older than every local one, the
+// leader-epoch starts the manifest keeps for the remote segments.
+func (p *partition) endOffsetForEpoch(epoch int32) (int32, int64) {
+	if e, end := p.log.EndOffsetForEpoch(epoch); e >= 0 {
+		return e, end
+	}
+	m := p.remote.manifest.Load()
+	if m == nil {
+		return -1, -1
+	}
+	// The remote epochs, then the local log's first epoch start after them
+	// (local entries are clamped to the local start, so the next epoch's
+	// start is the first local entry with a larger epoch, or the local
+	// log's first offset if its epoch is the remote's last).
+	found := int32(-1)
+	for _, s := range m.Segments {
+		for _, e := range s.LeaderEpochs {
+			switch {
+			case e.Epoch <= epoch:
+				found = max(found, e.Epoch)
+			case found >= 0:
+				return found, e.StartOffset
+			}
+		}
+	}
+	if found < 0 {
+		return -1, -1
+	}
+	// The requested epoch's successor starts in the local log.
+	for _, e := range p.log.Epochs() {
+		if e.Epoch > found {
+			return found, e.StartOffset
+		}
+	}
+	return found, p.log.LogEndOffset()
+}

@@ -664,3 +664,37 @@ func TestTieredPurgeKeepsLiveTopic(t *testing.T) {
 		t.Fatal("the live topic's objects were purged")
 	}
 }
+
+// TestTieredOffsetForLeaderEpoch: epochs whose records are only in the
+// remote log are still answered, from the manifest.
+func TestTieredOffsetForLeaderEpoch(t *testing.T) {
+	tb := tieredBroker(t)
+	tb.createTopic("epochs", 1, tieredTopicConfigs())
+	cl := tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10))
+	p := tb.srv.topics.partition("epochs", 0)
+	produceValues(t, cl, "epochs", 800)
+	epoch1Start := p.log.LogEndOffset()
+	p.epoch.Store(1) // as a leader change would
+	produceValues(t, cl, "epochs", 800)
+	waitFor(t, 20*time.Second, "epoch 0 wholly remote", func() bool { return p.log.LogStartOffset() >= epoch1Start })
+	if e, end := p.log.EndOffsetForEpoch(0); e != -1 {
+		t.Fatalf("local log still knows epoch 0 (%d, %d); the test needs it remote-only", e, end)
+	}
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.Version = 4
+	req.ReplicaID = -1
+	rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	rt.Topic = "epochs"
+	rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+	rp.CurrentLeaderEpoch, rp.LeaderEpoch = 1, 0
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(testContext(t), tb.client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := resp.Topics[0].Partitions[0]
+	if got.ErrorCode != 0 || got.LeaderEpoch != 0 || got.EndOffset != epoch1Start {
+		t.Fatalf("epoch 0: (%d, %d) error %d, want (0, %d)", got.LeaderEpoch, got.EndOffset, got.ErrorCode, epoch1Start)
+	}
+}
