@@ -1,50 +1,15 @@
 package groups
 
 import (
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/strata-streaming/strata/internal/puritytest"
 )
 
 // TestPureCore keeps the state machine free of I/O: it imports only the
 // packages below and never reads the clock (time comes in as arguments).
 func TestPureCore(t *testing.T) {
-	allowed := map[string]bool{
-		"bytes": true, "crypto/rand": true, "encoding/binary": true, "errors": true, "fmt": true,
-		"maps": true, "regexp": true, "slices": true, "sort": true, "time": true,
-		"github.com/twmb/franz-go/pkg/kerr": true, "github.com/twmb/franz-go/pkg/kmsg": true,
-	}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			if !allowed[path] {
-				t.Errorf("%s imports %s: the group state machine does no I/O", name, path)
-			}
-		}
-		src, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, banned := range []string{"time.Now(", "time.Since(", "time.After(", "time.NewTimer(", "time.Sleep("} {
-			if strings.Contains(string(src), banned) {
-				t.Errorf("%s calls %s: pass the time in instead", name, strings.TrimSuffix(banned, "("))
-			}
-		}
-	}
+	puritytest.Check(t, "the group state machine",
+		"bytes", "crypto/rand", "encoding/binary", "errors", "fmt", "maps", "regexp", "slices", "sort", "time",
+		"github.com/twmb/franz-go/pkg/kerr", "github.com/twmb/franz-go/pkg/kmsg")
 }
