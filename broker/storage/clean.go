@@ -241,7 +241,11 @@ type cleanedOutput struct {
 }
 
 func (o *cleanedOutput) paths(suffix string) []string {
-	return []string{o.seg.logPath + suffix, o.seg.offsetIndexPath + suffix, o.seg.timeIndexPath + suffix}
+	paths := []string{o.seg.logPath + suffix, o.seg.offsetIndexPath + suffix, o.seg.timeIndexPath + suffix}
+	if len(o.seg.txnIndex) > 0 { // the .txnindex file exists only with entries
+		paths = append(paths, o.seg.txnIndexPath+suffix)
+	}
+	return paths
 }
 
 // remove closes the output's file and deletes its files under suffix.
@@ -321,6 +325,10 @@ func (l *Log) runClean(plan *cleanPlan) (CleanResult, error) {
 		}
 		outputs = append(outputs, out)
 	}
+	if err := carryTxnIndexes(views, outputs); err != nil {
+		discard()
+		return res, l.cleanErrorBeforeCommit(views, err)
+	}
 	if err := syncPath(l.dir); err != nil {
 		discard()
 		return res, fmt.Errorf("storage: fsync dir %s: %w", l.dir, err)
@@ -371,7 +379,9 @@ func (l *Log) segmentsIntact(views []segmentView) error {
 		return errCleanAborted
 	}
 	for i, v := range views {
-		if s := l.mu.segments[i]; s != v.seg || s.size != v.size {
+		// An aborted transaction recorded in a segment after the pass read
+		// it would be lost by the swap.
+		if s := l.mu.segments[i]; s != v.seg || s.size != v.size || len(s.txnIndex) != len(v.txnIndex) {
 			return errCleanAborted
 		}
 	}

@@ -18,6 +18,10 @@
 //     compaction); with remote storage, SealedSegments and
 //     SetRemoteOffset before ApplyRetention (see Tiered storage).
 //  5. Close on shutdown (it checkpoints), or Delete to drop the partition.
+//  6. Transactions: write COMMIT/ABORT markers with EncodeControlBatch
+//     through ValidateBatches and Append; after an ABORT marker,
+//     RecordAbortedTxn; for a read_committed fetch, AbortedTxns (see
+//     Transaction index). ControlRecordType reads a marker's type.
 //
 // # Directory layout
 //
@@ -25,6 +29,7 @@
 //	  00000000000000000000.log        segment: record batches, back to back
 //	  00000000000000000000.index      offset index of that segment
 //	  00000000000000000000.timeindex  time index of that segment
+//	  00000000000000000000.txnindex   aborted transactions ending in that segment (only if any)
 //	  00000000000000004711.log        next segment, named by its base offset
 //	  ...
 //	  recovery-checkpoint             what the last Checkpoint made durable
@@ -110,6 +115,37 @@
 // flush, roll and checkpoint; segment.index.bytes bounds their size (the
 // segment rolls first).
 //
+// # Transaction index (.txnindex)
+//
+// Kafka's format: one 34-byte entry per transaction aborted in the
+// segment (its ABORT marker is in it), in increasing lastOffset order:
+//
+//	0       2              10             18             26             34
+//	+-------+--------------+--------------+--------------+--------------+
+//	|version| producerId   | firstOffset  | lastOffset   | lastStable-  |
+//	| int16 | int64        | int64        | int64        | Offset int64 |
+//	+-------+--------------+--------------+--------------+--------------+
+//
+// version is 0; firstOffset is the transaction's first record in the
+// partition (possibly in an earlier segment), lastOffset its ABORT marker,
+// lastStableOffset the partition's last stable offset once it aborted.
+// The file exists once the segment has an entry; entries also live in
+// memory. RecordAbortedTxn writes an entry at once (no fsync; flushes and
+// checkpoints fsync it with the other indexes). AbortedTxns(from, upTo)
+// returns the entries with lastOffset >= from and firstOffset < upTo,
+// searching from the segment holding from until an entry's
+// lastStableOffset reaches upTo, as Kafka's collectAbortedTransactions.
+// Truncation drops entries at or after the cut; deleted segments take
+// theirs along; a clean carries each entry into the output covering its
+// lastOffset (its .txnindex goes through .cleaned and .swap with the other
+// files, and a clean gives up if an entry was recorded in a segment it
+// rewrites). Recovery loads the files and drops entries past the
+// recovered end of their segment. A damaged file (length not a multiple
+// of 34, bad version, entries out of order or below the segment) is
+// removed with a warning and the segment's index is empty: the broker must
+// rebuild those entries from its producer state; this package cannot tell
+// which transactions aborted.
+//
 // # recovery-checkpoint
 //
 // Text, written atomically (temp file, fsync, rename, fsync dir) after a
@@ -185,8 +221,9 @@
 //     segment is deleted (it cannot follow on from a cut one).
 //  5. Empty segments other than the first and the last are deleted (the
 //     first may be one a clean emptied; its name keeps the log start
-//     offset); overlapping segments are ErrCorruptLog. Without any segment,
-//     one is created at the log start offset.
+//     offset); overlapping segments are ErrCorruptLog. Each remaining
+//     segment's .txnindex is loaded (see Transaction index). Without any
+//     segment, one is created at the log start offset.
 //  6. The epoch cache is cut to the recovered log end and start; if anything
 //     was scanned, cut or removed, a fresh checkpoint is written at once.
 //
@@ -231,7 +268,8 @@
 // pass reaches the log end offset (the active segment is empty) its last
 // batch stays with no records, as in Kafka, so that readers still reach
 // the log end offset. Control and transactional batches are kept whole
-// (transactions are not implemented). The first segment of the log stays,
+// (aborted records and markers are not removed yet), and aborted-transaction
+// entries are carried along (see Transaction index). The first segment of the log stays,
 // even emptied, so that the log start offset does not move.
 //
 // Tombstones: a tombstone that is the latest of its key is kept by the pass
@@ -249,6 +287,7 @@
 // new ones, never a mix):
 //
 //	write B.log.cleaned, B.index.cleaned, B.timeindex.cleaned   one set per new segment B
+//	  (and B.txnindex.cleaned if it has aborted transactions)
 //	fsync them and the directory
 //	refresh recovery-checkpoint                                 it now names the active segment
 //	rename every *.cleaned to *.swap, fsync dir                 the first rename commits the pass
@@ -292,8 +331,9 @@
 // storage side of it:
 //
 //  1. SealedSegments(after) snapshots the sealed segments past the last
-//     upload: offsets, size, max timestamp, both indexes encoded from memory
-//     in the formats above, the leader epochs covering the segment
+//     upload: offsets, size, max timestamp, the offset, time and
+//     transaction indexes encoded from memory in the formats above
+//     (DecodeTxnIndex parses the last), the leader epochs covering the segment
 //     (EncodeEpochs writes them in the leader-epoch-checkpoint format) and a
 //     duplicated descriptor of the .log, which stays readable even if the
 //     segment is deleted meanwhile; the caller closes it. A compacted log

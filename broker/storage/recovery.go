@@ -89,6 +89,11 @@ func (r *recovery) run() error {
 	if err := r.checkContinuity(); err != nil {
 		return err
 	}
+	for _, s := range r.segments {
+		if err := r.loadTxnIndex(s); err != nil {
+			return err
+		}
+	}
 	if len(r.segments) == 0 {
 		s, err := createSegment(l.dir, max(r.logStartFromFile, 0))
 		if err != nil {
@@ -132,7 +137,7 @@ func (r *recovery) cleanDirectory() ([]int64, error) {
 			}
 			bases = append(bases, base)
 		default:
-			for _, suffix := range []string{offsetIndexSuffix, timeIndexSuffix} {
+			for _, suffix := range []string{offsetIndexSuffix, timeIndexSuffix, txnIndexSuffix} {
 				if base, ok := parseSegmentName(name, suffix); ok {
 					indexes[name] = base
 				}

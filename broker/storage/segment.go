@@ -25,8 +25,10 @@ const (
 	noOffset           = -1
 )
 
-// segment is one .log file with its two indexes. The log file stays open for
-// the segment's lifetime; index files are opened only to write them.
+// segment is one .log file with its indexes: offset, time and, once a
+// transaction aborted in it, aborted-transaction (txnindex.go). The log
+// file stays open for the segment's lifetime; index files are opened only to
+// write them.
 //
 // Fields in the first group never change. The read state is written with
 // both Log.writeMu and Log.mu held and read with either. The write state is
@@ -37,6 +39,7 @@ type segment struct {
 	logPath         string
 	offsetIndexPath string
 	timeIndexPath   string
+	txnIndexPath    string
 
 	// Read state.
 	size                 int64 // bytes of complete batches in the file
@@ -45,11 +48,13 @@ type segment struct {
 	timeIndex            []timeIndexEntry
 	maxTimestamp         int64 // largest batch MaxTimestamp, noTimestamp if none
 	offsetOfMaxTimestamp int64 // last offset of the first batch reaching maxTimestamp
+	txnIndex             []AbortedTxn
 
 	// Write state.
 	bytesSinceIndexEntry int64
 	offsetIndexOnDisk    int // entries the .index file holds
 	timeIndexOnDisk      int // entries the .timeindex file holds
+	txnIndexOnDisk       int // entries the .txnindex file holds (it may not exist when 0)
 	unsynced             bool
 	rollBaseTime         time.Time // first append, for segment.ms
 }
@@ -78,6 +83,7 @@ func newSegment(dir string, base int64, file *os.File) *segment {
 		logPath:              name + logFileSuffix,
 		offsetIndexPath:      name + offsetIndexSuffix,
 		timeIndexPath:        name + timeIndexSuffix,
+		txnIndexPath:         name + txnIndexSuffix,
 		nextOffset:           base,
 		maxTimestamp:         noTimestamp,
 		offsetOfMaxTimestamp: noOffset,
@@ -105,6 +111,12 @@ func createSegment(dir string, base int64) (*segment, error) {
 			f.Close()
 			return nil, fmt.Errorf("storage: create index: %w", err)
 		}
+	}
+	// A .txnindex exists only once an entry is recorded; a stale one of an
+	// earlier segment of that name must not be taken for this one's.
+	if err := os.Remove(s.txnIndexPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		f.Close()
+		return nil, fmt.Errorf("storage: create index: %w", err)
 	}
 	return s, nil
 }
@@ -164,12 +176,12 @@ func (s *segment) writeIndexes() error {
 	return nil
 }
 
-// sync fsyncs the log file and both index files.
+// sync fsyncs the log file and the index files.
 func (s *segment) sync() error {
 	if err := s.file.Sync(); err != nil {
 		return fmt.Errorf("storage: fsync %s: %w", s.logPath, err)
 	}
-	for _, p := range []string{s.offsetIndexPath, s.timeIndexPath} {
+	for _, p := range []string{s.offsetIndexPath, s.timeIndexPath, s.txnIndexPath} {
 		if err := syncPath(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("storage: fsync %s: %w", p, err)
 		}
@@ -181,7 +193,7 @@ func (s *segment) sync() error {
 // crash leaves at worst orphaned index files, which Open removes.
 func (s *segment) removeFiles() error {
 	var first error
-	for _, p := range []string{s.logPath, s.offsetIndexPath, s.timeIndexPath} {
+	for _, p := range []string{s.logPath, s.offsetIndexPath, s.timeIndexPath, s.txnIndexPath} {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
 			first = err
 		}
@@ -211,6 +223,7 @@ type segmentView struct {
 	timeIndex            []timeIndexEntry
 	maxTimestamp         int64
 	offsetOfMaxTimestamp int64
+	txnIndex             []AbortedTxn
 }
 
 func (s *segment) view() segmentView {
@@ -218,6 +231,7 @@ func (s *segment) view() segmentView {
 		seg: s, size: s.size, nextOffset: s.nextOffset,
 		offsetIndex: s.offsetIndex, timeIndex: s.timeIndex,
 		maxTimestamp: s.maxTimestamp, offsetOfMaxTimestamp: s.offsetOfMaxTimestamp,
+		txnIndex: s.txnIndex,
 	}
 }
 

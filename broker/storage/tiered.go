@@ -59,6 +59,9 @@ type SealedSegment struct {
 	// .timeindex formats, encoded from memory; search them with
 	// OffsetIndexLookup and TimeIndexLookup.
 	OffsetIndex, TimeIndex []byte
+	// TxnIndex is the segment's aborted-transaction index in the .txnindex
+	// format (empty if none aborted in it); DecodeTxnIndex parses it.
+	TxnIndex []byte
 	// Epochs are the leader epochs covering the segment: the epoch in force
 	// at BaseOffset (its StartOffset raised to BaseOffset) and every later
 	// one starting below NextOffset. EncodeEpochs serializes them.
@@ -119,6 +122,7 @@ func (l *Log) SealedSegments(after int64) ([]SealedSegment, error) {
 			File:                 f,
 			OffsetIndex:          encodeOffsetIndex(v.offsetIndex),
 			TimeIndex:            encodeTimeIndex(v.timeIndex),
+			TxnIndex:             EncodeTxnIndex(v.txnIndex),
 			Epochs:               segmentEpochs(epochs, v.seg.baseOffset, v.nextOffset),
 		})
 	}
@@ -355,7 +359,7 @@ func CreateAt(dir string, base int64, cfg Config, opts Options) (*Log, error) {
 // possibly with a clean's .cleaned or .swap suffix.
 func isSegmentFile(name string) bool {
 	name = strings.TrimSuffix(strings.TrimSuffix(name, cleanedSuffix), swapSuffix)
-	for _, suffix := range []string{logFileSuffix, offsetIndexSuffix, timeIndexSuffix} {
+	for _, suffix := range []string{logFileSuffix, offsetIndexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if _, ok := parseSegmentName(name, suffix); ok {
 			return true
 		}

@@ -99,6 +99,9 @@ func (l *Log) truncateLocked(offset int64) error {
 	if err := s.truncateIndexFiles(); err != nil {
 		return err
 	}
+	if err := s.truncateTxnIndexFile(); err != nil {
+		return err
+	}
 	if s.rollBaseTime.IsZero() || len(removed) > 0 {
 		s.rollBaseTime = now
 	}
@@ -178,6 +181,7 @@ func (s *segment) cutTo(cutPos, cutOffset, maxTs, maxTsOffset int64) {
 	s.timeIndex = slices.Clone(s.timeIndex[:keepTimes])
 	s.offsetIndexOnDisk = min(s.offsetIndexOnDisk, keepOffsets)
 	s.timeIndexOnDisk = min(s.timeIndexOnDisk, keepTimes)
+	s.cutTxnIndex(cutOffset)
 	s.size, s.nextOffset = cutPos, cutOffset
 	s.maxTimestamp, s.offsetOfMaxTimestamp = maxTs, maxTsOffset
 	s.bytesSinceIndexEntry = cutPos
