@@ -400,12 +400,18 @@ func (r *remoteLog) upload(ctx context.Context, m *tiering.Manifest, seg storage
 	if err == nil {
 		err = r.t.store.Put(putCtx, keys[2], bytes.NewReader(seg.TimeIndex), int64(len(seg.TimeIndex)))
 	}
+	if err == nil && len(seg.TxnIndex) > 0 {
+		// The aborted-transaction index travels with the segment, so
+		// read_committed reads of remote data know what was aborted.
+		keys = append(keys, tiering.SegmentKey(r.prefix, seg.BaseOffset, id, tiering.SuffixTxnIdx))
+		err = r.t.store.Put(putCtx, keys[3], bytes.NewReader(seg.TxnIndex), int64(len(seg.TxnIndex)))
+	}
 	cancel()
 	next := r.stamp(m.Clone())
 	if err == nil {
 		entry := tiering.RemoteSegment{
 			BaseOffset: seg.BaseOffset, NextOffset: seg.NextOffset, Size: seg.Size,
-			OffsetIndexSize: int64(len(seg.OffsetIndex)), TimeIndexSize: int64(len(seg.TimeIndex)),
+			OffsetIndexSize: int64(len(seg.OffsetIndex)), TimeIndexSize: int64(len(seg.TimeIndex)), TxnIndexSize: int64(len(seg.TxnIndex)),
 			MaxTimestamp: seg.MaxTimestamp, OffsetOfMaxTimestamp: seg.OffsetOfMaxTimestamp,
 			CRC32C: crc.Sum32(), UploadID: id, UploadedAtMs: time.Now().UnixMilli(),
 		}
@@ -508,12 +514,17 @@ func (r *remoteLog) deleteObjects(keys []string) {
 	}
 }
 
+// segmentKeys are the objects of a remote segment.
 func segmentKeys(prefix string, s tiering.RemoteSegment) []string {
-	return []string{
+	keys := []string{
 		tiering.SegmentKey(prefix, s.BaseOffset, s.UploadID, tiering.SuffixLog),
 		tiering.SegmentKey(prefix, s.BaseOffset, s.UploadID, tiering.SuffixIndex),
 		tiering.SegmentKey(prefix, s.BaseOffset, s.UploadID, tiering.SuffixTimeIdx),
 	}
+	if s.TxnIndexSize > 0 {
+		keys = append(keys, tiering.SegmentKey(prefix, s.BaseOffset, s.UploadID, tiering.SuffixTxnIdx))
+	}
+	return keys
 }
 
 // applyRetention deletes remote segments past retention.ms or

@@ -698,3 +698,50 @@ func TestTieredOffsetForLeaderEpoch(t *testing.T) {
 		t.Fatalf("epoch 0: (%d, %d) error %d, want (0, %d)", got.LeaderEpoch, got.EndOffset, got.ErrorCode, epoch1Start)
 	}
 }
+
+// TestTieredUploadsTxnIndex: a segment with aborted transactions carries
+// its .txnindex to the bucket, named in the manifest, and it goes with the
+// segment.
+func TestTieredUploadsTxnIndex(t *testing.T) {
+	tb := tieredBroker(t, func(c *Config) { c.RemoteLogTaskIntervalMs = 1 << 30 })
+	tb.createTopic("txns", 1, tieredTopicConfigs())
+	ctx := testContext(t)
+	r := tb.srv.topics.partition("txns", 0).remote
+	f, err := os.CreateTemp(t.TempDir(), "seg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(bytes.Repeat([]byte{1}, 100)); err != nil {
+		t.Fatal(err)
+	}
+	aborted := []storage.AbortedTxn{{ProducerID: 7, FirstOffset: 2, LastOffset: 5, LastStableOffset: 2}}
+	seg := storage.SealedSegment{BaseOffset: 0, NextOffset: 10, Size: 100, File: f, MaxTimestamp: -1, OffsetOfMaxTimestamp: -1,
+		TxnIndex: storage.EncodeTxnIndex(aborted)}
+	m, err := r.load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err = r.upload(ctx, m, seg); err != nil {
+		t.Fatal(err)
+	}
+	keys := segmentKeys(r.prefix, m.Segments[0])
+	if len(keys) != 4 || m.Segments[0].TxnIndexSize != int64(len(seg.TxnIndex)) {
+		t.Fatalf("manifest entry %+v, keys %v", m.Segments[0], keys)
+	}
+	rc, err := tb.srv.objects.Get(ctx, keys[3])
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := io.ReadAll(rc)
+	rc.Close()
+	if got, err := storage.DecodeTxnIndex(data); err != nil || len(got) != 1 || got[0] != aborted[0] {
+		t.Fatalf("remote txnindex: %v %+v", err, got)
+	}
+	if err := r.dropFirst(ctx, m, 1, 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.srv.objects.Head(ctx, keys[3]); !errors.Is(err, tiering.ErrNotFound) {
+		t.Fatalf("txnindex left after its segment was deleted: %v", err)
+	}
+}

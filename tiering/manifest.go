@@ -55,7 +55,8 @@ type RemoteSegment struct {
 	Size                 int64        `json:"size"`        // bytes of the .log object
 	OffsetIndexSize      int64        `json:"index_size"`
 	TimeIndexSize        int64        `json:"timeindex_size"`
-	MaxTimestamp         int64        `json:"max_timestamp"` // -1 if no record has one
+	TxnIndexSize         int64        `json:"txnindex_size,omitempty"` // 0: no .txnindex object (no aborted transaction)
+	MaxTimestamp         int64        `json:"max_timestamp"`           // -1 if no record has one
 	OffsetOfMaxTimestamp int64        `json:"offset_of_max_timestamp"`
 	CRC32C               uint32       `json:"crc32c"` // of the .log bytes
 	UploadID             string       `json:"upload_id"`
@@ -163,8 +164,8 @@ func (m *Manifest) Validate() error {
 			return bad("segment %d: offsets [%d, %d)", i, s.BaseOffset, s.NextOffset)
 		case s.BaseOffset < prevNext:
 			return bad("segment %d: base offset %d overlaps the previous segment ending at %d", i, s.BaseOffset, prevNext)
-		case s.Size <= 0 || s.OffsetIndexSize < 0 || s.TimeIndexSize < 0:
-			return bad("segment %d: sizes %d/%d/%d", i, s.Size, s.OffsetIndexSize, s.TimeIndexSize)
+		case s.Size <= 0 || s.OffsetIndexSize < 0 || s.TimeIndexSize < 0 || s.TxnIndexSize < 0:
+			return bad("segment %d: sizes %d/%d/%d/%d", i, s.Size, s.OffsetIndexSize, s.TimeIndexSize, s.TxnIndexSize)
 		case !isHexID(s.UploadID, 16):
 			return bad("segment %d: upload id %q is not 16 hex digits", i, s.UploadID)
 		}
@@ -240,13 +241,14 @@ func SaveManifest(ctx context.Context, store ObjectStore, key string, m *Manifes
 //
 //	v1/<topic>-<topic-id hex>/<partition>/manifest
 //	v1/<topic>-<topic-id hex>/<partition>/<base offset, 20 digits>-<upload id>.log
-//	                                                           … .index, .timeindex
+//	                                          … .index, .timeindex, and .txnindex if any
 const (
 	keyRoot        = "v1/"
 	manifestName   = "manifest"
 	SuffixLog      = ".log"
 	SuffixIndex    = ".index"
 	SuffixTimeIdx  = ".timeindex"
+	SuffixTxnIdx   = ".txnindex"
 	segmentDigits  = 20
 	uploadIDDigits = 16
 )
@@ -265,7 +267,7 @@ func PartitionPrefix(topic, topicID string, partition int32) string {
 func ManifestKey(partitionPrefix string) string { return partitionPrefix + manifestName }
 
 // SegmentKey names one object of an uploaded segment; suffix is SuffixLog,
-// SuffixIndex or SuffixTimeIdx.
+// SuffixIndex, SuffixTimeIdx or SuffixTxnIdx.
 func SegmentKey(partitionPrefix string, base int64, uploadID, suffix string) string {
 	return fmt.Sprintf("%s%0*d-%s%s", partitionPrefix, segmentDigits, base, uploadID, suffix)
 }
