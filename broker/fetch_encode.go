@@ -44,6 +44,10 @@ type fetchPartitionOut struct {
 	chunk          storage.FileChunk   // Len 0: no records
 	remote         []storage.FileChunk // records in cached remote chunks (then chunk is empty); files owned by the reply
 	hasRecords     bool                // false encodes null records (errors)
+	// abortedTxns, for a read_committed fetch, lists the transactions
+	// aborted in the returned range (v4+); nil encodes null, as for
+	// read_uncommitted.
+	abortedTxns []storage.AbortedTxn
 }
 
 // recordsLen is the size of the partition's records field.
@@ -118,11 +122,21 @@ func encodeFetchBody(version int16, errorCode int16, sessionID int32, topics []f
 			if version >= 5 {
 				buf = binary.BigEndian.AppendUint64(buf, uint64(p.logStartOffset))
 			}
-			if version >= 4 { // aborted_transactions: null
-				if flexible {
+			if version >= 4 { // aborted_transactions: null, or producer id and first offset of each
+				switch {
+				case p.abortedTxns == nil && flexible:
 					buf = append(buf, 0)
-				} else {
+				case p.abortedTxns == nil:
 					buf = binary.BigEndian.AppendUint32(buf, 0xffffffff)
+				default:
+					appendArrayLen(len(p.abortedTxns))
+					for _, a := range p.abortedTxns {
+						buf = binary.BigEndian.AppendUint64(buf, uint64(a.ProducerID))
+						buf = binary.BigEndian.AppendUint64(buf, uint64(a.FirstOffset))
+						if flexible {
+							buf = append(buf, 0) // tagged fields
+						}
+					}
 				}
 			}
 			if version >= 11 {

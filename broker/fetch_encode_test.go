@@ -35,6 +35,9 @@ func TestEncodeFetchBodyMatchesKmsg(t *testing.T) {
 				{partition: 0, highWatermark: 100, lastStable: 100, logStartOffset: 3, chunk: chunk, hasRecords: true},
 				{partition: 1, errorCode: 1, highWatermark: -1, lastStable: -1, logStartOffset: -1},
 				{partition: 2, highWatermark: 7, lastStable: 7, logStartOffset: 0, hasRecords: true},
+				{partition: 3, highWatermark: 9, lastStable: 4, logStartOffset: 0, hasRecords: true, chunk: chunk,
+					abortedTxns: []storage.AbortedTxn{{ProducerID: 42, FirstOffset: 5}, {ProducerID: 43, FirstOffset: 6}}},
+				{partition: 4, highWatermark: 9, lastStable: 9, logStartOffset: 0, hasRecords: true, abortedTxns: []storage.AbortedTxn{}},
 			}},
 			{name: "t2", id: id, partitions: []fetchPartitionOut{
 				{partition: 5, highWatermark: 9, lastStable: 9, logStartOffset: 1, chunk: chunk, hasRecords: true},
@@ -62,6 +65,14 @@ func TestEncodeFetchBodyMatchesKmsg(t *testing.T) {
 				rp := kmsg.NewFetchResponseTopicPartition()
 				rp.Partition, rp.ErrorCode, rp.HighWatermark = po.partition, po.errorCode, po.highWatermark
 				rp.LastStableOffset, rp.LogStartOffset = po.lastStable, po.logStartOffset
+				if po.abortedTxns != nil && v >= 4 {
+					rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
+					for _, a := range po.abortedTxns {
+						at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+						at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+						rp.AbortedTransactions = append(rp.AbortedTransactions, at)
+					}
+				}
 				if po.hasRecords {
 					rp.RecordBatches = []byte{}
 					if po.chunk.Len > 0 {
