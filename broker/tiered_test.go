@@ -381,14 +381,31 @@ func TestTieredCompactedTopic(t *testing.T) {
 		}
 		return true
 	})
-	m := p.remote.manifest.Load()
 	rr := remoteReader{r: p.remote, ctx: ctx, wait: true}
-	for _, seg := range m.Segments {
-		// Read the remote segment whole and count records per key.
-		data := make([]byte, seg.Size)
-		if err := rr.readAt(segmentKeys(p.remote.prefix, seg)[0], seg.Size, data, 0); err != nil {
+	// Read every remote segment whole and count records per key. A later
+	// clean may replace segments (and delete their objects) meanwhile: then
+	// read the new manifest's.
+	var segments []tiering.RemoteSegment
+	var contents [][]byte
+	for attempt := 0; ; attempt++ {
+		segments, contents = p.remote.manifest.Load().Segments, nil
+		var err error
+		for _, seg := range segments {
+			data := make([]byte, seg.Size)
+			if err = rr.readAt(segmentKeys(p.remote.prefix, seg)[0], seg.Size, data, 0); err != nil {
+				break
+			}
+			contents = append(contents, data)
+		}
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, tiering.ErrNotFound) || attempt == 10 {
 			t.Fatal(err)
 		}
+	}
+	for i, seg := range segments {
+		data := contents[i]
 		seen := map[string]int{}
 		for len(data) > 0 {
 			h, err := storage.ParseBatchHeader(data)
