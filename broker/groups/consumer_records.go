@@ -317,7 +317,7 @@ func (g *Group) persistConsumer() {
 	wantGroup := ""
 	want := map[string]string{}
 	cg := g.consumer
-	if cg != nil && g.state != Dead && (len(cg.members) > 0 || len(g.offsets) > 0) {
+	if cg != nil && g.state != Dead && (len(cg.members) > 0 || g.hasOffsets()) {
 		md := g.consumerGroupMetadata()
 		wantGroup = string(encodeConsumerGroupValue(&md))
 		for id, m := range cg.members {

@@ -3,7 +3,8 @@
 // LeaveGroup) with its generations, protocol selection, timeouts and static
 // membership; the next-generation consumer protocol (KIP-848,
 // ConsumerGroupHeartbeat: server-side assignors in assignor.go, epochs and
-// reconciliation in consumer_group.go); and the group's committed offsets. It does no I/O and
+// reconciliation in consumer_group.go); and the group's committed offsets,
+// transactional ones included (txn_offsets.go). It does no I/O and
 // reads no clock: every call is given the current time, and everything the
 // caller must do afterwards comes back as Effects.
 //
@@ -23,7 +24,31 @@
 //  4. Only once those records are durable, deliver Effects.Replies: each
 //     carries the Caller a JoinGroup or SyncGroup request registered, and
 //     its result. A blocked JoinGroup or SyncGroup is answered exactly once.
-//  5. Drop a group whose State is Dead; it has been deleted or expired.
+//  5. Transactional offsets (TxnOffsetCommit, KIP-98/KIP-447). Create the
+//     group if it is missing, as for OffsetCommit, and call TxnCommit once
+//     the transaction coordinator has the group in the transaction
+//     (AddOffsetsToTxn). Append its Effects.Records as in 3, then its
+//     transactional records as one transactional batch of the request's
+//     producer id and epoch, through the same ordered queue: the group
+//     orders plain and transactional commits by the order of their
+//     records, which must be the log's. Answer once the batch is durable.
+//     A batch the log refuses (a fenced producer epoch) is a failed
+//     append like any other: memory is ahead of the log, reload the
+//     partition. When a transaction marker (WriteTxnMarkers) for producer
+//     P is durable in the partition, call CompleteTxnOffsets(now, P,
+//     commit) on each of its groups with HasPendingTxnOffsetsFrom(P), and
+//     persist the effects. Answer OffsetFetch with FetchOffsets, which
+//     gives UNSTABLE_OFFSET_COMMIT for require_stable (KIP-447).
+//  6. Load a partition by reading every batch, open and aborted
+//     transactions included (not read_committed): offset records of a
+//     transactional batch go to ReplayTxnOffset with the batch's producer
+//     id, a control batch's marker to ReplayTxnMarker on every group of
+//     the partition (a no-op where the producer has none), and every other
+//     record to Replay. A group may appear only through transactional
+//     records.
+//  7. Drop a group whose State is Dead; it has been deleted or expired.
+//     Groups that are IsPristine may be dropped too (offsets pending in a
+//     transaction count as offsets).
 //
 // # Behaviour (Kafka's classic GroupCoordinator)
 //
@@ -66,6 +91,15 @@
 //     when the group became Empty — for groups without a protocol type, and,
 //     for Stable consumer groups, for topics no member subscribes to
 //     (KIP-211, KIP-496).
+//   - Transactional offsets (txn_offsets.go) are pending for their
+//     producer id until its marker: OffsetFetch does not see them, and
+//     with require_stable reports UNSTABLE_OFFSET_COMMIT for their
+//     partitions. A commit marker makes them committed unless a later
+//     record (a plain OffsetCommit made during the transaction, or another
+//     transaction's) already set the partition; an abort drops them. A
+//     partition with pending offsets does not expire, and a group with any
+//     is not deleted by expiry; tombstones (OffsetDelete, DeleteGroups,
+//     deleted topics) remove them.
 //
 // # Consumer (KIP-848) groups
 //

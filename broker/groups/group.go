@@ -108,6 +108,13 @@ type Group struct {
 	subscribedKnown  bool
 
 	offsets map[TopicPartition]OffsetAndMetadata
+	// pendingTxnOffsets are transactional offset commits awaiting their
+	// marker, by producer id (txn_offsets.go). offsetPositions is the
+	// position of the record each committed offset came from, in
+	// offsetRecords' count of the group's offset records in log order.
+	pendingTxnOffsets map[int64]map[TopicPartition]txnOffset
+	offsetPositions   map[TopicPartition]int64
+	offsetRecords     int64
 
 	// consumer is set for a group of the consumer (KIP-848) type; the
 	// classic membership fields above are then unused.
@@ -134,6 +141,8 @@ func New(id string, cfg *Config, now time.Time) *Group {
 		pendingSync:        map[string]bool{},
 		supportedProtocols: map[string]int{},
 		offsets:            map[TopicPartition]OffsetAndMetadata{},
+		pendingTxnOffsets:  map[int64]map[TopicPartition]txnOffset{},
+		offsetPositions:    map[TopicPartition]int64{},
 	}
 }
 
@@ -159,13 +168,14 @@ func (g *Group) Leader() string { return g.leader }
 func (g *Group) NumMembers() int { return len(g.members) }
 
 // IsPristine reports a group that holds nothing worth keeping: Empty, never
-// rebalanced, no members, pending members or offsets. Callers may drop it.
+// rebalanced, no members, pending members or offsets (committed or
+// pending in a transaction). Callers may drop it.
 func (g *Group) IsPristine() bool {
 	if g.consumer != nil {
-		return len(g.consumer.members) == 0 && len(g.offsets) == 0
+		return len(g.consumer.members) == 0 && !g.hasOffsets()
 	}
 	return g.state == Empty && g.generation == 0 && g.protocolType == "" && len(g.members) == 0 &&
-		len(g.pendingMembers) == 0 && len(g.offsets) == 0
+		len(g.pendingMembers) == 0 && !g.hasOffsets()
 }
 
 // take returns and clears the accumulated effects.

@@ -1,6 +1,7 @@
 package groups
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -14,7 +15,7 @@ func (g *Group) Commit(now time.Time, req CommitRequest) (*kerr.Error, Effects) 
 	err := g.validateCommit(now, req)
 	if err == nil {
 		for _, o := range req.Offsets {
-			g.offsets[o.TopicPartition] = o.OffsetAndMetadata
+			g.setOffset(o.TopicPartition, o.OffsetAndMetadata)
 			om := o.OffsetAndMetadata
 			g.out.Records = append(g.out.Records, Record{Group: g.id, IsOffset: true, TopicPartition: o.TopicPartition, Offset: &om})
 		}
@@ -81,23 +82,24 @@ func lessTP(a, b TopicPartition) bool {
 	return a.Partition < b.Partition
 }
 
-// removeOffsets deletes the given offsets (those that exist) and records
-// their tombstones.
+// removeOffsets deletes the given offsets (those that exist, committed or
+// pending in a transaction) and records their tombstones.
 func (g *Group) removeOffsets(tps []TopicPartition) {
 	sort.Slice(tps, func(i, j int) bool { return lessTP(tps[i], tps[j]) })
 	for _, tp := range tps {
-		if _, ok := g.offsets[tp]; !ok {
+		if _, ok := g.offsets[tp]; !ok && !g.HasPendingTxnOffsets(tp) {
 			continue
 		}
-		delete(g.offsets, tp)
+		g.deleteOffset(tp)
 		g.out.Records = append(g.out.Records, Record{Group: g.id, IsOffset: true, TopicPartition: tp})
 	}
 }
 
-// dieIfUnused moves an Empty group without offsets to Dead, with a
-// tombstone for its metadata if it was ever written (generation > 0).
+// dieIfUnused moves an Empty group without offsets (committed or pending)
+// to Dead, with a tombstone for its metadata if it was ever written
+// (generation > 0).
 func (g *Group) dieIfUnused(now time.Time) {
-	if g.state != Empty || len(g.offsets) > 0 {
+	if g.state != Empty || g.hasOffsets() {
 		return
 	}
 	g.transition(Dead, now)
@@ -111,7 +113,9 @@ func (g *Group) dieIfUnused(now time.Time) {
 // has been Empty that long; in a group without a protocol type (offsets
 // only), each offset that long after its commit; in a Stable consumer
 // group, offsets of topics no member subscribes to. A commit made with an
-// explicit retention (v1–v4) expires at its expire timestamp. An Empty group
+// explicit retention (v1–v4) expires at its expire timestamp. An offset
+// with transactional offsets pending for its partition does not expire
+// (Kafka's OffsetMetadataManager.cleanupExpiredOffsets). An Empty group
 // left without offsets becomes Dead.
 func (g *Group) ExpireOffsets(now time.Time, retention time.Duration) Effects {
 	g.fireTimers(now)
@@ -147,13 +151,15 @@ func (g *Group) ExpireOffsets(now time.Time, retention time.Duration) Effects {
 			}
 		}
 	}
+	remove = slices.DeleteFunc(remove, g.HasPendingTxnOffsets)
 	g.removeOffsets(remove)
 	g.dieIfUnused(now)
 	return g.take()
 }
 
 // Delete handles DeleteGroups: only an Empty group can be deleted; its
-// offsets and metadata get tombstones and it becomes Dead.
+// offsets — committed or pending in a transaction, as Kafka's
+// deleteAllOffsets — and metadata get tombstones and it becomes Dead.
 func (g *Group) Delete(now time.Time) (*kerr.Error, Effects) {
 	g.fireTimers(now)
 	switch g.state {
@@ -163,11 +169,7 @@ func (g *Group) Delete(now time.Time) (*kerr.Error, Effects) {
 	default:
 		return kerr.NonEmptyGroup, g.take()
 	}
-	tps := make([]TopicPartition, 0, len(g.offsets))
-	for tp := range g.offsets {
-		tps = append(tps, tp)
-	}
-	g.removeOffsets(tps)
+	g.removeOffsets(g.offsetPartitions())
 	g.dieIfUnused(now)
 	return nil, g.take()
 }
@@ -206,7 +208,7 @@ func (g *Group) DeleteOffsets(now time.Time, tps []TopicPartition) (*kerr.Error,
 // becomes Dead.
 func (g *Group) RemoveTopicOffsets(now time.Time, topic string) Effects {
 	var remove []TopicPartition
-	for tp := range g.offsets {
+	for _, tp := range g.offsetPartitions() {
 		if tp.Topic == topic {
 			remove = append(remove, tp)
 		}

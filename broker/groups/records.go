@@ -213,7 +213,9 @@ func DecodeRecord(key, value []byte) (r Record, known bool, err error) {
 	}
 }
 
-// Replay applies any record read back from the log.
+// Replay applies any record read back from the log outside a
+// transactional batch (those go to ReplayTxnOffset, their markers to
+// ReplayTxnMarker).
 func (g *Group) Replay(now time.Time, r Record) {
 	switch {
 	case r.IsOffset:
@@ -268,6 +270,9 @@ func (g *Group) metadata(now time.Time) GroupMetadata {
 func (g *Group) ReplayMetadata(now time.Time, md *GroupMetadata) {
 	fresh := New(g.id, g.cfg, now)
 	fresh.offsets = g.offsets
+	fresh.pendingTxnOffsets = g.pendingTxnOffsets
+	fresh.offsetPositions = g.offsetPositions
+	fresh.offsetRecords = g.offsetRecords
 	*g = *fresh
 	if md == nil {
 		return
@@ -308,12 +313,13 @@ func (g *Group) ReplayMetadata(now time.Time, md *GroupMetadata) {
 	g.computeSubscribedTopics()
 }
 
-// ReplayOffset applies an offset record (nil: its tombstone) read back from
-// the log.
+// ReplayOffset applies an offset record (nil: its tombstone, which also
+// drops transactional offsets pending for tp) read back from the log
+// outside a transaction. See ReplayTxnOffset for the others.
 func (g *Group) ReplayOffset(tp TopicPartition, o *OffsetAndMetadata) {
 	if o == nil {
-		delete(g.offsets, tp)
+		g.deleteOffset(tp)
 		return
 	}
-	g.offsets[tp] = *o
+	g.setOffset(tp, *o)
 }
