@@ -271,7 +271,17 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		return out, nil
 	}
 	hw := p.highWatermark()
-	out.highWatermark, out.lastStable, out.logStartOffset = hw, hw, p.logStartOffset()
+	lso := p.lastStableOffset()
+	out.highWatermark, out.lastStable, out.logStartOffset = hw, lso, p.logStartOffset()
+	// read_committed reads stop at the last stable offset and carry the
+	// transactions aborted in the range, so the client can drop their
+	// records (KIP-98).
+	readCommitted := req.Version >= 4 && req.IsolationLevel == 1
+	upTo := hw
+	if readCommitted {
+		upTo = lso
+		out.abortedTxns = []storage.AbortedTxn{}
+	}
 	out.hasRecords = true
 	if epoch := t.state.currentLeaderEpoch; epoch >= 0 {
 		switch ours := p.leaderEpoch(); {
@@ -292,7 +302,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 	if limit <= 0 && !first {
 		return out, p
 	}
-	chunk, err := p.log.Read(t.state.fetchOffset, int(max(limit, 0)), hw, first)
+	chunk, err := p.log.Read(t.state.fetchOffset, int(max(limit, 0)), upTo, first)
 	if errors.Is(err, storage.ErrOffsetOutOfRange) && t.state.fetchOffset < p.log.LogStartOffset() {
 		// Below the local log: the remote log may hold it.
 		records, ready, rerr := p.remote.fetchRemote(t.state.fetchOffset, int(max(limit, 0)), first, remote.notify, remote.started)
@@ -302,7 +312,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 				// Past the remote log's end but below the local log: a
 				// range compaction emptied (local segments go only once
 				// uploaded), so the next records are the local log's first.
-				chunk, err = p.log.Read(p.log.LogStartOffset(), int(max(limit, 0)), hw, first)
+				chunk, err = p.log.Read(p.log.LogStartOffset(), int(max(limit, 0)), upTo, first)
 			}
 		case errors.Is(rerr, errManifestNotLoaded):
 			out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
@@ -318,6 +328,14 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 				out.remote = records
 			}
 			return out, p
+		}
+	}
+	if err == nil && readCommitted && chunk.Len > 0 {
+		aborted, aerr := p.log.AbortedTxns(t.state.fetchOffset, upTo)
+		if aerr != nil {
+			err = aerr
+		} else if aborted != nil {
+			out.abortedTxns = aborted
 		}
 	}
 	switch {

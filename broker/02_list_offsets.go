@@ -29,7 +29,7 @@ func handleListOffsets(rc *requestContext, req *kmsg.ListOffsetsRequest) kmsg.Re
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
-			rc.listOffset(&sp, rt.Topic, rp)
+			rc.listOffset(&sp, rt.Topic, rp, req.IsolationLevel == 1)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -37,7 +37,7 @@ func handleListOffsets(rc *requestContext, req *kmsg.ListOffsetsRequest) kmsg.Re
 	return resp
 }
 
-func (rc *requestContext) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic string, rp kmsg.ListOffsetsRequestTopicPartition) {
+func (rc *requestContext) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic string, rp kmsg.ListOffsetsRequestTopicPartition, readCommitted bool) {
 	sp.Timestamp, sp.Offset = -1, -1
 	p := rc.s.topics.partition(topic, rp.Partition)
 	if p == nil {
@@ -61,6 +61,8 @@ func (rc *requestContext) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition,
 		return
 	}
 	switch ts := rp.Timestamp; {
+	case ts == -1 && readCommitted:
+		sp.Offset = p.lastStableOffset()
 	case ts == -1:
 		sp.Offset = p.highWatermark()
 	case ts == -2:

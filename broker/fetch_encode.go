@@ -124,9 +124,9 @@ func encodeFetchBody(version int16, errorCode int16, sessionID int32, topics []f
 			}
 			if version >= 4 { // aborted_transactions: null, or producer id and first offset of each
 				switch {
-				case p.abortedTxns == nil && flexible:
+				case (p.abortedTxns == nil || !p.hasRecords) && flexible:
 					buf = append(buf, 0)
-				case p.abortedTxns == nil:
+				case p.abortedTxns == nil || !p.hasRecords:
 					buf = binary.BigEndian.AppendUint32(buf, 0xffffffff)
 				default:
 					appendArrayLen(len(p.abortedTxns))

@@ -37,6 +37,11 @@ type partition struct {
 	// they never wait behind an append's fsync.
 	epoch atomic.Int32
 
+	// firstUnstable is the first offset of the oldest open transaction, -1
+	// if none: the last stable offset is min(it, high watermark). Written
+	// under mu after each append and marker, read lock-free by fetches.
+	firstUnstable atomic.Int64
+
 	waitersMu struct {
 		sync.Mutex
 		waiters []chan struct{}
@@ -63,6 +68,7 @@ func openPartition(s *Server, t *topicState, index int32, leaderEpoch int32) (*p
 	}
 	p := &partition{topic: t, index: index, log: l}
 	p.mu.producers = producers
+	p.noteUnstableLocked()
 	p.epoch.Store(leaderEpoch)
 	p.remote = newRemoteLog(s.tiered, p)
 	return p, nil
@@ -98,6 +104,56 @@ func checkPartitionTopicID(dir string, t *topicState) error {
 func (p *partition) highWatermark() int64 { return p.log.LogEndOffset() }
 
 func (p *partition) leaderEpoch() int32 { return p.epoch.Load() }
+
+// lastStableOffset is the offset below which every transaction is decided:
+// read_committed consumers read up to it (the high watermark when no
+// transaction is open).
+func (p *partition) lastStableOffset() int64 {
+	hw := p.highWatermark()
+	if first := p.firstUnstable.Load(); first >= 0 && first < hw {
+		return first
+	}
+	return hw
+}
+
+// noteUnstableLocked publishes the producer table's first unstable offset.
+// Needs mu.
+func (p *partition) noteUnstableLocked() {
+	first, ok := p.mu.producers.firstUnstableOffset()
+	if !ok {
+		first = -1
+	}
+	p.firstUnstable.Store(first)
+}
+
+// writeTxnMarker appends a transaction marker (a COMMIT or ABORT control
+// batch) for the producer, as WriteTxnMarkers does: the producer's open
+// transaction ends, an abort is entered in the aborted-transaction index,
+// and the last stable offset moves. It returns the marker's offset.
+func (p *partition) writeTxnMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (int64, error) {
+	batch := storage.EncodeControlBatch(producerID, epoch, commit, coordinatorEpoch, time.Now().UnixMilli())
+	headers, err := storage.ValidateBatches(batch)
+	if err != nil {
+		return -1, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.mu.producers.checkMarker(producerID, epoch); err != nil {
+		return -1, err
+	}
+	res, err := p.log.Append(batch, headers, storage.AppendOptions{LeaderEpoch: p.epoch.Load()})
+	if err != nil {
+		return -1, err
+	}
+	lso := p.mu.producers.lastStableOffsetAfterTxn(producerID, res.FirstOffset)
+	aborted, err := p.mu.producers.completeTxn(producerID, epoch, res.FirstOffset, commit, lso)
+	if err == nil && aborted != nil {
+		err = p.log.RecordAbortedTxn(*aborted)
+	}
+	p.noteUnstableLocked()
+	p.wakeWaiters()
+	return res.FirstOffset, err
+}
 
 // appendResult is the outcome of one produce to one partition.
 type appendResult struct {
@@ -186,6 +242,7 @@ func (p *partition) recordAppendedLocked(headers []storage.BatchHeader, firstOff
 		offset = h.LastOffset() + 1
 		p.mu.producers.record(h, nowMs)
 	}
+	p.noteUnstableLocked()
 }
 
 // addWaiter registers a one-shot wake-up for the next append.

@@ -704,6 +704,7 @@ func (p *partition) resetLocalLog(start int64) error {
 	}
 	p.log = l
 	p.mu.producers = newProducerTable()
+	p.firstUnstable.Store(-1)
 	p.log.SetRemoteOffset(start)
 	return nil
 }

@@ -1,0 +1,173 @@
+package broker
+
+import (
+	"context"
+	"encoding/binary"
+	"hash/crc32"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/storage"
+)
+
+// txnBatch builds a transactional v2 batch of values for the producer, as a
+// transactional producer sends it.
+func txnBatch(producerID int64, epoch int16, seq int32, values ...string) []byte {
+	var body []byte
+	for i, v := range values {
+		rec := kmsg.Record{OffsetDelta: int32(i), Value: []byte(v)}
+		rec.Length = int32(len(rec.AppendTo(nil)) - 1)
+		body = rec.AppendTo(body)
+	}
+	ts := time.Now().UnixMilli()
+	b := kmsg.RecordBatch{
+		PartitionLeaderEpoch: -1, Magic: 2, Attributes: 0x10, // transactional
+		LastOffsetDelta: int32(len(values) - 1), FirstTimestamp: ts, MaxTimestamp: ts,
+		ProducerID: producerID, ProducerEpoch: epoch, FirstSequence: seq,
+		NumRecords: int32(len(values)), Records: body,
+	}
+	if producerID < 0 {
+		b.Attributes = 0
+	}
+	raw := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], castagnoliTable))
+	return raw
+}
+
+// appendDirect appends batches as the produce path does once it accepts
+// transactional batches (not yet: the coordinator is not wired in).
+func appendDirect(t *testing.T, p *partition, batch []byte) {
+	t.Helper()
+	headers, err := storage.ValidateBatches(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	res, err := p.log.Append(batch, headers, storage.AppendOptions{LeaderEpoch: p.epoch.Load()})
+	if err == nil {
+		p.recordAppendedLocked(headers, res.FirstOffset, time.Now().UnixMilli())
+	}
+	p.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.wakeWaiters()
+}
+
+// readValues consumes the partition from the start with the isolation
+// level until it sees the record at end-1, or for 2 s (to show that nothing
+// is returned), and returns the values seen.
+func readValues(t *testing.T, tb *testBroker, topic string, committed bool, end int64) []string {
+	t.Helper()
+	iso := kgo.ReadUncommitted()
+	if committed {
+		iso = kgo.ReadCommitted()
+	}
+	cl := tb.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().AtStart()}}),
+		kgo.FetchIsolationLevel(iso), kgo.FetchMaxWait(100*time.Millisecond))
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	var got []string
+	for {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			return got
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch: %v", err) })
+		done := false
+		fs.EachRecord(func(r *kgo.Record) {
+			got = append(got, string(r.Value))
+			done = done || r.Offset >= end-1
+		})
+		if done {
+			return got
+		}
+	}
+}
+
+// TestReadCommittedAndMarkers: read_committed consumers (franz-go) stop at
+// the last stable offset, skip aborted transactions and see committed ones
+// once their marker is written; read_uncommitted consumers see every data
+// record; after a restart the open/aborted state is rebuilt from the log.
+func TestReadCommittedAndMarkers(t *testing.T) {
+	tb := startTestBroker(t)
+	tb.createTopic("tx", 1, nil)
+	p := tb.srv.topics.partition("tx", 0)
+	appendDirect(t, p, txnBatch(1000, 0, 0, "a0", "a1", "a2")) // offsets 0-2, aborted below
+	appendDirect(t, p, txnBatch(-1, -1, -1, "p0"))             // 3, not transactional
+	appendDirect(t, p, txnBatch(2000, 0, 0, "b0", "b1"))       // 4-5, committed below
+	if lso := p.lastStableOffset(); lso != 0 {
+		t.Fatalf("last stable offset %d with a transaction open at 0", lso)
+	}
+	listLatest := func(committed bool) int64 {
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.Version, req.ReplicaID = 5, -1
+		if committed {
+			req.IsolationLevel = 1
+		}
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = "tx"
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Timestamp, rp.CurrentLeaderEpoch = -1, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(testContext(t), tb.client())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Topics[0].Partitions[0].Offset
+	}
+	if c, u := listLatest(true), listLatest(false); c != 0 || u != 6 {
+		t.Fatalf("latest offsets: read_committed %d (want 0), read_uncommitted %d (want 6)", c, u)
+	}
+	if got := readValues(t, tb, "tx", true, 6); len(got) != 0 {
+		t.Fatalf("read_committed saw %v before any marker", got)
+	}
+
+	if off, err := p.writeTxnMarker(1000, 0, false, 0); err != nil || off != 6 {
+		t.Fatalf("abort marker: offset %d, %v", off, err)
+	}
+	if lso := p.lastStableOffset(); lso != 4 {
+		t.Fatalf("last stable offset %d after the abort, want 4 (b still open)", lso)
+	}
+	if got := readValues(t, tb, "tx", true, 4); len(got) != 1 || got[0] != "p0" {
+		t.Fatalf("read_committed after the abort: %v, want [p0]", got)
+	}
+	if _, err := p.writeTxnMarker(1000, 0, true, 0); err != nil {
+		t.Fatalf("a marker with no open transaction is still written (as Kafka): %v", err)
+	}
+	if _, err := p.writeTxnMarker(2000, 0, true, 0); err != nil {
+		t.Fatal(err)
+	}
+	end := p.highWatermark()
+	if lso := p.lastStableOffset(); lso != end {
+		t.Fatalf("last stable offset %d with no open transaction, want the high watermark %d", lso, end)
+	}
+	want := []string{"p0", "b0", "b1"}
+	check := func(when string) {
+		// Offset 5 is the last data record; the markers after it are not
+		// returned to clients.
+		if got := readValues(t, tb, "tx", true, 6); !slices.Equal(got, want) {
+			t.Fatalf("%s: read_committed %v, want %v", when, got, want)
+		}
+		if got := readValues(t, tb, "tx", false, 6); !slices.Equal(got, []string{"a0", "a1", "a2", "p0", "b0", "b1"}) {
+			t.Fatalf("%s: read_uncommitted %v", when, got)
+		}
+	}
+	check("after the markers")
+	if _, err := p.writeTxnMarker(2000, -1, true, 0); err == nil {
+		t.Fatal("a marker with an older epoch was written")
+	}
+	tb.restart()
+	p = tb.srv.topics.partition("tx", 0)
+	if lso := p.lastStableOffset(); lso != p.highWatermark() {
+		t.Fatalf("after restart: last stable offset %d, high watermark %d", lso, p.highWatermark())
+	}
+	check("after a restart")
+}
