@@ -310,7 +310,7 @@ func (sh *groupShard) load() error {
 		return g
 	}
 	var records, skipped int
-	err := sh.replay(func(key, value []byte) {
+	err := sh.replay(func(key, value []byte, producerID int64, transactional bool) {
 		rec, known, err := groups.DecodeRecord(key, value)
 		switch {
 		case err != nil:
@@ -322,7 +322,18 @@ func (sh *groupShard) load() error {
 			return
 		}
 		records++
+		if transactional && rec.IsOffset {
+			// A TxnOffsetCommit: pending until its transaction's marker.
+			get(rec.Group).ReplayTxnOffset(producerID, rec.TopicPartition, rec.Offset)
+			return
+		}
 		get(rec.Group).Replay(now, rec)
+	}, func(producerID int64, commit bool) {
+		// A transaction marker decides that producer's pending offsets in
+		// every group of the partition.
+		for _, g := range gs {
+			g.ReplayTxnMarker(producerID, commit)
+		}
 	})
 	if err != nil {
 		return err
@@ -354,8 +365,9 @@ func (sh *groupShard) load() error {
 }
 
 // replay calls fn with the key and value of every record of the log up to
-// its high watermark, in order.
-func (sh *groupShard) replay(fn func(key, value []byte)) error {
+// its high watermark, in order, with its batch's producer id and whether
+// the batch is transactional; and marker with each transaction marker.
+func (sh *groupShard) replay(fn func(key, value []byte, producerID int64, transactional bool), marker func(producerID int64, commit bool)) error {
 	l := sh.part.log
 	offset := l.LogStartOffset()
 	for {
@@ -395,6 +407,13 @@ func (sh *groupShard) replay(fn func(key, value []byte)) error {
 			offset = h.LastOffset() + 1
 			progressed = true
 			if h.IsControl() {
+				typ, ok, err := storage.ControlRecordType(batch)
+				if err != nil {
+					return fmt.Errorf("broker: %s-%d control batch at %d: %w", consumerOffsetsTopic, sh.index, h.BaseOffset, err)
+				}
+				if ok && (typ == storage.ControlTypeCommit || typ == storage.ControlTypeAbort) {
+					marker(h.ProducerID, typ == storage.ControlTypeCommit)
+				}
 				continue
 			}
 			recs, err := storage.DecodeRecords(batch)
@@ -402,7 +421,7 @@ func (sh *groupShard) replay(fn func(key, value []byte)) error {
 				return fmt.Errorf("broker: %s-%d batch at %d: %w", consumerOffsetsTopic, sh.index, h.BaseOffset, err)
 			}
 			for _, r := range recs {
-				fn(r.Key, r.Value)
+				fn(r.Key, r.Value, h.ProducerID, h.IsTransactional())
 			}
 		}
 		if !progressed {

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/groups"
 	"github.com/strata-streaming/strata/broker/storage"
 )
 
@@ -170,4 +171,63 @@ func TestReadCommittedAndMarkers(t *testing.T) {
 		t.Fatalf("after restart: last stable offset %d, high watermark %d", lso, p.highWatermark())
 	}
 	check("after a restart")
+}
+
+// TestGroupShardReplaysTxnOffsets: offset commits written to
+// __consumer_offsets inside a transaction (as TxnOffsetCommit will write
+// them) count once their commit marker is in the log and never after an
+// abort; a restart rebuilds exactly that from the log.
+func TestGroupShardReplaysTxnOffsets(t *testing.T) {
+	tb := startTestBroker(t)
+	tb.createTopic("in", 1, nil)
+	tb.srv.groups.ensureTopic()
+	commitBatch := func(producerID int64, group string, offset int64) []byte {
+		rec := groups.Record{Group: group, IsOffset: true, TopicPartition: groups.TopicPartition{Topic: "in", Partition: 0},
+			Offset: &groups.OffsetAndMetadata{Offset: offset, LeaderEpoch: -1, CommitTimestamp: time.Now().UnixMilli(), ExpireTimestamp: -1}}
+		key, value := groups.EncodeRecord(rec)
+		return txnRecordBatch(producerID, key, value)
+	}
+	type txn struct {
+		group    string
+		producer int64
+		commit   bool
+	}
+	cases := []txn{{"committed-group", 7001, true}, {"aborted-group", 7002, false}}
+	for _, c := range cases {
+		p := tb.srv.topics.partition(consumerOffsetsTopic, groupPartition(c.group, int(tb.srv.cfg.OffsetsTopicNumPartitions)))
+		appendDirect(t, p, commitBatch(c.producer, c.group, 42))
+		if _, err := p.writeTxnMarker(c.producer, 0, c.commit, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tb.restart()
+	for _, c := range cases {
+		resp, err := tb.admin().FetchOffsets(testContext(t), c.group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, ok := resp.Lookup("in", 0)
+		switch {
+		case c.commit && (!ok || o.At != 42):
+			t.Fatalf("%s: committed transactional offset not restored: %+v %v", c.group, o, ok)
+		case !c.commit && ok && o.At >= 0:
+			t.Fatalf("%s: aborted transactional offset is visible: %+v", c.group, o)
+		}
+	}
+}
+
+// txnRecordBatch is a transactional batch of one record with key and value.
+func txnRecordBatch(producerID int64, key, value []byte) []byte {
+	rec := kmsg.Record{Key: key, Value: value}
+	rec.Length = int32(len(rec.AppendTo(nil)) - 1)
+	ts := time.Now().UnixMilli()
+	b := kmsg.RecordBatch{
+		PartitionLeaderEpoch: -1, Magic: 2, Attributes: 0x10,
+		FirstTimestamp: ts, MaxTimestamp: ts, ProducerID: producerID, ProducerEpoch: 0, FirstSequence: 0,
+		NumRecords: 1, Records: rec.AppendTo(nil),
+	}
+	raw := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], castagnoliTable))
+	return raw
 }
