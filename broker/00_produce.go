@@ -12,6 +12,9 @@ package broker
 //     (__consumer_offsets) unless the client id is Kafka's "__admin_client".
 //   - Idempotent batches are checked per producer id (see producer_state.go);
 //     a retried batch is acknowledged with its original offsets.
+//   - Transactional batches need the request's transactional id
+//     (INVALID_TXN_STATE otherwise); they open the producer's transaction on
+//     the partition until the coordinator's marker (txn_handlers.go).
 //   - acks=0 gets no response; if any partition failed the connection is
 //     closed instead, as Kafka does, so the producer notices. acks=-1 also
 //     checks min.insync.replicas against the ISR (this node alone until
@@ -20,6 +23,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/storage"
 )
 
 func init() {
@@ -43,23 +48,6 @@ func handleProduce(rc *requestContext, req *kmsg.ProduceRequest) kmsg.Response {
 
 func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
-	if req.TransactionID != nil {
-		// Transactions are a later issue: refuse them whole.
-		for _, rt := range req.Topics {
-			st := kmsg.NewProduceResponseTopic()
-			st.Topic = rt.Topic
-			for _, rp := range rt.Partitions {
-				sp := kmsg.NewProduceResponseTopicPartition()
-				sp.Partition = rp.Partition
-				sp.ErrorCode = rc.countError(kerr.TransactionalIDAuthorizationFailed.Code)
-				msg := "transactions are not supported by this broker yet"
-				sp.ErrorMessage = &msg
-				st.Partitions = append(st.Partitions, sp)
-			}
-			resp.Topics = append(resp.Topics, st)
-		}
-		return resp
-	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -67,7 +55,7 @@ func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceRespo
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
-			rc.produceOne(&sp, topic, rt.Topic, rp, req.Acks)
+			rc.produceOne(&sp, topic, rt.Topic, rp, req.Acks, req.TransactionID != nil)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -75,7 +63,7 @@ func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceRespo
 	return resp
 }
 
-func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, topic *topicState, name string, rp kmsg.ProduceRequestTopicPartition, acks int16) {
+func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, topic *topicState, name string, rp kmsg.ProduceRequestTopicPartition, acks int16, transactional bool) {
 	fail := func(code int16, msg string) {
 		sp.ErrorCode = rc.countError(code)
 		if msg != "" {
@@ -108,6 +96,13 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 	if acks != 0 && acks != 1 && acks != -1 {
 		fail(kerr.InvalidRequiredAcks.Code, "")
 		return
+	}
+	if !transactional && len(rp.Records) >= storage.BatchHeaderSize {
+		// Transactional batches come only with a transactional id.
+		if h, err := storage.ParseBatchHeader(rp.Records); err == nil && h.IsTransactional() {
+			fail(kerr.InvalidTxnState.Code, "transactional records in a produce request without a transactional id")
+			return
+		}
 	}
 	res := p.appendRecords(rp.Records, cfg.maxMessageBytes(), cfg.logAppendTime())
 	if res.code != 0 {

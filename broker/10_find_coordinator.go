@@ -50,7 +50,12 @@ func (rc *requestContext) findCoordinator(keyType int8, key string) kmsg.FindCoo
 		host, port := rc.s.advertisedHostPort()
 		c.NodeID, c.Host, c.Port = rc.s.cfg.NodeID, host, port
 	case 1:
-		fail(kerr.CoordinatorNotAvailable, "transactions are not supported by this broker yet")
+		if _, code := rc.s.txns.shardFor(key); code != nil {
+			fail(code, "the transaction coordinator is not available")
+			return c
+		}
+		host, port := rc.s.advertisedHostPort()
+		c.NodeID, c.Host, c.Port = rc.s.cfg.NodeID, host, port
 	default:
 		fail(kerr.InvalidRequest, "unknown coordinator key type")
 	}

@@ -7,7 +7,9 @@ package broker
 //   - With an existing producer id and epoch (KIP-360, v3+): the epoch is
 //     bumped so the producer can reset its sequences; at the maximum epoch a
 //     new id is issued.
-//   - A transactional id is refused until transactions land.
+//   - With a transactional id: the transaction coordinator's answer
+//     (txn_handlers.go): a new id, or the next epoch that fences older
+//     producers, after aborting an open transaction.
 
 import (
 	"math"
@@ -24,8 +26,7 @@ func handleInitProducerID(rc *requestContext, req *kmsg.InitProducerIDRequest) k
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
-		resp.ErrorCode = rc.countError(kerr.TransactionalIDAuthorizationFailed.Code)
-		return resp
+		return rc.initTransactionalProducer(req, resp)
 	}
 	if req.ProducerID >= 0 && req.ProducerEpoch >= 0 && req.ProducerEpoch < math.MaxInt16-1 {
 		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch+1

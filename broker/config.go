@@ -48,6 +48,11 @@ type Config struct {
 	LogCheckpointIntervalMs     int64  // log.flush.offset.checkpoint.interval.ms
 	LogCleanerBackoffMs         int64  // log.cleaner.backoff.ms: how often compacted logs are checked for cleaning
 
+	// Transactions (txn_coordinator.go).
+	TransactionStateLogNumPartitions int32 // transaction.state.log.num.partitions
+	TransactionMaxTimeoutMs          int64 // transaction.max.timeout.ms
+	TransactionalIDExpirationMs      int64 // transactional.id.expiration.ms
+
 	// Tiered storage (tiered.go). Kafka's names where Kafka has one.
 	RemoteLogTaskIntervalMs       int64 // remote.log.manager.task.interval.ms: how often partitions are checked for segments to upload and remote retention
 	RemoteLogThreadPoolSize       int32 // remote.log.manager.thread.pool.size: partitions uploading at once
@@ -110,6 +115,10 @@ func DefaultConfig() Config {
 		FileDeleteDelayMs:           60000,
 		LogCheckpointIntervalMs:     60000,
 		LogCleanerBackoffMs:         15000,
+
+		TransactionStateLogNumPartitions: 50,
+		TransactionMaxTimeoutMs:          900000,
+		TransactionalIDExpirationMs:      604800000,
 
 		RemoteLogTaskIntervalMs:       30000,
 		RemoteLogThreadPoolSize:       10,
@@ -259,6 +268,9 @@ var brokerProperties = map[string]brokerProperty{
 	"log.flush.offset.checkpoint.interval.ms":      intProp(func(c *Config) *int64 { return &c.LogCheckpointIntervalMs }, 1),
 	"file.delete.delay.ms":                         intProp(func(c *Config) *int64 { return &c.FileDeleteDelayMs }, 1),
 	"log.cleaner.backoff.ms":                       intProp(func(c *Config) *int64 { return &c.LogCleanerBackoffMs }, 1),
+	"transaction.state.log.num.partitions":         int32Prop(func(c *Config) *int32 { return &c.TransactionStateLogNumPartitions }, 1),
+	"transaction.max.timeout.ms":                   intProp(func(c *Config) *int64 { return &c.TransactionMaxTimeoutMs }, 1),
+	"transactional.id.expiration.ms":               intProp(func(c *Config) *int64 { return &c.TransactionalIDExpirationMs }, 1),
 	"remote.log.manager.task.interval.ms":          intProp(func(c *Config) *int64 { return &c.RemoteLogTaskIntervalMs }, 1),
 	"remote.log.manager.thread.pool.size":          int32Prop(func(c *Config) *int32 { return &c.RemoteLogThreadPoolSize }, 1),
 	"remote.log.manager.task.retry.backoff.ms":     intProp(func(c *Config) *int64 { return &c.RemoteLogRetryBackoffMs }, 1),

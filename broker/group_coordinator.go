@@ -33,7 +33,9 @@ import (
 const consumerOffsetsTopic = "__consumer_offsets"
 
 // isInternalTopic reports topics only the broker writes.
-func isInternalTopic(name string) bool { return name == consumerOffsetsTopic }
+func isInternalTopic(name string) bool {
+	return name == consumerOffsetsTopic || name == transactionStateTopic
+}
 
 type groupCoordinator struct {
 	s    *Server

@@ -269,10 +269,20 @@ var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
 // encodeGroupBatch builds an uncompressed v2 record batch of the records
 // (producer id -1, CreateTime now), as the group coordinator writes them.
 func encodeGroupBatch(records []groups.Record, now time.Time) []byte {
-	var body []byte
+	keys, values := make([][]byte, len(records)), make([][]byte, len(records))
 	for i, r := range records {
-		key, value := groups.EncodeRecord(r)
-		rec := kmsg.Record{OffsetDelta: int32(i), Key: key, Value: value}
+		keys[i], values[i] = groups.EncodeRecord(r)
+	}
+	return encodeKVBatch(keys, values, now)
+}
+
+// encodeKVBatch builds an uncompressed, non-transactional v2 record batch
+// of key/value records (producer id -1, CreateTime now): what the
+// coordinators write to their internal topics.
+func encodeKVBatch(keys, values [][]byte, now time.Time) []byte {
+	var body []byte
+	for i := range keys {
+		rec := kmsg.Record{OffsetDelta: int32(i), Key: keys[i], Value: values[i]}
 		// Length counts what follows it; measure with a one-byte zero.
 		rec.Length = int32(len(rec.AppendTo(nil)) - 1)
 		body = rec.AppendTo(body)
@@ -281,13 +291,13 @@ func encodeGroupBatch(records []groups.Record, now time.Time) []byte {
 	b := kmsg.RecordBatch{
 		PartitionLeaderEpoch: -1,
 		Magic:                2,
-		LastOffsetDelta:      int32(len(records) - 1),
+		LastOffsetDelta:      int32(len(keys) - 1),
 		FirstTimestamp:       ts,
 		MaxTimestamp:         ts,
 		ProducerID:           -1,
 		ProducerEpoch:        -1,
 		FirstSequence:        -1,
-		NumRecords:           int32(len(records)),
+		NumRecords:           int32(len(keys)),
 		Records:              body,
 	}
 	raw := b.AppendTo(nil)
@@ -368,13 +378,38 @@ func (sh *groupShard) load() error {
 // its high watermark, in order, with its batch's producer id and whether
 // the batch is transactional; and marker with each transaction marker.
 func (sh *groupShard) replay(fn func(key, value []byte, producerID int64, transactional bool), marker func(producerID int64, commit bool)) error {
-	l := sh.part.log
-	offset := l.LogStartOffset()
-	for {
-		if err := sh.c.s.ctx.Err(); err != nil {
+	return replayLog(sh.c.s, sh.part, consumerOffsetsTopic, sh.index, func(batch []byte, h storage.BatchHeader) error {
+		if h.IsControl() {
+			typ, ok, err := storage.ControlRecordType(batch)
+			if err != nil {
+				return err
+			}
+			if ok && (typ == storage.ControlTypeCommit || typ == storage.ControlTypeAbort) {
+				marker(h.ProducerID, typ == storage.ControlTypeCommit)
+			}
+			return nil
+		}
+		recs, err := storage.DecodeRecords(batch)
+		if err != nil {
 			return err
 		}
-		end := sh.part.highWatermark()
+		for _, r := range recs {
+			fn(r.Key, r.Value, h.ProducerID, h.IsTransactional())
+		}
+		return nil
+	})
+}
+
+// replayLog calls fn with every batch of an internal topic's partition up
+// to its high watermark, in order (for the coordinators' loads).
+func replayLog(s *Server, part *partition, topic string, index int32, fn func(batch []byte, h storage.BatchHeader) error) error {
+	l := part.log
+	offset := l.LogStartOffset()
+	for {
+		if err := s.ctx.Err(); err != nil {
+			return err
+		}
+		end := part.highWatermark()
 		if offset >= end {
 			return nil
 		}
@@ -384,7 +419,7 @@ func (sh *groupShard) replay(fn func(key, value []byte, producerID int64, transa
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("broker: reading %s-%d at %d: %w", consumerOffsetsTopic, sh.index, offset, err)
+			return fmt.Errorf("broker: reading %s-%d at %d: %w", topic, index, offset, err)
 		}
 		data, err := chunk.ReadAll()
 		if err != nil {
@@ -394,7 +429,7 @@ func (sh *groupShard) replay(fn func(key, value []byte, producerID int64, transa
 		for pos := 0; len(data)-pos >= storage.BatchHeaderSize; {
 			h, err := storage.ParseBatchHeader(data[pos:])
 			if err != nil {
-				return fmt.Errorf("broker: %s-%d at %d: %w", consumerOffsetsTopic, sh.index, offset, err)
+				return fmt.Errorf("broker: %s-%d at %d: %w", topic, index, offset, err)
 			}
 			if h.Size() > len(data)-pos {
 				break // cut at the read limit: read it again from its start
@@ -406,26 +441,12 @@ func (sh *groupShard) replay(fn func(key, value []byte, producerID int64, transa
 			}
 			offset = h.LastOffset() + 1
 			progressed = true
-			if h.IsControl() {
-				typ, ok, err := storage.ControlRecordType(batch)
-				if err != nil {
-					return fmt.Errorf("broker: %s-%d control batch at %d: %w", consumerOffsetsTopic, sh.index, h.BaseOffset, err)
-				}
-				if ok && (typ == storage.ControlTypeCommit || typ == storage.ControlTypeAbort) {
-					marker(h.ProducerID, typ == storage.ControlTypeCommit)
-				}
-				continue
-			}
-			recs, err := storage.DecodeRecords(batch)
-			if err != nil {
-				return fmt.Errorf("broker: %s-%d batch at %d: %w", consumerOffsetsTopic, sh.index, h.BaseOffset, err)
-			}
-			for _, r := range recs {
-				fn(r.Key, r.Value, h.ProducerID, h.IsTransactional())
+			if err := fn(batch, h); err != nil {
+				return fmt.Errorf("broker: %s-%d batch at %d: %w", topic, index, h.BaseOffset, err)
 			}
 		}
 		if !progressed {
-			return fmt.Errorf("broker: %s-%d: no complete batch at offset %d", consumerOffsetsTopic, sh.index, offset)
+			return fmt.Errorf("broker: %s-%d: no complete batch at offset %d", topic, index, offset)
 		}
 	}
 }

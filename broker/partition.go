@@ -181,8 +181,9 @@ func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppe
 		if int64(h.Size()) > maxMessageBytes {
 			return appendResult{code: kerr.MessageTooLarge.Code, message: fmt.Sprintf("batch of %d bytes exceeds max.message.bytes %d", h.Size(), maxMessageBytes)}
 		}
-		if h.IsTransactional() || h.IsControl() {
-			return appendResult{code: kerr.InvalidTxnState.Code, message: "transactions are not supported yet"}
+		if h.IsControl() {
+			// Markers are written by the transaction coordinator alone.
+			return appendResult{code: kerr.InvalidRecord.Code, message: "control batches cannot be produced"}
 		}
 		if h.ProducerID >= 0 && i > 0 {
 			// Kafka requires an idempotent producer's batch to travel alone.

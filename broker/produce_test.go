@@ -429,9 +429,6 @@ func TestProduceRefusals(t *testing.T) {
 	acks1.Acks = 1
 	check("acks=1 with min.insync.replicas=2", acks1, nil)
 
-	txn := produceRequest(9, "refusals", 0, plain)
-	txn.TransactionID = ptr("tx")
-	check("transactional id", txn, kerr.TransactionalIDAuthorizationFailed)
 
 	txnBatch := buildBatch(t, batchSpec{records: fixtureRecords(1, 27), producerID: 5, epoch: 0, baseSeq: 0})
 	binary.BigEndian.PutUint16(txnBatch[21:], 0x10) // transactional attribute
@@ -446,9 +443,9 @@ func TestProduceRefusals(t *testing.T) {
 	initReq := kmsg.NewPtrInitProducerIDRequest()
 	initReq.Version = 4
 	initReq.TransactionalID = ptr("tx")
-	initReq.TransactionTimeoutMillis = 60000
-	if got := roundTrip[*kmsg.InitProducerIDResponse](c, initReq); got.ErrorCode == 0 {
-		t.Error("InitProducerID with a transactional id succeeded")
+	initReq.TransactionTimeoutMillis = 1 << 30 // over transaction.max.timeout.ms
+	if got := roundTrip[*kmsg.InitProducerIDResponse](c, initReq); got.ErrorCode != kerr.InvalidTransactionTimeout.Code {
+		t.Errorf("InitProducerID with a transaction timeout over the maximum: %v", kerr.ErrorForCode(got.ErrorCode))
 	}
 	if end := tb.logEnd("refusals", 0); end != 0 {
 		t.Fatalf("refused produces appended: log end %d", end)

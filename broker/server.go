@@ -33,6 +33,7 @@ type Server struct {
 	fetches *fetchSessionCache
 	pids    *producerIDAllocator
 	groups  *groupCoordinator // consumer groups and committed offsets (group_coordinator.go)
+	txns    *txnCoordinator   // transactions (txn_coordinator.go)
 	lag     *lagMonitor       // consumer lag for /metrics and /v1/groups (lag_metrics.go); nil without the admin listener
 
 	listener net.Listener
@@ -117,6 +118,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	logger.Info("data directory opened", "dir", cfg.DataDir, "topics", s.topics.count(), "took", time.Since(start).Round(time.Millisecond))
 	s.groups = newGroupCoordinator(s)
+	s.txns = newTxnCoordinator(s)
 	return s, nil
 }
 
@@ -148,6 +150,7 @@ func (s *Server) Start() error {
 	s.goTask(s.acceptLoop)
 	s.goTask(s.housekeeping)
 	s.goTask(s.tiered.loop)
+	s.goTask(s.txns.run)
 	s.groups.start()
 	s.logger.Info("strata broker listening", "kafka", ln.Addr().String(), "http", s.httpAddr, "node_id", s.cfg.NodeID, "cluster_id", s.store.ClusterID())
 	return nil

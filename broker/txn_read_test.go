@@ -231,3 +231,66 @@ func txnRecordBatch(producerID int64, key, value []byte) []byte {
 	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], castagnoliTable))
 	return raw
 }
+
+// TestTransactionalProducerFranz: franz-go's transactional producer
+// commits and aborts through the coordinator; read_committed consumers see
+// the committed records only, read_uncommitted ones see both; a second
+// producer with the same transactional id fences the first.
+func TestTransactionalProducerFranz(t *testing.T) {
+	tb := startTestBroker(t)
+	tb.createTopic("eos", 1, nil)
+	ctx := testContext(t)
+	prod := tb.client(kgo.TransactionalID("tx-1"), kgo.DefaultProduceTopic("eos"), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	round := func(values []string, commit bool) {
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range values {
+			if err := prod.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := prod.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatalf("end transaction (commit %v): %v", commit, err)
+		}
+	}
+	round([]string{"c1", "c2"}, true)
+	round([]string{"x1", "x2"}, false)
+	round([]string{"c3"}, true)
+	p := tb.srv.topics.partition("eos", 0)
+	if lso, hw := p.lastStableOffset(), p.highWatermark(); lso != hw {
+		t.Fatalf("last stable offset %d below the high watermark %d with no transaction open", lso, hw)
+	}
+	// Data offsets: c1 0, c2 1, marker 2, x1 3, x2 4, marker 5, c3 6, marker 7.
+	if got := readValues(t, tb, "eos", true, 7); !slices.Equal(got, []string{"c1", "c2", "c3"}) {
+		t.Fatalf("read_committed: %v", got)
+	}
+	if got := readValues(t, tb, "eos", false, 7); !slices.Equal(got, []string{"c1", "c2", "x1", "x2", "c3"}) {
+		t.Fatalf("read_uncommitted: %v", got)
+	}
+	// A new producer with the same id fences the old one.
+	zombie := prod
+	fresh := tb.client(kgo.TransactionalID("tx-1"), kgo.DefaultProduceTopic("eos"))
+	if err := fresh.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.ProduceSync(ctx, &kgo.Record{Value: []byte("n1")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	if err := zombie.BeginTransaction(); err == nil {
+		err = zombie.ProduceSync(ctx, &kgo.Record{Value: []byte("z")}).FirstErr()
+		if err == nil {
+			err = zombie.EndTransaction(ctx, kgo.TryCommit)
+		}
+		if err == nil {
+			t.Fatal("the fenced producer committed a transaction")
+		}
+	}
+	tb.restart()
+	if got := readValues(t, tb, "eos", true, 9); !slices.Equal(got, []string{"c1", "c2", "c3", "n1"}) {
+		t.Fatalf("read_committed after a restart: %v", got)
+	}
+}

@@ -1,0 +1,240 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strata-streaming/strata/broker/groups"
+	"github.com/strata-streaming/strata/broker/storage"
+	"github.com/strata-streaming/strata/broker/txn"
+)
+
+// transactionStateTopic holds the transaction coordinator's state (Kafka's
+// name), compacted, one txn.Coordinator per partition.
+const transactionStateTopic = "__transaction_state"
+
+// txnCoordinator runs broker/txn's state machine on this node: a shard per
+// __transaction_state partition, created on first use, its state replayed
+// from the log, every change appended (and durable) before the answer, and
+// transaction markers written to the data partitions (all local on one
+// node) before the transaction is completed.
+type txnCoordinator struct {
+	s   *Server
+	cfg txn.Config
+
+	createMu sync.Mutex
+	mu       sync.Mutex
+	shards   []*txnShard // nil until the topic exists
+}
+
+// txnShard is one __transaction_state partition's coordinator. mu is held
+// for a whole operation, writes included: simple, and transactions of one
+// shard are serialised as in Kafka's coordinator.
+type txnShard struct {
+	c     *txnCoordinator
+	index int32
+	part  *partition
+
+	mu    sync.Mutex
+	coord *txn.Coordinator
+}
+
+func newTxnCoordinator(s *Server) *txnCoordinator {
+	cfg := txn.DefaultConfig()
+	cfg.MaxTimeout = time.Duration(s.cfg.TransactionMaxTimeoutMs) * time.Millisecond
+	cfg.IDExpiration = time.Duration(s.cfg.TransactionalIDExpirationMs) * time.Millisecond
+	return &txnCoordinator{s: s, cfg: cfg}
+}
+
+// ensureTopic creates __transaction_state on first use and loads its shards.
+func (c *txnCoordinator) ensureTopic() []*txnShard {
+	c.mu.Lock()
+	shards := c.shards
+	c.mu.Unlock()
+	if shards != nil {
+		return shards
+	}
+	c.createMu.Lock()
+	defer c.createMu.Unlock()
+	c.mu.Lock()
+	shards = c.shards
+	c.mu.Unlock()
+	if shards != nil {
+		return shards
+	}
+	t := c.s.topics.get(transactionStateTopic)
+	if t == nil {
+		configs := map[string]string{"cleanup.policy": "compact", "segment.bytes": "104857600"}
+		var terr *topicError
+		t, terr = c.s.topics.create(transactionStateTopic, c.s.cfg.TransactionStateLogNumPartitions, 1, configs, false)
+		if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
+			t, terr = c.s.topics.get(transactionStateTopic), nil
+		}
+		if terr != nil || t == nil {
+			c.s.logger.Error("cannot create "+transactionStateTopic, "err", terr)
+			return nil
+		}
+	}
+	parts, _, _ := c.s.topics.snapshot(t)
+	shards = make([]*txnShard, len(parts))
+	for i, p := range parts {
+		sh := &txnShard{c: c, index: int32(i), part: p}
+		if err := sh.load(); err != nil {
+			c.s.logger.Error("transaction coordinator partition failed to load", "partition", i, "err", err)
+			return nil
+		}
+		shards[i] = sh
+	}
+	c.mu.Lock()
+	c.shards = shards
+	c.mu.Unlock()
+	return shards
+}
+
+// shardFor returns the shard of a transactional id (Kafka's partitionFor).
+func (c *txnCoordinator) shardFor(transactionalID string) (*txnShard, *kerr.Error) {
+	shards := c.ensureTopic()
+	if len(shards) == 0 {
+		return nil, kerr.CoordinatorNotAvailable
+	}
+	return shards[groupPartition(transactionalID, len(shards))], nil
+}
+
+// run ticks every loaded shard once a second: transaction timeouts and
+// transactional-id expiry.
+func (c *txnCoordinator) run() {
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.s.ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		c.mu.Lock()
+		shards := c.shards
+		c.mu.Unlock()
+		for _, sh := range shards {
+			sh.do(func(coord *txn.Coordinator, now time.Time) txn.Effects { return coord.Tick(now) })
+		}
+	}
+}
+
+// do runs fn on the shard's coordinator and carries out its effects:
+// records appended, then markers written and their transactions completed
+// (whose records are appended too). It returns the first error.
+func (sh *txnShard) do(fn func(coord *txn.Coordinator, now time.Time) txn.Effects) error {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	now := time.Now()
+	eff := fn(sh.coord, now)
+	return sh.applyLocked(eff, now)
+}
+
+func (sh *txnShard) applyLocked(eff txn.Effects, now time.Time) error {
+	if err := sh.persistLocked(eff.Records, now); err != nil {
+		return err
+	}
+	for _, m := range eff.Markers {
+		if err := sh.c.writeMarkers(m); err != nil {
+			sh.c.s.logger.Error("writing transaction markers", "transactional_id", m.TransactionalID, "err", err)
+			return err
+		}
+		code, done := sh.coord.CompleteTxn(now, m)
+		if code != nil {
+			sh.c.s.logger.Warn("completing a transaction", "transactional_id", m.TransactionalID, "err", code)
+		}
+		if err := sh.applyLocked(done, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeMarkers writes one transaction's marker to each of its partitions;
+// on a __consumer_offsets partition the groups then settle the
+// transaction's offsets.
+func (c *txnCoordinator) writeMarkers(m txn.Markers) error {
+	for _, tp := range m.Partitions {
+		p := c.s.topics.partition(tp.Topic, tp.Partition)
+		if p == nil {
+			continue // deleted meanwhile: nothing to mark
+		}
+		if _, err := p.writeTxnMarker(m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch); err != nil {
+			return fmt.Errorf("marker for %s-%d: %w", tp.Topic, tp.Partition, err)
+		}
+		if tp.Topic == consumerOffsetsTopic && c.s.groups != nil {
+			c.s.groups.completeTxnOffsets(tp.Partition, m.ProducerID, m.Commit)
+		}
+	}
+	return nil
+}
+
+// persistLocked appends records as one batch and waits until committed.
+func (sh *txnShard) persistLocked(records []txn.Record, now time.Time) error {
+	if len(records) == 0 {
+		return nil
+	}
+	keys, values := make([][]byte, len(records)), make([][]byte, len(records))
+	for i, r := range records {
+		keys[i], values[i] = txn.EncodeRecord(r)
+	}
+	raw := encodeKVBatch(keys, values, now)
+	cfg := sh.c.s.topics.topicConfig(sh.part.topic)
+	res := sh.part.appendRecords(raw, cfg.maxMessageBytes(), false)
+	if res.code != 0 {
+		return fmt.Errorf("broker: append to %s-%d: %s %s", transactionStateTopic, sh.index, kerr.ErrorForCode(res.code), res.message)
+	}
+	return nil
+}
+
+// load replays the partition into a fresh coordinator, then finishes the
+// transactions a previous run had decided but not completed.
+func (sh *txnShard) load() error {
+	coord := txn.New(&sh.c.cfg, sh.part.leaderEpoch())
+	err := replayLog(sh.c.s, sh.part, transactionStateTopic, sh.index, func(batch []byte, h storage.BatchHeader) error {
+		if h.IsControl() {
+			return nil
+		}
+		recs, err := storage.DecodeRecords(batch)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			rec, err := txn.DecodeRecord(r.Key, r.Value)
+			if errors.Is(err, txn.ErrUnknownKey) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if err := coord.Replay(rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	sh.coord = coord
+	return sh.applyLocked(txn.Effects{Markers: coord.PendingMarkers()}, time.Now())
+}
+
+// completeTxnOffsets settles a transaction's pending offset commits in
+// the groups of a __consumer_offsets partition once its marker is written.
+func (c *groupCoordinator) completeTxnOffsets(partition int32, producerID int64, commit bool) {
+	shards := c.shards()
+	if int(partition) >= len(shards) {
+		return
+	}
+	shards[partition].withAllGroups(func(g *groups.Group, now time.Time) groups.Effects {
+		return g.CompleteTxnOffsets(now, producerID, commit)
+	})
+}
