@@ -52,6 +52,7 @@ const (
 // appended.
 type groupWrite struct {
 	batch []byte
+	txn   bool // a TxnOffsetCommit's transactional batch (appendTxn)
 	done  chan struct{}
 	err   error
 }
@@ -211,7 +212,11 @@ func (sh *groupShard) flushQueue(reloadOnFailure bool) {
 		}
 		failed := false
 		for _, w := range queue {
-			w.err = sh.append(w.batch)
+			if w.txn {
+				w.err = sh.appendTxn(w.batch)
+			} else {
+				w.err = sh.append(w.batch)
+			}
 			failed = failed || w.err != nil
 			close(w.done)
 		}
@@ -236,6 +241,69 @@ func (sh *groupShard) append(batch []byte) error {
 		return err
 	}
 	return sh.awaitHighWatermark(res.lastOffset)
+}
+
+// appendTxn appends a TxnOffsetCommit's transactional batch. It opens the
+// producer's transaction on the partition like a produce would, but skips
+// the idempotent-sequence check: the broker writes these batches, with no
+// sequence, in the group's order.
+func (sh *groupShard) appendTxn(batch []byte) error {
+	res, err := sh.part.appendUnchecked(batch)
+	if err != nil {
+		return err
+	}
+	return sh.awaitHighWatermark(res.LastOffset)
+}
+
+// txnCommit handles TxnOffsetCommit for a group (creating an offsets-only
+// group if there is none): the offsets become pending for the producer,
+// their records are appended as one transactional batch of its id and
+// epoch after the call's other records, and the answer waits for both.
+func (sh *groupShard) txnCommit(id string, req groups.TxnCommitRequest) ([]*kerr.Error, *kerr.Error, error) {
+	now := sh.c.now()
+	sh.mu.Lock()
+	if code := sh.stateErrLocked(); code != nil {
+		sh.mu.Unlock()
+		return nil, code, nil
+	}
+	g := sh.mu.groups[id]
+	if g == nil {
+		g = groups.New(id, &sh.c.cfg, now)
+		sh.mu.groups[id] = g
+	}
+	errs, txnRecords, eff := g.TxnCommit(now, req)
+	poke := sh.settleLocked(g)
+	w := sh.enqueueLocked(eff.Records, now)
+	var tw *groupWrite
+	if len(txnRecords) > 0 {
+		keys, values := make([][]byte, len(txnRecords)), make([][]byte, len(txnRecords))
+		for i, r := range txnRecords {
+			keys[i], values[i] = groups.EncodeRecord(r)
+		}
+		tw = &groupWrite{batch: encodeTxnKVBatch(keys, values, req.ProducerID, req.ProducerEpoch, now), txn: true, done: make(chan struct{})}
+		sh.mu.queue = append(sh.mu.queue, tw)
+	}
+	sh.mu.Unlock()
+	if poke {
+		sh.c.poke()
+	}
+	err := sh.persist(w, len(eff.Replies) > 0)
+	if terr := sh.persist(tw, false); err == nil {
+		err = terr
+	}
+	sh.c.deliver(eff.Replies, err)
+	return errs, nil, err
+}
+
+// encodeTxnKVBatch is encodeKVBatch as a transactional batch of the
+// producer (no sequence).
+func encodeTxnKVBatch(keys, values [][]byte, producerID int64, epoch int16, now time.Time) []byte {
+	raw := encodeKVBatch(keys, values, now)
+	binary.BigEndian.PutUint16(raw[21:], binary.BigEndian.Uint16(raw[21:])|0x10) // transactional
+	binary.BigEndian.PutUint64(raw[43:], uint64(producerID))
+	binary.BigEndian.PutUint16(raw[51:], uint16(epoch))
+	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], castagnoliTable))
+	return raw
 }
 
 // awaitHighWatermark waits until the record at offset is committed. With

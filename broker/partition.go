@@ -234,6 +234,26 @@ func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppe
 	return appendResult{baseOffset: res.FirstOffset, lastOffset: res.LastOffset, logAppendTime: res.LogAppendTime}
 }
 
+// appendUnchecked appends batches the broker itself wrote (TxnOffsetCommit's
+// transactional batch) without the produce checks: no idempotent sequence,
+// no size or key rules. The producer table still records them.
+func (p *partition) appendUnchecked(batch []byte) (storage.AppendResult, error) {
+	headers, err := storage.ValidateBatches(batch)
+	if err != nil {
+		return storage.AppendResult{}, err
+	}
+	p.mu.Lock()
+	res, err := p.log.Append(batch, headers, storage.AppendOptions{LeaderEpoch: p.epoch.Load()})
+	if err == nil {
+		p.recordAppendedLocked(headers, res.FirstOffset, time.Now().UnixMilli())
+	}
+	p.mu.Unlock()
+	if err == nil {
+		p.wakeWaiters()
+	}
+	return res, err
+}
+
 // recordAppendedLocked enters appended batches in the producer table. Needs p.mu.
 func (p *partition) recordAppendedLocked(headers []storage.BatchHeader, firstOffset int64, nowMs int64) {
 	offset := firstOffset

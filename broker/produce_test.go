@@ -429,7 +429,6 @@ func TestProduceRefusals(t *testing.T) {
 	acks1.Acks = 1
 	check("acks=1 with min.insync.replicas=2", acks1, nil)
 
-
 	txnBatch := buildBatch(t, batchSpec{records: fixtureRecords(1, 27), producerID: 5, epoch: 0, baseSeq: 0})
 	binary.BigEndian.PutUint16(txnBatch[21:], 0x10) // transactional attribute
 	binary.BigEndian.PutUint32(txnBatch[17:], crc32.Checksum(txnBatch[21:], crc32.MakeTable(crc32.Castagnoli)))

@@ -3,16 +3,17 @@ package broker
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/broker/groups"
-	"github.com/strata-streaming/strata/broker/storage"
 )
 
 // txnBatch builds a transactional v2 batch of values for the producer, as a
@@ -44,20 +45,9 @@ func txnBatch(producerID int64, epoch int16, seq int32, values ...string) []byte
 // transactional batches (not yet: the coordinator is not wired in).
 func appendDirect(t *testing.T, p *partition, batch []byte) {
 	t.Helper()
-	headers, err := storage.ValidateBatches(batch)
-	if err != nil {
+	if _, err := p.appendUnchecked(batch); err != nil {
 		t.Fatal(err)
 	}
-	p.mu.Lock()
-	res, err := p.log.Append(batch, headers, storage.AppendOptions{LeaderEpoch: p.epoch.Load()})
-	if err == nil {
-		p.recordAppendedLocked(headers, res.FirstOffset, time.Now().UnixMilli())
-	}
-	p.mu.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.wakeWaiters()
 }
 
 // readValues consumes the partition from the start with the isolation
@@ -292,5 +282,78 @@ func TestTransactionalProducerFranz(t *testing.T) {
 	tb.restart()
 	if got := readValues(t, tb, "eos", true, 9); !slices.Equal(got, []string{"c1", "c2", "c3", "n1"}) {
 		t.Fatalf("read_committed after a restart: %v", got)
+	}
+}
+
+// TestGroupTransactSessionFranz: exactly-once consume-transform-produce
+// with franz-go's GroupTransactSession: every input record appears in the
+// output exactly once (read_committed) and the group's committed offsets
+// reach the input's end.
+func TestGroupTransactSessionFranz(t *testing.T) {
+	tb := startTestBroker(t, func(c *Config) { c.GroupInitialRebalanceDelayMs = 0 })
+	tb.createTopic("eos-in", 2, nil)
+	tb.createTopic("eos-out", 1, nil)
+	ctx := testContext(t)
+	const n = 200
+	in := tb.client(kgo.DefaultProduceTopic("eos-in"))
+	for i := range n {
+		if err := in.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprintf("v%03d", i))}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sess, err := kgo.NewGroupTransactSession(
+		kgo.SeedBrokers(tb.addr()), kgo.TransactionalID("eos-pipeline"), kgo.DefaultProduceTopic("eos-out"),
+		kgo.ConsumerGroup("eos-group"), kgo.ConsumeTopics("eos-in"), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.RequireStableFetchOffsets(),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	done := 0
+	for done < n {
+		fs := sess.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("processed %d of %d: %v", done, n, ctx.Err())
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch: %v", err) })
+		if err := sess.Begin(); err != nil {
+			t.Fatal(err)
+		}
+		count := 0
+		fs.EachRecord(func(r *kgo.Record) {
+			sess.Produce(ctx, &kgo.Record{Value: append([]byte("out-"), r.Value...)}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					t.Errorf("produce: %v", err)
+				}
+			})
+			count++
+		})
+		committed, err := sess.End(ctx, kgo.TryCommit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if committed {
+			done += count
+		}
+	}
+	out := readValues(t, tb, "eos-out", true, int64(2*n)) // markers interleave: read until quiet
+	seen := map[string]int{}
+	for _, v := range out {
+		seen[v]++
+	}
+	for i := range n {
+		if k := fmt.Sprintf("out-v%03d", i); seen[k] != 1 {
+			t.Fatalf("%s appears %d times in the output", k, seen[k])
+		}
+	}
+	offs, err := tb.admin().FetchOffsets(ctx, "eos-group")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	offs.Each(func(o kadm.OffsetResponse) { total += o.At })
+	if total != n {
+		t.Fatalf("committed offsets sum to %d, want %d", total, n)
 	}
 }
