@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -355,5 +356,47 @@ func TestGroupTransactSessionFranz(t *testing.T) {
 	offs.Each(func(o kadm.OffsetResponse) { total += o.At })
 	if total != n {
 		t.Fatalf("committed offsets sum to %d, want %d", total, n)
+	}
+}
+
+// TestTransactionalProducerSarama: sarama's transactional producer commits
+// and aborts; a read_committed franz-go consumer sees only what committed.
+func TestTransactionalProducerSarama(t *testing.T) {
+	tb := startTestBroker(t)
+	tb.createTopic("eos-sarama", 1, nil)
+	cfg := saramaConfig()
+	cfg.Producer.Idempotent = true
+	cfg.Producer.Transaction.ID = "sarama-txn"
+	cfg.Producer.RequiredAcks = sarama.WaitForAll
+	cfg.Net.MaxOpenRequests = 1
+	prod, err := sarama.NewSyncProducer([]string{tb.addr()}, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	for _, txn := range []struct {
+		values []string
+		commit bool
+	}{{[]string{"s1", "s2"}, true}, {[]string{"x1"}, false}, {[]string{"s3"}, true}} {
+		if err := prod.BeginTxn(); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range txn.values {
+			if _, _, err := prod.SendMessage(&sarama.ProducerMessage{Topic: "eos-sarama", Value: sarama.StringEncoder(v)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if txn.commit {
+			err = prod.CommitTxn()
+		} else {
+			err = prod.AbortTxn()
+		}
+		if err != nil {
+			t.Fatalf("end transaction (commit %v): %v", txn.commit, err)
+		}
+	}
+	// Data offsets: s1 0, s2 1, marker 2, x1 3, marker 4, s3 5.
+	if got := readValues(t, tb, "eos-sarama", true, 6); !slices.Equal(got, []string{"s1", "s2", "s3"}) {
+		t.Fatalf("read_committed after sarama's transactions: %v", got)
 	}
 }
