@@ -187,7 +187,7 @@ type remoteLog struct {
 	retryAt   atomic.Int64 // unix ms before which no task starts
 
 	idxMu   sync.Mutex
-	indexes map[string][]byte // object key → whole .index/.timeindex, a few recent ones
+	indexes map[string]any // object key → decoded .index/.timeindex (storage.OffsetIndex, TimeIndex), a few recent ones
 
 	loadingMu sync.Mutex
 	loading   map[int64]chan struct{} // background reads by fetch offset; closed when done
@@ -201,7 +201,7 @@ func newRemoteLog(t *tieredStorage, p *partition) *remoteLog {
 		prefix:  tiering.PartitionPrefix(p.topic.meta.Name, fmt.Sprintf("%x", p.topic.meta.ID[:]), p.index),
 		ctx:     ctx,
 		cancel:  cancel,
-		indexes: map[string][]byte{},
+		indexes: map[string]any{},
 		loading: map[int64]chan struct{}{},
 	}
 }

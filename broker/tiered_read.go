@@ -58,22 +58,27 @@ func (rr remoteReader) readAt(key string, size int64, p []byte, off int64) error
 	return fmt.Errorf("remote read %s at %d: %w", key, off, err)
 }
 
-// index returns a whole .index or .timeindex object, from memory if read
-// recently.
-func (rr remoteReader) index(key string, size int64) ([]byte, error) {
-	if size == 0 {
-		return nil, nil
-	}
+// indexObject returns a remote .index or .timeindex decoded, from memory
+// if read recently: each is read through the cache and validated once, not
+// on every fetch.
+func indexObject[T any](rr remoteReader, key string, size int64, decode func([]byte) (T, error)) (T, error) {
 	r := rr.r
 	r.idxMu.Lock()
-	b, ok := r.indexes[key]
+	cached, ok := r.indexes[key].(T)
 	r.idxMu.Unlock()
 	if ok {
-		return b, nil
+		return cached, nil
 	}
-	b = make([]byte, size)
-	if err := rr.readAt(key, size, b, 0); err != nil {
-		return nil, err
+	b := make([]byte, size)
+	if size > 0 {
+		if err := rr.readAt(key, size, b, 0); err != nil {
+			var zero T
+			return zero, err
+		}
+	}
+	x, err := decode(b)
+	if err != nil {
+		return x, err
 	}
 	r.idxMu.Lock()
 	if len(r.indexes) >= maxCachedIndexes {
@@ -82,9 +87,19 @@ func (rr remoteReader) index(key string, size int64) ([]byte, error) {
 			break
 		}
 	}
-	r.indexes[key] = b
+	r.indexes[key] = x
 	r.idxMu.Unlock()
-	return b, nil
+	return x, nil
+}
+
+func (rr remoteReader) offsetIndex(prefix string, seg tiering.RemoteSegment) (storage.OffsetIndex, error) {
+	return indexObject(rr, tiering.SegmentKey(prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixIndex), seg.OffsetIndexSize,
+		func(b []byte) (storage.OffsetIndex, error) { return storage.DecodeOffsetIndex(b, seg.BaseOffset) })
+}
+
+func (rr remoteReader) timeIndex(prefix string, seg tiering.RemoteSegment) (storage.TimeIndex, error) {
+	return indexObject(rr, tiering.SegmentKey(prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixTimeIdx), seg.TimeIndexSize,
+		func(b []byte) (storage.TimeIndex, error) { return storage.DecodeTimeIndex(b, seg.BaseOffset) })
 }
 
 func (r *remoteLog) forgetIndex(key string) {
@@ -97,13 +112,11 @@ func (r *remoteLog) forgetIndex(key string) {
 // last offset is >= offset, starting at the index's hint; ok is false when
 // the segment ends first (a compaction gap at its end).
 func (rr remoteReader) findBatch(prefix string, seg tiering.RemoteSegment, offset int64) (pos int64, h storage.BatchHeader, ok bool, err error) {
-	index, err := rr.index(tiering.SegmentKey(prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixIndex), seg.OffsetIndexSize)
+	index, err := rr.offsetIndex(prefix, seg)
 	if err != nil {
 		return 0, h, false, err
 	}
-	if pos, err = storage.OffsetIndexLookup(index, seg.BaseOffset, offset); err != nil {
-		return 0, h, false, err
-	}
+	pos = index.Lookup(offset)
 	logKey := tiering.SegmentKey(prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixLog)
 	var hdr [storage.BatchHeaderSize]byte
 	for pos < seg.Size {
@@ -293,13 +306,11 @@ func (r *remoteLog) offsetForTimestamp(ctx context.Context, ts, localStart int64
 			return 0, 0, false, nil // the local log answers from here
 		}
 		from := max(start, seg.BaseOffset)
-		tindex, err := rr.index(tiering.SegmentKey(r.prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixTimeIdx), seg.TimeIndexSize)
+		tindex, err := rr.timeIndex(r.prefix, seg)
 		if err != nil {
 			return 0, 0, false, err
 		}
-		if older, ok, err := storage.TimeIndexLookup(tindex, seg.BaseOffset, ts); err != nil {
-			return 0, 0, false, err
-		} else if ok {
+		if older, ok := tindex.Lookup(ts); ok {
 			from = max(from, older)
 		}
 		logKey := tiering.SegmentKey(r.prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixLog)

@@ -351,7 +351,7 @@
 //     with every one after it. The log start offset moves to the first kept
 //     segment: it is the local log start; the broker tracks the remote one.
 //  4. Reads of remote data use the downloaded index bytes with
-//     OffsetIndexLookup and TimeIndexLookup (the same answers as the
+//     DecodeOffsetIndex/DecodeTimeIndex and their Lookup (the same answers as the
 //     in-memory indexes; malformed bytes yield ErrCorruptRemoteData), ranged
 //     reads of the remote .log, and FindRecordAtOrAfterTimestamp for the
 //     exact record of a timestamp lookup in one batch.

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -198,86 +197,82 @@ func DecodeEpochs(data []byte) ([]EpochEntry, error) {
 	return out, nil
 }
 
-// OffsetIndexLookup searches index, the bytes of a segment's .index (see
-// "Offset index" in the package documentation) whose base offset is base,
-// as the log does in memory: it returns the position of the batch named by
-// the last entry whose offset is <= offset, 0 if there is none. Reading
-// batch headers forward from there finds the batch holding offset. The
-// whole index is validated first (whole 8-byte entries, offsets and
-// positions strictly increasing); malformed bytes yield an error wrapping
-// ErrCorruptRemoteData.
-func OffsetIndexLookup(index []byte, base, offset int64) (position int64, err error) {
-	if base < 0 {
-		return 0, fmt.Errorf("%w: negative base offset %d", ErrCorruptRemoteData, base)
-	}
-	if len(index)%offsetIndexEntrySize != 0 {
-		return 0, fmt.Errorf("%w: offset index size %d is not a multiple of %d", ErrCorruptRemoteData, len(index), offsetIndexEntrySize)
-	}
-	n := len(index) / offsetIndexEntrySize
-	entry := func(i int) (rel, pos uint32) {
-		b := index[i*offsetIndexEntrySize:]
-		return binary.BigEndian.Uint32(b), binary.BigEndian.Uint32(b[4:])
-	}
-	for i := 1; i < n; i++ {
-		prevRel, prevPos := entry(i - 1)
-		rel, pos := entry(i)
-		if rel <= prevRel || pos <= prevPos {
-			return 0, fmt.Errorf("%w: offset index entry %d not increasing", ErrCorruptRemoteData, i)
-		}
-	}
-	rel := offset - base
-	if rel < 0 {
-		return 0, nil
-	}
-	i := sort.Search(n, func(i int) bool {
-		r, _ := entry(i)
-		return int64(r) > rel
-	})
-	if i == 0 {
-		return 0, nil
-	}
-	_, pos := entry(i - 1)
-	return int64(pos), nil
+// OffsetIndex is a remote segment's .index, decoded and validated once
+// (whole 8-byte entries, offsets and positions strictly increasing) by
+// DecodeOffsetIndex, so lookups on the fetch path cost a binary search.
+type OffsetIndex struct {
+	base    int64
+	entries []offsetIndexEntry
 }
 
-// TimeIndexLookup searches index, the bytes of a segment's .timeindex (see
-// "Time index" in the package documentation) whose base offset is base,
-// with the semantics of the log's own timestamp lookup (lookupTimestamp):
-// it returns the offset of the last entry whose timestamp is strictly below
-// ts, so every record up to that offset is older than ts and a search for
-// the first record at or after ts may start at that offset's batch
-// (OffsetIndexLookup). ok is false when no entry is older than ts (search
-// from the segment start). The whole index is validated first (whole
-// 12-byte entries, timestamps strictly increasing, offsets not decreasing);
+// DecodeOffsetIndex decodes the bytes of the .index of a segment whose base
+// offset is base, with the checks the log applies to its own index files;
 // malformed bytes yield an error wrapping ErrCorruptRemoteData.
-func TimeIndexLookup(index []byte, base, ts int64) (offset int64, ok bool, err error) {
+func DecodeOffsetIndex(index []byte, base int64) (OffsetIndex, error) {
 	if base < 0 {
-		return 0, false, fmt.Errorf("%w: negative base offset %d", ErrCorruptRemoteData, base)
+		return OffsetIndex{}, fmt.Errorf("%w: negative base offset %d", ErrCorruptRemoteData, base)
 	}
-	if len(index)%timeIndexEntrySize != 0 {
-		return 0, false, fmt.Errorf("%w: time index size %d is not a multiple of %d", ErrCorruptRemoteData, len(index), timeIndexEntrySize)
+	entries, err := decodeOffsetIndex(index, math.MaxInt64)
+	if err != nil {
+		return OffsetIndex{}, fmt.Errorf("%w: %w", ErrCorruptRemoteData, err)
 	}
-	n := len(index) / timeIndexEntrySize
-	entry := func(i int) (timestamp int64, rel uint32) {
-		b := index[i*timeIndexEntrySize:]
-		return int64(binary.BigEndian.Uint64(b)), binary.BigEndian.Uint32(b[8:])
+	return OffsetIndex{base: base, entries: entries}, nil
+}
+
+// Lookup returns the position of the batch named by the last entry whose
+// offset is <= offset (0 if none), as the log's own lookup does.
+func (x OffsetIndex) Lookup(offset int64) int64 { return lookupPosition(x.entries, x.base, offset) }
+
+// TimeIndex is a remote segment's .timeindex, decoded and validated once
+// (whole 12-byte entries, timestamps strictly increasing, offsets not
+// decreasing) by DecodeTimeIndex.
+type TimeIndex struct {
+	base    int64
+	entries []timeIndexEntry
+}
+
+// DecodeTimeIndex decodes the bytes of the .timeindex of a segment whose
+// base offset is base; malformed bytes yield an error wrapping
+// ErrCorruptRemoteData.
+func DecodeTimeIndex(index []byte, base int64) (TimeIndex, error) {
+	if base < 0 {
+		return TimeIndex{}, fmt.Errorf("%w: negative base offset %d", ErrCorruptRemoteData, base)
 	}
-	for i := 1; i < n; i++ {
-		prevTs, prevRel := entry(i - 1)
-		timestamp, rel := entry(i)
-		if timestamp <= prevTs || rel < prevRel {
-			return 0, false, fmt.Errorf("%w: time index entry %d not increasing", ErrCorruptRemoteData, i)
-		}
+	entries, err := decodeTimeIndex(index)
+	if err != nil {
+		return TimeIndex{}, fmt.Errorf("%w: %w", ErrCorruptRemoteData, err)
 	}
-	i := sort.Search(n, func(i int) bool {
-		timestamp, _ := entry(i)
-		return timestamp >= ts
-	})
-	if i == 0 {
-		return 0, false, nil
+	return TimeIndex{base: base, entries: entries}, nil
+}
+
+// Lookup has the semantics of the log's own timestamp lookup: the offset of
+// the last entry whose timestamp is strictly below ts, so every record up
+// to that offset is older than ts and a search for the first record at or
+// after ts may start at that offset's batch. ok is false when no entry is
+// older than ts (search from the segment start).
+func (x TimeIndex) Lookup(ts int64) (offset int64, ok bool) {
+	return lookupTimestamp(x.entries, x.base, ts)
+}
+
+// OffsetIndexLookup decodes index and looks offset up in it, in one call
+// (DecodeOffsetIndex and OffsetIndex.Lookup).
+func OffsetIndexLookup(index []byte, base, offset int64) (position int64, err error) {
+	x, err := DecodeOffsetIndex(index, base)
+	if err != nil {
+		return 0, err
 	}
-	_, rel := entry(i - 1)
-	return base + int64(rel), true, nil
+	return x.Lookup(offset), nil
+}
+
+// TimeIndexLookup decodes index and looks ts up in it, in one call
+// (DecodeTimeIndex and TimeIndex.Lookup).
+func TimeIndexLookup(index []byte, base, ts int64) (offset int64, ok bool, err error) {
+	x, err := DecodeTimeIndex(index, base)
+	if err != nil {
+		return 0, false, err
+	}
+	offset, ok = x.Lookup(ts)
+	return offset, ok, nil
 }
 
 // FindRecordAtOrAfterTimestamp returns the first record of batch whose
