@@ -28,6 +28,7 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 	}
+	addAddonFlags()
 	if err := rootCmd.Execute(); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintf(os.Stderr, "strata: %v\n", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,12 +10,27 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/strata-streaming/strata/broker"
 )
 
+// serverCmd is kept for addAddonFlags: add-ons register in their files'
+// init functions, which may run after this file's.
+var serverCmd = newServerCmd()
+
 func init() {
-	rootCmd.AddCommand(newServerCmd())
+	rootCmd.AddCommand(serverCmd)
+}
+
+// addAddonFlags adds every registered add-on's flags to `strata server`;
+// main calls it once all init functions have run.
+func addAddonFlags() {
+	for _, addon := range serverAddons {
+		if addon.flags != nil {
+			addon.flags(serverCmd.Flags())
+		}
+	}
 }
 
 func newServerCmd() *cobra.Command {
@@ -59,10 +75,15 @@ then the dedicated flags below when given.`,
 			if err := cfg.LoadEnv(os.Environ()); err != nil {
 				return err
 			}
+			addonSets := map[string]string{}
 			for _, kv := range sets {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok {
 					return fmt.Errorf("--set %q: expected key=value", kv)
+				}
+				if addonProperty(k) {
+					addonSets[strings.TrimSpace(k)] = strings.TrimSpace(v)
+					continue
 				}
 				if err := cfg.Set(k, v); err != nil {
 					return err
@@ -88,11 +109,36 @@ then the dedicated flags below when given.`,
 				srv.Close()
 				return err
 			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			env := addonEnv{Brokers: srv.Addr(), Logger: logger, Sets: addonSets, Flags: flags}
+			var stops []func() error
+			stopAddons := func() {
+				for i := len(stops) - 1; i >= 0; i-- {
+					if err := stops[i](); err != nil {
+						logger.Warn("stopping add-on", "err", err)
+					}
+				}
+			}
+			for _, addon := range serverAddons {
+				stop, err := addon.start(ctx, env)
+				if err != nil {
+					cancel()
+					stopAddons()
+					srv.Close()
+					return fmt.Errorf("%s: %w", addon.name, err)
+				}
+				if stop != nil {
+					stops = append(stops, stop)
+				}
+			}
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 			sig := <-sigs
 			logger.Info("shutting down", "signal", sig.String())
 			signal.Stop(sigs)
+			cancel()
+			stopAddons()
 			return srv.Close()
 		},
 	}
@@ -107,6 +153,39 @@ then the dedicated flags below when given.`,
 	f.StringVar(&configFile, "config", "", "server.properties-style file")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	return cmd
+}
+
+// serverAddon is something `strata server` runs beside the broker as a Kafka
+// client of it (stream jobs, the connect worker). Add-ons register in their
+// file's init, before newServerCmd runs; they start after the broker serves
+// and stop before it closes, in reverse order.
+type serverAddon struct {
+	name string
+	// prefix claims --set keys (e.g. "connect.") for the add-on instead of
+	// the broker.
+	prefix string
+	flags  func(*pflag.FlagSet)
+	start  func(ctx context.Context, env addonEnv) (stop func() error, err error)
+}
+
+// addonEnv is what an add-on gets from the server.
+type addonEnv struct {
+	Brokers string            // the broker's Kafka address, host:port
+	Logger  *slog.Logger      //
+	Sets    map[string]string // --set keys claimed by add-on prefixes
+	Flags   *pflag.FlagSet    // the server's flags, add-on flags included
+}
+
+var serverAddons []serverAddon
+
+func addonProperty(key string) bool {
+	key = strings.TrimSpace(key)
+	for _, a := range serverAddons {
+		if a.prefix != "" && strings.HasPrefix(key, a.prefix) {
+			return true
+		}
+	}
+	return false
 }
 
 func parseLogLevel(s string) (slog.Level, error) {
