@@ -14,7 +14,13 @@ package broker
 //     a retried batch is acknowledged with its original offsets.
 //   - Transactional batches need the request's transactional id
 //     (INVALID_TXN_STATE otherwise); they open the producer's transaction on
-//     the partition until the coordinator's marker (txn_handlers.go).
+//     the partition until the coordinator's marker (txn_handlers.go). The
+//     batch that opens it is verified first (KIP-890 part 1): the partition
+//     must be in the producer's ongoing transaction at the coordinator, or
+//     the produce fails with INVALID_TXN_STATE — a late batch of an aborted
+//     or timed-out transaction can no longer leave a transaction open that
+//     no marker will ever close (the "hanging transaction" that blocks
+//     read_committed consumers in Kafka before 3.6).
 //   - acks=0 gets no response; if any partition failed the connection is
 //     closed instead, as Kafka does, so the producer notices. acks=-1 also
 //     checks min.insync.replicas against the ISR (this node alone until
@@ -25,6 +31,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/broker/storage"
+	"github.com/strata-streaming/strata/broker/txn"
 )
 
 func init() {
@@ -55,7 +62,7 @@ func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceRespo
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
-			rc.produceOne(&sp, topic, rt.Topic, rp, req.Acks, req.TransactionID != nil)
+			rc.produceOne(&sp, topic, rt.Topic, rp, req.Acks, req.TransactionID)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
@@ -63,7 +70,7 @@ func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceRespo
 	return resp
 }
 
-func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, topic *topicState, name string, rp kmsg.ProduceRequestTopicPartition, acks int16, transactional bool) {
+func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, topic *topicState, name string, rp kmsg.ProduceRequestTopicPartition, acks int16, transactionalID *string) {
 	fail := func(code int16, msg string) {
 		sp.ErrorCode = rc.countError(code)
 		if msg != "" {
@@ -97,14 +104,17 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 		fail(kerr.InvalidRequiredAcks.Code, "")
 		return
 	}
-	if !transactional && len(rp.Records) >= storage.BatchHeaderSize {
+	if transactionalID == nil && len(rp.Records) >= storage.BatchHeaderSize {
 		// Transactional batches come only with a transactional id.
 		if h, err := storage.ParseBatchHeader(rp.Records); err == nil && h.IsTransactional() {
 			fail(kerr.InvalidTxnState.Code, "transactional records in a produce request without a transactional id")
 			return
 		}
 	}
-	res := p.appendRecords(rp.Records, cfg.maxMessageBytes(), cfg.logAppendTime())
+	res := p.appendRecords(rp.Records, cfg.maxMessageBytes(), cfg.logAppendTime(), false)
+	if res.needsTxnVerify {
+		res = rc.produceVerified(p, name, *transactionalID, rp.Records, cfg)
+	}
 	if res.code != 0 {
 		fail(res.code, res.message)
 		return
@@ -116,4 +126,35 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 		rc.s.metrics.bytesIn.WithLabelValues(name).Add(float64(len(rp.Records)))
 		rc.s.metrics.recordsIn.WithLabelValues(name).Add(float64(res.lastOffset - res.baseOffset + 1))
 	}
+}
+
+// produceVerified appends the batch that opens a producer's transaction on
+// p, after the coordinator confirms the partition is in that transaction.
+// The coordinator shard's lock is held from the check through the append,
+// and markers are written under the same lock, so no marker can end the
+// transaction in between (lock order: txn shard, then partition).
+func (rc *requestContext) produceVerified(p *partition, name, transactionalID string, records []byte, cfg effectiveTopicConfig) appendResult {
+	h, err := storage.ParseBatchHeader(records)
+	if err != nil {
+		return appendResult{code: kerr.CorruptMessage.Code, message: err.Error()}
+	}
+	sh, failed := rc.s.txns.shardFor(transactionalID)
+	if failed != nil {
+		return appendResult{code: failed.Code}
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	tp := txn.TopicPartition{Topic: name, Partition: p.index}
+	results := sh.coord.VerifyPartitions(txn.AddPartitionsRequest{
+		TransactionalID: transactionalID, ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch,
+		Partitions: []txn.TopicPartition{tp},
+	})
+	if len(results) == 1 && results[0].Err != nil {
+		verr := results[0].Err
+		if verr == kerr.TransactionAbortable {
+			verr = kerr.InvalidTxnState
+		}
+		return appendResult{code: verr.Code, message: "partition is not in the producer's ongoing transaction"}
+	}
+	return p.appendRecords(records, cfg.maxMessageBytes(), cfg.logAppendTime(), true)
 }

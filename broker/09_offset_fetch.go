@@ -8,8 +8,10 @@ package broker
 //   - v8+ fetches several groups at once. v9's member id and epoch belong
 //     to KIP-848 groups; for classic groups they are not checked (Kafka
 //     does the same).
-//   - require_stable (v7+): there are no pending transactional offsets
-//     (transactions are not built), so every offset is stable.
+//   - require_stable (v7+, KIP-447): a partition whose group has offsets
+//     of an undecided transaction (TxnOffsetCommit before its marker) gets
+//     UNSTABLE_OFFSET_COMMIT, which clients retry; without it the last
+//     decided offset is returned.
 //   - A group-level error (COORDINATOR_LOAD_IN_PROGRESS while the
 //     coordinator loads) is per partition before v2, top-level v2–v7, per
 //     group v8+.
@@ -58,7 +60,7 @@ func handleOffsetFetch(rc *requestContext, req *kmsg.OffsetFetchRequest) kmsg.Re
 					topics = append(topics, requestedTopic{topic: t.Topic, partitions: t.Partitions})
 				}
 			}
-			fetched, err := rc.fetchGroupOffsets(rg.Group, topics)
+			fetched, err := rc.fetchGroupOffsets(rg.Group, topics, req.RequireStable)
 			if err != nil {
 				g.ErrorCode = rc.countError(err.Code)
 				resp.Groups = append(resp.Groups, g)
@@ -88,7 +90,7 @@ func handleOffsetFetch(rc *requestContext, req *kmsg.OffsetFetchRequest) kmsg.Re
 			topics = append(topics, requestedTopic{topic: t.Topic, partitions: t.Partitions})
 		}
 	}
-	fetched, err := rc.fetchGroupOffsets(req.Group, topics)
+	fetched, err := rc.fetchGroupOffsets(req.Group, topics, req.Version >= 7 && req.RequireStable)
 	if err != nil {
 		if req.Version >= 2 {
 			resp.ErrorCode = rc.countError(err.Code)
@@ -126,7 +128,7 @@ func unfetched(topics []requestedTopic, err *kerr.Error) []fetchedTopic {
 
 // fetchGroupOffsets answers one group: the requested partitions, or every
 // committed offset when topics is nil.
-func (rc *requestContext) fetchGroupOffsets(group string, topics []requestedTopic) ([]fetchedTopic, *kerr.Error) {
+func (rc *requestContext) fetchGroupOffsets(group string, topics []requestedTopic, requireStable bool) ([]fetchedTopic, *kerr.Error) {
 	var tps []groups.TopicPartition
 	if topics != nil {
 		tps = []groups.TopicPartition{}
@@ -136,31 +138,31 @@ func (rc *requestContext) fetchGroupOffsets(group string, topics []requestedTopi
 			}
 		}
 	}
-	committed, err := rc.s.groups.fetchOffsets(group, tps)
+	fetched, err := rc.s.groups.fetchOffsets(group, tps, requireStable)
 	if err != nil {
 		return nil, err
 	}
 	if topics == nil {
 		var out []fetchedTopic
-		for _, o := range committed {
+		for _, o := range fetched {
 			if len(out) == 0 || out[len(out)-1].topic != o.Topic {
 				out = append(out, fetchedTopic{topic: o.Topic})
 			}
 			ft := &out[len(out)-1]
-			ft.partitions = append(ft.partitions, fetchedPartition{partition: o.Partition, offset: o.Offset, leaderEpoch: o.LeaderEpoch, metadata: o.Metadata})
+			ft.partitions = append(ft.partitions, fetchedPartition{partition: o.Partition, offset: o.Offset, leaderEpoch: o.LeaderEpoch, metadata: o.Metadata, err: o.Err})
 		}
 		return out, nil
 	}
-	byTP := make(map[groups.TopicPartition]groups.OffsetAndMetadata, len(committed))
-	for _, o := range committed {
-		byTP[o.TopicPartition] = o.OffsetAndMetadata
+	byTP := make(map[groups.TopicPartition]groups.FetchedOffset, len(fetched))
+	for _, o := range fetched {
+		byTP[o.TopicPartition] = o
 	}
 	out := unfetched(topics, nil)
 	for i := range out {
 		for j := range out[i].partitions {
 			fp := &out[i].partitions[j]
 			if o, ok := byTP[groups.TopicPartition{Topic: out[i].topic, Partition: fp.partition}]; ok {
-				fp.offset, fp.leaderEpoch, fp.metadata = o.Offset, o.LeaderEpoch, o.Metadata
+				fp.offset, fp.leaderEpoch, fp.metadata, fp.err = o.Offset, o.LeaderEpoch, o.Metadata, o.Err
 			}
 		}
 	}

@@ -247,7 +247,7 @@ func TestGroupShardReload(t *testing.T) {
 		return kerrOf(roundTrip[*kmsg.HeartbeatResponse](c, heartbeatReq(4, group, jr.MemberID, 1)).ErrorCode) == nil
 	})
 	// The member was restored with its generation, and the offsets.
-	got, err := tb.srv.groups.fetchOffsets(group, nil)
+	got, err := tb.srv.groups.fetchOffsets(group, nil, false)
 	if err != nil || len(got) != 1 || got[0].Offset != 77 {
 		t.Fatalf("offsets after reload: %+v %v", got, err)
 	}

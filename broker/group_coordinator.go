@@ -499,25 +499,15 @@ func (c *groupCoordinator) commit(groupID string, version int16, req groups.Comm
 
 // fetchOffsets returns a group's committed offsets: those of tps, or all
 // with tps nil. A missing group has none.
-func (c *groupCoordinator) fetchOffsets(groupID string, tps []groups.TopicPartition) ([]groups.CommitOffset, *kerr.Error) {
+func (c *groupCoordinator) fetchOffsets(groupID string, tps []groups.TopicPartition, requireStable bool) ([]groups.FetchedOffset, *kerr.Error) {
 	sh, code := c.shardFor(groupID)
 	if code != nil {
 		return nil, code
 	}
-	var out []groups.CommitOffset
+	var out []groups.FetchedOffset
 	code = sh.read(func(gs map[string]*groups.Group) {
-		g := gs[groupID]
-		if g == nil {
-			return
-		}
-		if tps == nil {
-			out = g.Offsets()
-			return
-		}
-		for _, tp := range tps {
-			if o, ok := g.Offset(tp); ok {
-				out = append(out, groups.CommitOffset{TopicPartition: tp, OffsetAndMetadata: o})
-			}
+		if g := gs[groupID]; g != nil {
+			out = g.FetchOffsets(tps, requireStable)
 		}
 	})
 	return out, code

@@ -163,12 +163,18 @@ type appendResult struct {
 	lastOffset    int64
 	logAppendTime int64
 	duplicate     bool // an idempotent retry, acknowledged without appending
+	// needsTxnVerify: nothing was appended; the batch opens a transaction
+	// on this partition and the coordinator must confirm it first.
+	needsTxnVerify bool
 }
 
 // appendRecords validates a produce's record bytes and appends them. The
 // bytes are appended as they came, with only baseOffset and
-// partitionLeaderEpoch rewritten.
-func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppendTime bool) appendResult {
+// partitionLeaderEpoch rewritten. A transactional batch that would open its
+// producer's transaction on this partition is refused with needsTxnVerify
+// unless txnVerified says the coordinator has confirmed the partition is in
+// the transaction (KIP-890; see produceVerified).
+func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppendTime, txnVerified bool) appendResult {
 	headers, err := storage.ValidateBatches(records)
 	if err != nil {
 		if errors.Is(err, storage.ErrUnsupportedMagic) {
@@ -215,6 +221,9 @@ func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppe
 		}
 		if dup != nil {
 			return appendResult{baseOffset: dup.FirstOffset, lastOffset: dup.LastOffset, logAppendTime: -1, duplicate: true}
+		}
+		if h.IsTransactional() && !txnVerified && !p.mu.producers.txnOngoingFor(h.ProducerID, h.ProducerEpoch) {
+			return appendResult{needsTxnVerify: true}
 		}
 	}
 	before := p.log.LogEndOffset()

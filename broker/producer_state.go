@@ -95,6 +95,13 @@ func (e *producerEntry) UnmarshalJSON(data []byte) error {
 
 func (e *producerEntry) txnOngoing() bool { return e.CurrentTxnFirstOffset >= 0 }
 
+// txnOngoingFor reports whether the producer has a transaction open on this
+// partition under this epoch, so its next batch needs no verification.
+func (t *producerTable) txnOngoingFor(producerID int64, epoch int16) bool {
+	e := t.entries[producerID]
+	return e != nil && e.Epoch == epoch && e.txnOngoing()
+}
+
 func (e *producerEntry) lastSeq() int32 {
 	if len(e.Batches) == 0 {
 		return -1

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -29,6 +30,11 @@ type txnCoordinator struct {
 	createMu sync.Mutex
 	mu       sync.Mutex
 	shards   []*txnShard // nil until the topic exists
+
+	// markerFault, set by tests before the coordinator is used, fails
+	// marker writes as a crash or a disk error between the decision and
+	// the markers would.
+	markerFault atomic.Pointer[func(txn.Markers) error]
 }
 
 // txnShard is one __transaction_state partition's coordinator. mu is held
@@ -107,6 +113,13 @@ func (c *txnCoordinator) shardFor(transactionalID string) (*txnShard, *kerr.Erro
 // run ticks every loaded shard once a second: transaction timeouts and
 // transactional-id expiry.
 func (c *txnCoordinator) run() {
+	if c.s.topics.get(transactionStateTopic) != nil {
+		// Load at start, as Kafka does when it becomes the partitions'
+		// leader: a transaction a previous run left open must time out
+		// (and its partitions' last stable offset move) even if no
+		// transactional client comes back.
+		c.ensureTopic()
+	}
 	ticker := time.NewTicker(time.Second)
 	defer ticker.Stop()
 	for {
@@ -119,7 +132,18 @@ func (c *txnCoordinator) run() {
 		shards := c.shards
 		c.mu.Unlock()
 		for _, sh := range shards {
-			sh.do(func(coord *txn.Coordinator, now time.Time) txn.Effects { return coord.Tick(now) })
+			// Tick, and retry the markers of transactions decided
+			// earlier whose marker writes failed (Kafka's marker
+			// channel retries the same way until they land).
+			err := sh.do(func(coord *txn.Coordinator, now time.Time) txn.Effects {
+				pending := coord.PendingMarkers() // before Tick adds new ones
+				eff := coord.Tick(now)
+				eff.Markers = append(pending, eff.Markers...)
+				return eff
+			})
+			if err != nil {
+				c.s.logger.Warn("transaction coordinator tick", "partition", sh.index, "err", err)
+			}
 		}
 	}
 }
@@ -159,6 +183,11 @@ func (sh *txnShard) applyLocked(eff txn.Effects, now time.Time) error {
 // on a __consumer_offsets partition the groups then settle the
 // transaction's offsets.
 func (c *txnCoordinator) writeMarkers(m txn.Markers) error {
+	if fault := c.markerFault.Load(); fault != nil {
+		if err := (*fault)(m); err != nil {
+			return err
+		}
+	}
 	for _, tp := range m.Partitions {
 		p := c.s.topics.partition(tp.Topic, tp.Partition)
 		if p == nil {
@@ -185,7 +214,7 @@ func (sh *txnShard) persistLocked(records []txn.Record, now time.Time) error {
 	}
 	raw := encodeKVBatch(keys, values, now)
 	cfg := sh.c.s.topics.topicConfig(sh.part.topic)
-	res := sh.part.appendRecords(raw, cfg.maxMessageBytes(), false)
+	res := sh.part.appendRecords(raw, cfg.maxMessageBytes(), false, true)
 	if res.code != 0 {
 		return fmt.Errorf("broker: append to %s-%d: %s %s", transactionStateTopic, sh.index, kerr.ErrorForCode(res.code), res.message)
 	}

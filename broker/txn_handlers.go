@@ -2,8 +2,10 @@ package broker
 
 // The transactional APIs (KIP-98), answered by the transaction coordinator
 // (txn_coordinator.go, broker/txn): InitProducerId with a transactional id
-// (22_init_producer_id.go calls in here), AddPartitionsToTxn (24, v0–v3),
-// AddOffsetsToTxn (25) and EndTxn (26). The answer is sent once the
+// (22_init_producer_id.go calls in here), AddPartitionsToTxn (24, v0–v5:
+// v4+ batches transactions and can be verify-only, KIP-890), AddOffsetsToTxn
+// (25) and EndTxn (26); DescribeTransactions and ListTransactions are in
+// 65_describe_transactions.go and 66_list_transactions.go. The answer is sent once the
 // coordinator's records are durable; EndTxn also waits for the markers
 // (they are local on one node).
 
@@ -17,7 +19,7 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.AddPartitionsToTxn, 0, 3, handleAddPartitionsToTxn)
+	registerAPI(kmsg.AddPartitionsToTxn, 0, 5, handleAddPartitionsToTxn)
 	registerAPI(kmsg.AddOffsetsToTxn, 0, 3, handleAddOffsetsToTxn)
 	registerAPI(kmsg.EndTxn, 0, 3, handleEndTxn)
 }
@@ -62,18 +64,73 @@ func (rc *requestContext) initTransactionalProducer(req *kmsg.InitProducerIDRequ
 
 func handleAddPartitionsToTxn(rc *requestContext, req *kmsg.AddPartitionsToTxnRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+	if req.Version <= 3 {
+		var topics []txnTopic
+		for _, t := range req.Topics {
+			topics = append(topics, txnTopic{name: t.Topic, partitions: t.Partitions})
+		}
+		errs := rc.addPartitionsToTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, topics, req.Version)
+		for _, t := range req.Topics {
+			rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				rp.Partition = p
+				rp.ErrorCode = rc.countError(code(errs[txn.TopicPartition{Topic: t.Topic, Partition: p}]))
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
+	// v4+: several transactions at once, each of which may be verify-only
+	// (KIP-890: a partition leader asking whether a partition already is
+	// in the producer's transaction before it accepts a produce).
+	for _, rt := range req.Transactions {
+		var topics []txnTopic
+		for _, t := range rt.Topics {
+			topics = append(topics, txnTopic{name: t.Topic, partitions: t.Partitions})
+		}
+		errs := rc.addPartitionsToTxn(rt.TransactionalID, rt.ProducerID, rt.ProducerEpoch, rt.VerifyOnly, topics, req.Version)
+		tr := kmsg.NewAddPartitionsToTxnResponseTransaction()
+		tr.TransactionalID = rt.TransactionalID
+		for _, t := range rt.Topics {
+			tt := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+			tt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				tp := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+				tp.Partition = p
+				tp.ErrorCode = rc.countError(code(errs[txn.TopicPartition{Topic: t.Topic, Partition: p}]))
+				tt.Partitions = append(tt.Partitions, tp)
+			}
+			tr.Topics = append(tr.Topics, tt)
+		}
+		resp.Transactions = append(resp.Transactions, tr)
+	}
+	return resp
+}
+
+// txnTopic is one topic's partitions in an AddPartitionsToTxn request.
+type txnTopic struct {
+	name       string
+	partitions []int32
+}
+
+// addPartitionsToTxn adds (or, verifyOnly, checks) one transaction's
+// partitions and returns the error of each; nil means success.
+func (rc *requestContext) addPartitionsToTxn(id string, pid int64, epoch int16, verifyOnly bool, topics []txnTopic, version int16) map[txn.TopicPartition]*kerr.Error {
 	var tps []txn.TopicPartition
 	unknown := map[txn.TopicPartition]bool{}
-	for _, t := range req.Topics {
-		for _, p := range t.Partitions {
-			tp := txn.TopicPartition{Topic: t.Topic, Partition: p}
-			if rc.s.topics.partition(t.Topic, p) == nil {
+	for _, t := range topics {
+		for _, p := range t.partitions {
+			tp := txn.TopicPartition{Topic: t.name, Partition: p}
+			if rc.s.topics.partition(t.name, p) == nil {
 				unknown[tp] = true
 			}
 			tps = append(tps, tp)
 		}
 	}
-	errs := map[txn.TopicPartition]*kerr.Error{}
+	errs := make(map[txn.TopicPartition]*kerr.Error, len(tps))
 	if len(unknown) > 0 {
 		// Kafka refuses the whole request: the unknown partitions get
 		// UNKNOWN_TOPIC_OR_PARTITION, the others OPERATION_NOT_ATTEMPTED.
@@ -83,39 +140,33 @@ func handleAddPartitionsToTxn(rc *requestContext, req *kmsg.AddPartitionsToTxnRe
 				errs[tp] = kerr.UnknownTopicOrPartition
 			}
 		}
-	} else {
-		var results []txn.PartitionResult
-		code := rc.txnCall(req.TransactionalID, func(coord *txn.Coordinator, now time.Time) (*kerr.Error, txn.Effects) {
-			var eff txn.Effects
-			results, eff = coord.AddPartitions(now, txn.AddPartitionsRequest{
-				TransactionalID: req.TransactionalID, ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch,
-				Partitions: tps, Version: req.Version,
-			})
-			return nil, eff
-		})
-		for _, tp := range tps {
-			errs[tp] = code
+		return errs
+	}
+	areq := txn.AddPartitionsRequest{TransactionalID: id, ProducerID: pid, ProducerEpoch: epoch, Partitions: tps, Version: version}
+	var results []txn.PartitionResult
+	failed := rc.txnCall(id, func(coord *txn.Coordinator, now time.Time) (*kerr.Error, txn.Effects) {
+		if verifyOnly {
+			results = coord.VerifyPartitions(areq)
+			return nil, txn.Effects{}
 		}
+		var eff txn.Effects
+		results, eff = coord.AddPartitions(now, areq)
+		return nil, eff
+	})
+	for _, tp := range tps {
+		errs[tp] = failed
+	}
+	if failed == nil {
 		for _, r := range results {
-			if code == nil {
-				errs[r.TopicPartition] = r.Err
+			err := r.Err
+			if err == kerr.TransactionAbortable && version < 5 {
+				// TRANSACTION_ABORTABLE exists from v5 (KIP-890).
+				err = kerr.InvalidTxnState
 			}
+			errs[r.TopicPartition] = err
 		}
 	}
-	for _, t := range req.Topics {
-		rt := kmsg.NewAddPartitionsToTxnResponseTopic()
-		rt.Topic = t.Topic
-		for _, p := range t.Partitions {
-			rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
-			rp.Partition = p
-			if e := errs[txn.TopicPartition{Topic: t.Topic, Partition: p}]; e != nil {
-				rp.ErrorCode = rc.countError(e.Code)
-			}
-			rt.Partitions = append(rt.Partitions, rp)
-		}
-		resp.Topics = append(resp.Topics, rt)
-	}
-	return resp
+	return errs
 }
 
 func handleAddOffsetsToTxn(rc *requestContext, req *kmsg.AddOffsetsToTxnRequest) kmsg.Response {
