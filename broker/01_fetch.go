@@ -305,7 +305,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 	chunk, err := p.log.Read(t.state.fetchOffset, int(max(limit, 0)), upTo, first)
 	if errors.Is(err, storage.ErrOffsetOutOfRange) && t.state.fetchOffset < p.log.LogStartOffset() {
 		// Below the local log: the remote log may hold it.
-		records, ready, rerr := p.remote.fetchRemote(t.state.fetchOffset, int(max(limit, 0)), first, remote.notify, remote.started)
+		records, aborted, ready, rerr := p.remote.fetchRemote(t.state.fetchOffset, int(max(limit, 0)), first, readCommitted, remote.notify, remote.started)
 		switch {
 		case errors.Is(rerr, errNotRemote):
 			if start, _, ok := p.remote.readable(); ok && t.state.fetchOffset >= start {
@@ -326,6 +326,9 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		default:
 			if ready {
 				out.remote = records
+				if readCommitted && aborted != nil {
+					out.abortedTxns = aborted
+				}
 			}
 			return out, p
 		}

@@ -339,6 +339,13 @@ func (r *remoteLog) uploadPending(ctx context.Context) error {
 	}()
 	r.updateLag(segs, m)
 	for _, seg := range segs {
+		if seg.NextOffset > r.p.lastStableOffset() {
+			// Only stable data goes remote (as in Kafka): a segment
+			// holding records of an open transaction waits for its
+			// marker, so remote reads never pass the last stable offset
+			// and an open transaction's records stay local.
+			break
+		}
 		// A segment starting below the manifest's end is one compaction
 		// merged from uploaded segments and newer ones: it replaces the
 		// remote segments from its base on (upload).

@@ -102,6 +102,43 @@ func (rr remoteReader) timeIndex(prefix string, seg tiering.RemoteSegment) (stor
 		func(b []byte) (storage.TimeIndex, error) { return storage.DecodeTimeIndex(b, seg.BaseOffset) })
 }
 
+func (rr remoteReader) txnIndex(prefix string, seg tiering.RemoteSegment) ([]storage.AbortedTxn, error) {
+	if seg.TxnIndexSize == 0 {
+		return nil, nil // no transaction aborted in the segment
+	}
+	return indexObject(rr, tiering.SegmentKey(prefix, seg.BaseOffset, seg.UploadID, tiering.SuffixTxnIdx), seg.TxnIndexSize, storage.DecodeTxnIndex)
+}
+
+// abortedTxns lists the aborted transactions of the remote log that
+// overlap [from, upTo), for a read_committed fetch of remote records. Like
+// the local log's AbortedTxns it walks the segments' transaction indexes
+// from the one holding from and stops at the first entry whose last stable
+// offset reaches upTo; complete is false when the remote log ended first,
+// and the caller goes on with the local log. A transaction's entry is in
+// the segment of its abort marker, which may come after its records.
+func (rr remoteReader) abortedTxns(from, upTo int64) (out []storage.AbortedTxn, complete bool, err error) {
+	m := rr.r.manifest.Load()
+	if m == nil {
+		return nil, false, errManifestNotLoaded
+	}
+	i, _ := m.Find(from)
+	for ; i < len(m.Segments); i++ {
+		entries, err := rr.txnIndex(rr.r.prefix, m.Segments[i])
+		if err != nil {
+			return nil, false, err
+		}
+		for _, t := range entries {
+			if t.LastOffset >= from && t.FirstOffset < upTo {
+				out = append(out, t)
+			}
+			if t.LastStableOffset >= upTo {
+				return out, true, nil
+			}
+		}
+	}
+	return out, false, nil
+}
+
 func (r *remoteLog) forgetIndex(key string) {
 	r.idxMu.Lock()
 	delete(r.indexes, key)
@@ -228,13 +265,23 @@ func (r *remoteLog) readAheadNext(next tiering.RemoteSegment, left int64) {
 // when it finishes, so the long poll re-reads from the warm cache while
 // local partitions in the same fetch are answered without waiting.
 // started dedupes background reads within one fetch request.
-func (r *remoteLog) fetchRemote(offset int64, maxBytes int, minOneBatch bool, notify chan struct{}, started map[*remoteLog]bool) ([]storage.FileChunk, bool, error) {
-	chunks, err := remoteReader{r: r, wait: false}.read(offset, maxBytes, minOneBatch)
+func (r *remoteLog) fetchRemote(offset int64, maxBytes int, minOneBatch, readCommitted bool, notify chan struct{}, started map[*remoteLog]bool) ([]storage.FileChunk, []storage.AbortedTxn, bool, error) {
+	rr := remoteReader{r: r, wait: false}
+	chunks, err := rr.read(offset, maxBytes, minOneBatch)
+	var aborted []storage.AbortedTxn
+	if err == nil && readCommitted && len(chunks) > 0 {
+		if aborted, err = r.abortedFor(rr, offset); err != nil {
+			for _, c := range chunks {
+				c.File.Close()
+			}
+			chunks = nil
+		}
+	}
 	if !errors.Is(err, errNotCached) {
-		return chunks, err == nil, err
+		return chunks, aborted, err == nil, err
 	}
 	if started[r] {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	started[r] = true
 	t := r.t
@@ -258,7 +305,7 @@ func (r *remoteLog) fetchRemote(offset int64, maxBytes int, minOneBatch bool, no
 			}
 			wake()
 		}()
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	done := make(chan struct{})
 	r.loading[offset] = done
@@ -281,11 +328,45 @@ func (r *remoteLog) fetchRemote(offset int64, maxBytes int, minOneBatch bool, no
 		defer func() { <-t.readers }()
 		ctx, cancel := context.WithTimeout(t.s.ctx, remoteReadTimeout)
 		defer cancel()
-		if _, err := (remoteReader{r: r, ctx: ctx, wait: true}).read(offset, maxBytes, minOneBatch); err != nil && !errors.Is(err, errNotRemote) && ctx.Err() == nil {
+		rw := remoteReader{r: r, ctx: ctx, wait: true}
+		_, err := rw.read(offset, maxBytes, minOneBatch)
+		if err == nil && readCommitted {
+			_, err = r.abortedFor(rw, offset)
+		}
+		if err != nil && !errors.Is(err, errNotRemote) && ctx.Err() == nil {
 			t.s.logger.Warn("remote read failed", "topic", r.p.topic.meta.Name, "partition", r.p.index, "offset", offset, "err", err)
 		}
 	}()
-	return nil, false, nil
+	return nil, nil, false, nil
+}
+
+// abortedFor lists the aborted transactions a read_committed fetch of the
+// remote segment holding offset must carry: from the remote transaction
+// indexes, then the local log's if the remote ones end before the scan is
+// complete. The upper bound is the segment's end, as a remote read never
+// crosses one.
+func (r *remoteLog) abortedFor(rr remoteReader, offset int64) ([]storage.AbortedTxn, error) {
+	m := r.manifest.Load()
+	if m == nil {
+		return nil, errManifestNotLoaded
+	}
+	i, _ := m.Find(offset)
+	if i >= len(m.Segments) {
+		return nil, nil
+	}
+	upTo := m.Segments[i].NextOffset
+	out, complete, err := rr.abortedTxns(offset, upTo)
+	if err != nil || complete {
+		return out, err
+	}
+	local, err := r.p.log.AbortedTxns(offset, upTo)
+	for _, t := range local {
+		// Segments both uploaded and still local were scanned remotely.
+		if t.LastOffset >= m.NextOffset() {
+			out = append(out, t)
+		}
+	}
+	return out, err
 }
 
 // offsetForTimestamp answers ListOffsets by timestamp from the remote log:

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"slices"
 	"testing"
 	"time"
 
@@ -767,5 +768,111 @@ func TestTieredUploadsTxnIndex(t *testing.T) {
 	}
 	if _, err := tb.srv.objects.Head(ctx, keys[3]); !errors.Is(err, tiering.ErrNotFound) {
 		t.Fatalf("txnindex left after its segment was deleted: %v", err)
+	}
+}
+
+// TestTieredReadCommitted: transactions on a tiered topic. Segments go
+// remote only below the last stable offset (an open transaction's records
+// stay local), and read_committed consumers reading the remote log get its
+// aborted transactions from the uploaded .txnindex objects: they see
+// exactly the committed records, in order, while read_uncommitted ones see
+// every record.
+func TestTieredReadCommitted(t *testing.T) {
+	tb := tieredBroker(t)
+	tb.createTopic("txns", 1, tieredTopicConfigs())
+	ctx := testContext(t)
+	pad := string(bytes.Repeat([]byte{'x'}, 200))
+	prod := tb.client(kgo.TransactionalID("tiered-tx"), kgo.DefaultProduceTopic("txns"),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10))
+	var committed, all []string
+	txnRound := func(cl *kgo.Client, name string, commit bool) {
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		var vals []string
+		for j := range 30 {
+			vals = append(vals, fmt.Sprintf("%s-r%02d-%s", name, j, pad))
+		}
+		for _, v := range vals {
+			cl.Produce(ctx, &kgo.Record{Value: []byte(v)}, nil)
+		}
+		if err := cl.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, vals...)
+		if commit {
+			committed = append(committed, vals...)
+		}
+	}
+	for i := range 60 {
+		txnRound(prod, fmt.Sprintf("t%02d", i), i%3 != 1)
+	}
+	// An open transaction, then more committed ones behind it.
+	open := tb.client(kgo.TransactionalID("tiered-open"), kgo.DefaultProduceTopic("txns"), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err := open.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := open.ProduceSync(ctx, &kgo.Record{Value: []byte("open-" + pad)}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	stable := len(committed)
+	all = append(all, "open-"+pad)
+	for i := 60; i < 70; i++ {
+		txnRound(prod, fmt.Sprintf("t%02d", i), true)
+	}
+
+	p := tb.srv.topics.partition("txns", 0)
+	waitFor(t, 20*time.Second, "remote segments and local deletion", func() bool {
+		m := p.remote.manifest.Load()
+		return m != nil && len(m.Segments) > 3 && p.log.LogStartOffset() > 0
+	})
+	lso := p.lastStableOffset()
+	if m := p.remote.manifest.Load(); m.NextOffset() > lso {
+		t.Fatalf("remote log reaches %d, past the last stable offset %d", m.NextOffset(), lso)
+	}
+	remoteAborts := 0
+	for _, s := range p.remote.manifest.Load().Segments {
+		if s.TxnIndexSize > 0 {
+			remoteAborts++
+		}
+	}
+	if remoteAborts == 0 {
+		t.Fatal("no remote segment carries a .txnindex")
+	}
+
+	read := func(committedOnly bool, n int) []string {
+		t.Helper()
+		iso := kgo.ReadUncommitted()
+		if committedOnly {
+			iso = kgo.ReadCommitted()
+		}
+		cl := tb.client(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"txns": {0: kgo.NewOffset().AtStart()}}),
+			kgo.FetchIsolationLevel(iso), kgo.FetchMaxPartitionBytes(64<<10))
+		defer cl.Close()
+		var got []string
+		for len(got) < n {
+			fs := cl.PollFetches(ctx)
+			if ctx.Err() != nil {
+				t.Fatalf("read %d of %d records", len(got), n)
+			}
+			fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch: %v", err) })
+			fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+		}
+		return got
+	}
+	if got := read(true, stable); !slices.Equal(got, committed[:stable]) {
+		t.Fatalf("read_committed with a transaction open: %d records, want the %d committed before it", len(got), stable)
+	}
+	if got := read(false, len(all)); !slices.Equal(got, all) {
+		t.Fatalf("read_uncommitted: %d records differ from the %d produced", len(got), len(all))
+	}
+	if err := open.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(true, len(committed)); !slices.Equal(got, committed) {
+		t.Fatalf("read_committed after the open transaction aborted: %d records, want %d", len(got), len(committed))
 	}
 }
