@@ -7,12 +7,15 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -435,7 +438,26 @@ func TestGroupSurvivesBrokerRestart(t *testing.T) {
 	tb.createTopic(topic, partitions, nil)
 	ledger := newConsumeLedger()
 	ends := produceSpread(t, tb, topic, partitions, 40)
-	m := startGroupMember(t, tb, "survivor", group, topic, ledger)
+	// franz-go gives up a heartbeat after a few refused dials and rejoins
+	// (a new generation) if the restart takes longer than that, which a
+	// loaded machine's restart can; this member keeps dialling for up to
+	// 5 s, as a client would across a rolling restart.
+	patient := func(ctx context.Context, network, host string) (net.Conn, error) {
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, network, host)
+			if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || time.Now().After(deadline) {
+				return c, err
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+	m := startGroupMember(t, tb, "survivor", group, topic, ledger, kgo.Dialer(patient))
 	before := waitForBalance(t, tb, group, topic, partitions, m)
 	waitCommitted(t, tb, group, topic, ends)
 
