@@ -1,0 +1,37 @@
+// Package cluster is the metadata state machine of Strata's controller
+// quorum: the State every controller and broker holds, the Records the raft
+// log carries, Apply (state + record → state) and the controller's
+// decisions (PlanAssignment, PlanFencing, PlanElections) as pure functions
+// that return records to propose.
+//
+// Nothing here does I/O or reads a clock: time arrives inside records
+// (RegisterBroker.TimeMs, BrokerHeartbeat.TimeMs) or as an argument
+// (PlanFencing's nowMs), so replaying a log always yields the same State.
+// A test keeps it that way (purity_test.go).
+//
+// # Records on the wire
+//
+// A record is one type byte followed by the record's JSON body:
+//
+//	+--------+--------------------------------------+
+//	| type   | JSON object of the record's fields   |
+//	| 1 byte | (UTF-8, no trailing newline)         |
+//	+--------+--------------------------------------+
+//
+// DecodeRecord rejects an unknown type, malformed JSON, unknown fields and
+// records that fail Validate; it never panics (FuzzDecodeRecord).
+//
+// # States are values
+//
+// Apply never modifies the State it is given: it copies the maps and slices
+// it changes and shares the rest, so a State handed to readers stays valid
+// forever and costs nothing to publish. Readers must not modify a State.
+//
+// # Rejections
+//
+// A record that is not valid against the state (a topic that already
+// exists, an AlterPartition with a stale partition epoch, a heartbeat from
+// an old incarnation) leaves the state unchanged and Apply returns an error
+// wrapping ErrRejected and a specific sentinel. Every replica rejects the
+// same records, so rejected records in the log are harmless.
+package cluster

@@ -1,0 +1,121 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+)
+
+// PlanAssignment assigns replicas for n new partitions with rf replicas
+// each over the unfenced brokers of s, spreading preferred leaders and
+// replicas evenly: each partition's preferred leader is the broker leading
+// the fewest partitions so far (counting the existing topics), and its
+// followers are the brokers holding the fewest replicas, taken from racks
+// the partition does not use yet while there are any (when brokers
+// registered a rack). Ties go to the lower node id. Deterministic.
+func PlanAssignment(s State, n, rf int) ([]PartitionAssignment, error) {
+	if n <= 0 || rf <= 0 {
+		return nil, invalid("assignment of %d partitions with replication factor %d", n, rf)
+	}
+	var live []int32
+	for _, id := range s.BrokerIDs() {
+		if s.Live(id) {
+			live = append(live, id)
+		}
+	}
+	if rf > len(live) {
+		return nil, fmt.Errorf("%w: replication factor %d, %d unfenced brokers", ErrInsufficientReplicas, rf, len(live))
+	}
+	leaders := map[int32]int{}
+	replicas := map[int32]int{}
+	for _, t := range s.Topics {
+		for _, p := range t.Partitions {
+			if len(p.Replicas) > 0 {
+				leaders[p.Replicas[0]]++
+			}
+			for _, r := range p.Replicas {
+				replicas[r]++
+			}
+		}
+	}
+	out := make([]PartitionAssignment, n)
+	for i := range out {
+		chosen := make([]int32, 0, rf)
+		racks := map[string]bool{}
+		pick := func(score func(int32) [2]int) {
+			best := int32(-1)
+			var bestScore [3]int
+			for _, id := range live {
+				if slices.Contains(chosen, id) {
+					continue
+				}
+				rackUsed := 0
+				if rack := s.Brokers[id].Rack; rack != "" && racks[rack] {
+					rackUsed = 1
+				}
+				sc := score(id)
+				cand := [3]int{rackUsed, sc[0], sc[1]}
+				if best == -1 || less3(cand, bestScore) {
+					best, bestScore = id, cand
+				}
+			}
+			chosen = append(chosen, best)
+			racks[s.Brokers[best].Rack] = true
+		}
+		pick(func(id int32) [2]int { return [2]int{leaders[id], replicas[id]} })
+		for len(chosen) < rf {
+			pick(func(id int32) [2]int { return [2]int{replicas[id], leaders[id]} })
+		}
+		leaders[chosen[0]]++
+		for _, id := range chosen {
+			replicas[id]++
+		}
+		out[i] = PartitionAssignment{Replicas: chosen}
+	}
+	return out, nil
+}
+
+func less3(a, b [3]int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+// PlanFencing returns the records the active controller proposes at nowMs:
+// FenceBroker for every unfenced broker whose last heartbeat is more than
+// sessionTimeoutMs old (broker.session.timeout.ms), UnfenceBroker for every
+// fenced broker that has heartbeated since. In node id order.
+func PlanFencing(s State, nowMs, sessionTimeoutMs int64) []Record {
+	var out []Record
+	for _, id := range s.BrokerIDs() {
+		b := s.Brokers[id]
+		stale := nowMs-b.LastHeartbeatMs > sessionTimeoutMs
+		switch {
+		case stale && !b.Fenced:
+			out = append(out, FenceBroker{NodeID: id})
+		case !stale && b.Fenced:
+			out = append(out, UnfenceBroker{NodeID: id})
+		}
+	}
+	return out
+}
+
+// PlanElections returns an ElectLeader for every partition whose leader is
+// missing or no longer live (or out of the ISR) and for which an election
+// would change something: a live ISR member exists, or unclean election is
+// enabled for the topic and a live replica exists. In topic, partition order.
+func PlanElections(s State) []Record {
+	var out []Record
+	for _, name := range s.TopicNames() {
+		t := s.Topics[name]
+		for i := range t.Partitions {
+			r := ElectLeader{Topic: name, Partition: int32(i)}
+			if _, _, changed, err := electionOutcome(s, t, r); err == nil && changed {
+				out = append(out, r)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,114 @@
+package metadata
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+)
+
+// Clock is the controller's time source; tests inject a fake one.
+type Clock interface{ Now() time.Time }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// Config configures a Node. Zero values take the defaults named.
+type Config struct {
+	// NodeID is this node's id (--node-id).
+	NodeID int32
+	// Voters is the quorum (--controllers). Empty: a one-voter quorum of
+	// NodeID, through the same code path.
+	Voters []Voter
+	// Dir holds the raft log and snapshots.
+	Dir string
+	// Transport carries raft messages. Nil: TCP on ListenAddr (or this
+	// node's voter address) when there are other voters, nothing otherwise.
+	Transport Transport
+	// ListenAddr is --controller-listen.
+	ListenAddr string
+
+	// TickInterval is one raft tick (100 ms); ElectionTick (10) and
+	// HeartbeatTick (1) count ticks.
+	TickInterval  time.Duration
+	ElectionTick  int
+	HeartbeatTick int
+
+	// SnapshotEvery applied entries a snapshot is taken and the log
+	// compacted (1000); CatchUpEntries stay in the log below the snapshot
+	// for slow followers (100).
+	SnapshotEvery  uint64
+	CatchUpEntries uint64
+	// SegmentBytes is the WAL segment size (4 MiB).
+	SegmentBytes int64
+
+	// Controller loop: run every ControllerInterval (500 ms) on the leader;
+	// brokers whose last heartbeat is older than SessionTimeout
+	// (broker.session.timeout.ms, 9 s) by Clock (real time) are fenced.
+	ControllerInterval time.Duration
+	SessionTimeout     time.Duration
+	Clock              Clock
+	// DisableController turns the loop off (tests drive ControllerStep).
+	DisableController bool
+	// ClusterID is what the first leader proposes (random when empty).
+	ClusterID string
+
+	// ProposeTimeout bounds the controller's own proposals (5 s).
+	ProposeTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.TickInterval <= 0 {
+		c.TickInterval = 100 * time.Millisecond
+	}
+	if c.ElectionTick <= 0 {
+		c.ElectionTick = 10
+	}
+	if c.HeartbeatTick <= 0 {
+		c.HeartbeatTick = 1
+	}
+	if c.SnapshotEvery == 0 {
+		c.SnapshotEvery = 1000
+	}
+	if c.CatchUpEntries == 0 {
+		c.CatchUpEntries = 100
+	}
+	if c.ControllerInterval <= 0 {
+		c.ControllerInterval = 500 * time.Millisecond
+	}
+	if c.SessionTimeout <= 0 {
+		c.SessionTimeout = 9 * time.Second
+	}
+	if c.Clock == nil {
+		c.Clock = realClock{}
+	}
+	if c.ProposeTimeout <= 0 {
+		c.ProposeTimeout = 5 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if len(c.Voters) == 0 {
+		c.Voters = []Voter{{ID: c.NodeID, Addr: c.ListenAddr}}
+	}
+}
+
+// Validate checks the configuration.
+func (c *Config) Validate() error {
+	if c.NodeID < 0 {
+		return fmt.Errorf("metadata: node id %d", c.NodeID)
+	}
+	if c.Dir == "" {
+		return errors.New("metadata: no data directory")
+	}
+	if len(c.Voters) > 0 && !slices.ContainsFunc(c.Voters, func(v Voter) bool { return v.ID == c.NodeID }) {
+		return fmt.Errorf("metadata: node %d is not among the controllers %v", c.NodeID, c.Voters)
+	}
+	if c.ElectionTick != 0 && c.HeartbeatTick != 0 && c.ElectionTick <= c.HeartbeatTick {
+		return errors.New("metadata: election tick must exceed heartbeat tick")
+	}
+	return nil
+}

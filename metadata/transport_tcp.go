@@ -1,0 +1,287 @@
+package metadata
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// maxRaftFrame bounds one message on the wire (snapshots included).
+const maxRaftFrame = 256 << 20
+
+// TCPConfig configures a TCPTransport.
+type TCPConfig struct {
+	// NodeID is this node.
+	NodeID int32
+	// Listener, when set, is used as is; otherwise Listen is bound.
+	Listener net.Listener
+	// Listen is the address to bind (--controller-listen).
+	Listen string
+	// Peers are the other voters.
+	Peers []Voter
+	// Faults drops messages on cut links (tests).
+	Faults *Faults
+	// QueueLength bounds messages waiting per peer (default 4096).
+	QueueLength int
+	// Logger receives connection errors (default: discard).
+	Logger *slog.Logger
+}
+
+// TCPTransport sends raft messages over one persistent TCP connection per
+// peer, as frames of a 4-byte big-endian length and a marshaled
+// raftpb.Message; it redials with backoff after a failure. Inbound
+// connections are accepted from anyone and their frames delivered.
+type TCPTransport struct {
+	cfg      TCPConfig
+	listener net.Listener
+	peers    map[int32]*tcpPeer
+	deliver  func(*raftpb.Message)
+	done     chan struct{}
+	wg       sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		closed  bool
+		inbound map[net.Conn]struct{}
+	}
+}
+
+type tcpPeer struct {
+	id    int32
+	addr  string
+	queue chan []byte
+}
+
+// NewTCPTransport binds the listener; Start begins accepting and sending.
+func NewTCPTransport(cfg TCPConfig) (*TCPTransport, error) {
+	if cfg.QueueLength <= 0 {
+		cfg.QueueLength = 4096
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	ln := cfg.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return nil, fmt.Errorf("metadata: controller listener: %w", err)
+		}
+	}
+	t := &TCPTransport{cfg: cfg, listener: ln, peers: map[int32]*tcpPeer{}, done: make(chan struct{})}
+	t.mu.inbound = map[net.Conn]struct{}{}
+	for _, p := range cfg.Peers {
+		if p.ID == cfg.NodeID {
+			continue
+		}
+		t.peers[p.ID] = &tcpPeer{id: p.ID, addr: p.Addr, queue: make(chan []byte, cfg.QueueLength)}
+	}
+	return t, nil
+}
+
+// Addr is the bound listener address.
+func (t *TCPTransport) Addr() string { return t.listener.Addr().String() }
+
+// Start implements Transport.
+func (t *TCPTransport) Start(deliver func(*raftpb.Message)) error {
+	t.deliver = deliver
+	t.wg.Add(1)
+	go t.acceptLoop()
+	for _, p := range t.peers {
+		t.wg.Add(1)
+		go t.sendLoop(p)
+	}
+	return nil
+}
+
+// Send implements Transport.
+func (t *TCPTransport) Send(msgs []*raftpb.Message) {
+	for _, m := range msgs {
+		p := t.peers[nodeID(m.GetTo())]
+		if p == nil || t.cfg.Faults.Blocked(t.cfg.NodeID, p.id) {
+			continue
+		}
+		// Marshal here, in the raft loop, as raft asks: nothing changes
+		// the message while it is encoded.
+		b, err := proto.Marshal(m)
+		if err != nil || len(b) > maxRaftFrame {
+			t.cfg.Logger.Warn("metadata: raft message not sent", "to", p.id, "bytes", len(b), "err", err)
+			continue
+		}
+		select {
+		case p.queue <- b:
+		default: // the peer is slow or gone: drop, raft retransmits
+		}
+	}
+}
+
+// Close implements Transport: it closes the listener and every connection
+// at once, without draining queues.
+func (t *TCPTransport) Close() error {
+	t.mu.Lock()
+	if t.mu.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.mu.closed = true
+	close(t.done)
+	err := t.listener.Close()
+	for c := range t.mu.inbound {
+		c.Close()
+	}
+	t.mu.Unlock()
+	t.wg.Wait()
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+func (t *TCPTransport) acceptLoop() {
+	defer t.wg.Done()
+	for {
+		c, err := t.listener.Accept()
+		if err != nil {
+			select {
+			case <-t.done:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			t.cfg.Logger.Warn("metadata: controller accept", "err", err)
+			return
+		}
+		t.mu.Lock()
+		if t.mu.closed {
+			t.mu.Unlock()
+			c.Close()
+			return
+		}
+		t.mu.inbound[c] = struct{}{}
+		t.mu.Unlock()
+		t.wg.Add(1)
+		go t.readLoop(c)
+	}
+}
+
+func (t *TCPTransport) readLoop(c net.Conn) {
+	defer t.wg.Done()
+	defer func() {
+		c.Close()
+		t.mu.Lock()
+		delete(t.mu.inbound, c)
+		t.mu.Unlock()
+	}()
+	r := bufio.NewReaderSize(c, 64<<10)
+	var hdr [4]byte
+	for {
+		if _, err := io.ReadFull(r, hdr[:]); err != nil {
+			return
+		}
+		n := binary.BigEndian.Uint32(hdr[:])
+		if n == 0 || n > maxRaftFrame {
+			t.cfg.Logger.Warn("metadata: bad raft frame length; closing", "remote", c.RemoteAddr(), "length", n)
+			return
+		}
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return
+		}
+		m := &raftpb.Message{}
+		if err := proto.Unmarshal(buf, m); err != nil {
+			t.cfg.Logger.Warn("metadata: undecodable raft message; closing", "remote", c.RemoteAddr(), "err", err)
+			return
+		}
+		if nodeID(m.GetTo()) != t.cfg.NodeID || t.cfg.Faults.Blocked(nodeID(m.GetFrom()), t.cfg.NodeID) {
+			continue
+		}
+		t.deliver(m)
+	}
+}
+
+func (t *TCPTransport) sendLoop(p *tcpPeer) {
+	defer t.wg.Done()
+	var (
+		conn    net.Conn
+		w       *bufio.Writer
+		backoff time.Duration
+		retryAt time.Time
+	)
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
+	// Close unblocks a write stuck on a dead peer.
+	stop := make(chan struct{})
+	defer close(stop)
+	var connMu sync.Mutex
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		select {
+		case <-t.done:
+			connMu.Lock()
+			if conn != nil {
+				conn.Close()
+			}
+			connMu.Unlock()
+		case <-stop:
+		}
+	}()
+	for {
+		var frame []byte
+		select {
+		case <-t.done:
+			return
+		case frame = <-p.queue:
+		}
+		if conn == nil {
+			if time.Now().Before(retryAt) {
+				continue // drop while backing off
+			}
+			c, err := net.DialTimeout("tcp", p.addr, time.Second)
+			if err != nil {
+				backoff = min(max(2*backoff, 20*time.Millisecond), time.Second)
+				retryAt = time.Now().Add(backoff)
+				continue
+			}
+			connMu.Lock()
+			conn, w = c, bufio.NewWriterSize(c, 64<<10)
+			connMu.Unlock()
+			backoff = 0
+		}
+		err := writeFrame(w, frame)
+		if err == nil && len(p.queue) == 0 {
+			err = w.Flush()
+		}
+		if err != nil {
+			t.cfg.Logger.Debug("metadata: raft connection lost", "peer", p.id, "err", err)
+			connMu.Lock()
+			conn.Close()
+			conn, w = nil, nil
+			connMu.Unlock()
+		}
+	}
+}
+
+func writeFrame(w *bufio.Writer, frame []byte) error {
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(frame)))
+	if _, err := w.Write(hdr[:]); err != nil {
+		return err
+	}
+	_, err := w.Write(frame)
+	return err
+}
