@@ -60,7 +60,7 @@ e2e: deps ## end-to-end tests only (real processes, kcat, kafkajs)
 	$(GO) test -timeout $(E2E_TIMEOUT) $(TESTFLAGS) ./e2e/...
 
 bench: ## benchmarks of broker/ (compare runs with benchstat)
-	$(GO) test -run='^$$' -bench=. -benchmem ./broker/... ./tiering/
+	$(GO) test -run='^$$' -bench=. -benchmem ./broker/... ./tiering/ ./streams/...
 
 # Every `func FuzzXxx(*testing.F)` in a _test.go file of the module, each for
 # FUZZTIME. Found with grep so new targets join without editing this file.

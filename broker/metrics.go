@@ -45,8 +45,9 @@ func newMetrics() *metrics {
 			Name: "strata_open_connections", Help: "Open Kafka client connections.",
 		}),
 	}
-	m.registry.MustRegister(m.bytesIn, m.recordsIn, m.bytesOut, m.requestLatency, m.errorsTotal, m.openConnections,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	// Go runtime and process series come from the default registry, which
+	// /metrics serves too (adminHandler).
+	m.registry.MustRegister(m.bytesIn, m.recordsIn, m.bytesOut, m.requestLatency, m.errorsTotal, m.openConnections)
 	return m
 }
 
@@ -92,7 +93,10 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 func (s *Server) adminHandler() http.Handler {
 	s.metrics.registry.MustRegister(newPartitionCollector(s.topics))
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{}))
+	// The broker's own registry, plus the process-wide default one where
+	// what runs beside the broker in `strata server` (stream jobs, the
+	// connect worker) and the Go runtime register their series.
+	mux.Handle("/metrics", promhttp.HandlerFor(prometheus.Gatherers{s.metrics.registry, prometheus.DefaultGatherer}, promhttp.HandlerOpts{}))
 	s.mountLag(mux)                 // consumer lag: series on /metrics, /v1/groups (lag_http.go)
 	s.tiered.mountTieredRoutes(mux) // DELETE /v1/remote/topics/{topic} (tiered_purge.go)
 	// Go's profiler, for operators chasing a hot path (loopback by default).

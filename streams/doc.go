@@ -1,4 +1,78 @@
-// Package streams will hold the stream-processing library (a typed DSL over
-// topics) and the runner for declarative YAML jobs. It is a Kafka client only
-// and never imports the broker.
+// Package streams is Strata's stream-processing library: a typed DSL over
+// Kafka topics in the spirit of Kafka Streams, run by an App that is only a
+// Kafka client (franz-go), so jobs run anywhere a client runs — inside
+// `strata server --jobs-dir`, as `strata streams run`, or in your program.
+// Declarative YAML jobs (package streams/job) are built on it.
+//
+// # Building a topology
+//
+// Sources decode records with serdes (String, Bytes, Int64, JSON[T]):
+//
+//	t := streams.NewTopology()
+//	orders := streams.From(t, streams.String, streams.JSON[Order](), []string{"orders"})
+//	big := orders.Filter(func(_ string, o Order) (bool, error) { return o.Amount > 100, nil })
+//	byCustomer := streams.SelectKey(big, func(_ string, o Order) (string, error) { return o.Customer, nil })
+//	byCustomer.To("big-orders", streams.String, streams.JSON[Order]())
+//
+// Operators that keep the key and value types are methods (Filter,
+// FilterNot, FilterRecord, Peek, Foreach, Split, Merge, Repartition, To,
+// ToTopicFunc); those that change a type are functions, because Go methods
+// cannot add type parameters (Map, MapValues, MapRecord, FlatMap,
+// FlatMapValues, SelectKey, Transform). Headers and timestamps carry
+// through every operator. Every user function may return an error.
+//
+// # Running it
+//
+//	app, err := streams.NewApp(t,
+//		streams.Brokers("127.0.0.1:9092"),
+//		streams.ApplicationID("big-orders"),
+//		streams.WithGuarantee(streams.ExactlyOnceV2),
+//		streams.OnError(streams.ErrorDeadLetter), streams.DeadLetterTopic("orders-dlq"))
+//	err = app.Run(ctx) // until ctx is cancelled; then flush, commit, leave
+//
+// The application id is the consumer group: every instance started with it
+// shares the input partitions. One goroutine per App processes one fetch at
+// a time, so the records of a partition are processed in order; outputs are
+// produced asynchronously in batches. The client asks the brokers to
+// auto-create missing topics (auto.create.topics.enable decides), which
+// covers output, branch and dead-letter topics; create input topics first
+// when their partition count matters.
+//
+// # Guarantees
+//
+// AtLeastOnce: offsets are committed every CommitInterval (default 5s),
+// before partitions are revoked, and at shutdown, always after Flush has
+// delivered every record produced from the records being committed. A
+// crash reprocesses the uncommitted tail (duplicates, never loss). After a
+// produce failure the App commits nothing more and Run returns the error.
+//
+// ExactlyOnceV2: a kgo.GroupTransactSession with transactional id
+// <application id>-<instance id>; a transaction spans up to CommitInterval
+// (default 100ms) of fetches, and commits the outputs and the input offsets
+// together (KIP-447, fenced by the group generation). A rebalance, produce
+// failure or fencing aborts it and the consumer rewinds to the committed
+// offsets. A killed instance's open transaction is aborted by the broker
+// after TransactionTimeout, or at once when an instance with the same
+// InstanceID starts. Consumers of the output must read with read_committed.
+//
+// # Errors
+//
+// A record that fails to deserialise, whose operator returns an error or
+// panics, or that fails to serialise, is a StageError naming the stage
+// (Named, or "<kind>-<n>"). OnError picks ErrorFail (default: Run returns an
+// error wrapping ErrProcessing and the record's offset is not committed),
+// ErrorSkip, or ErrorDeadLetter: the input record goes unchanged to the
+// dead-letter topic with headers strata.error.stage, .kind, .message,
+// .topic, .partition and .offset (in the same transaction under
+// exactly-once). A record's outputs are released only when all its stages
+// succeeded.
+//
+// # Testing and metrics
+//
+// TestDriver runs a topology in memory, like Kafka Streams'
+// TopologyTestDriver. Running Apps report Stats and register Prometheus
+// series on the default registry: strata_stream_records_in_total,
+// strata_stream_records_out_total, strata_stream_errors_total{outcome},
+// strata_stream_transactions_aborted_total and strata_stream_lag_records,
+// all labelled by job.
 package streams

@@ -1,0 +1,211 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// App runs a Topology against Kafka brokers as one instance of a consumer
+// group. Run it with Run; several instances (processes or Apps) with the
+// same ApplicationID share the input partitions. Records of one partition
+// are processed in order, one fetch at a time, on the Run goroutine.
+type App struct {
+	cfg   config
+	top   *Topology
+	stats counters
+
+	// produceErr is the first failed produce since the last commit; its
+	// own lock, as promises run while a.mu is held across Flush.
+	produceErr struct {
+		sync.Mutex
+		err error
+	}
+
+	mu struct {
+		sync.Mutex
+		// at-least-once only: the partitions this instance owns and the
+		// offsets after the last processed record of each.
+		owned     map[string]map[int32]bool
+		processed map[string]map[int32]kgo.EpochOffset
+		lag       map[string]map[int32]int64
+	}
+	promise func(*kgo.Record, error)
+}
+
+// NewApp validates the options and binds the topology; it does not connect.
+func NewApp(t *Topology, opts ...Opt) (*App, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
+	if len(t.sources) == 0 {
+		return nil, fmt.Errorf("%w: no source", ErrTopology)
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	if len(cfg.brokers) == 0 {
+		return nil, fmt.Errorf("%w: Brokers is required", ErrConfig)
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	t.bind(cfg.appID)
+	a := &App{cfg: cfg, top: t}
+	a.mu.owned = map[string]map[int32]bool{}
+	a.mu.processed = map[string]map[int32]kgo.EpochOffset{}
+	a.mu.lag = map[string]map[int32]int64{}
+	a.promise = func(_ *kgo.Record, err error) {
+		if err != nil {
+			a.produceErr.Lock()
+			if a.produceErr.err == nil {
+				a.produceErr.err = err
+			}
+			a.produceErr.Unlock()
+			return
+		}
+		a.stats.out.Add(1)
+	}
+	return a, nil
+}
+
+// Stats returns a snapshot of this App's counters.
+func (a *App) Stats() Stats {
+	return Stats{
+		Job: a.cfg.name, Instances: 1,
+		RecordsIn: a.stats.in.Load(), RecordsOut: a.stats.out.Load(),
+		Errors: a.stats.errors.Load(), DeadLettered: a.stats.deadLettered.Load(),
+		Skipped: a.stats.skipped.Load(), Aborted: a.stats.aborted.Load(),
+		Lag: a.stats.lag.Load(),
+	}
+}
+
+// Run processes records until ctx is done (then it finishes the records in
+// hand, flushes, commits and leaves the group, returning nil) or a fatal
+// error occurs (a record error in ErrorFail mode, a produce failure, a
+// fenced transactional id), which it returns.
+func (a *App) Run(ctx context.Context) error {
+	register(a)
+	defer unregister(a)
+	if err := a.createInternalTopics(ctx); err != nil {
+		return err
+	}
+	if a.cfg.guarantee == ExactlyOnceV2 {
+		return a.runExactlyOnce(ctx)
+	}
+	return a.runAtLeastOnce(ctx)
+}
+
+func (a *App) baseOpts() []kgo.Opt {
+	topics, patterns := a.top.subscription()
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(a.cfg.brokers...),
+		kgo.ConsumerGroup(a.cfg.appID),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.ClientID("strata-streams-" + a.cfg.appID),
+		// Output and dead-letter topics are created on first produce
+		// when the brokers allow it (auto.create.topics.enable).
+		kgo.AllowAutoTopicCreation(),
+	}
+	if len(patterns) > 0 {
+		for _, t := range topics {
+			patterns = append(patterns, "^"+regexp.QuoteMeta(t)+"$")
+		}
+		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(patterns...))
+	} else {
+		opts = append(opts, kgo.ConsumeTopics(topics...))
+	}
+	return opts
+}
+
+func (a *App) createInternalTopics(ctx context.Context) error {
+	if len(a.top.internals) == 0 {
+		return nil
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(a.cfg.brokers...))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	partitions := a.cfg.repartitions
+	if partitions == 0 {
+		partitions = -1
+	}
+	for _, it := range a.top.internals {
+		resp, err := adm.CreateTopic(ctx, partitions, -1, nil, it.resolved)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("streams: creating repartition topic %s: %w", it.resolved, err)
+		}
+	}
+	return nil
+}
+
+// peekProduceErr returns the first produce failure without clearing it:
+// at-least-once never commits again after one (the failed records would be
+// lost).
+func (a *App) peekProduceErr() error {
+	a.produceErr.Lock()
+	defer a.produceErr.Unlock()
+	return a.produceErr.err
+}
+
+// takeProduceErr returns and clears the first produce failure (exactly-once
+// aborts the transaction, which rewinds and retries the records).
+func (a *App) takeProduceErr() error {
+	a.produceErr.Lock()
+	defer a.produceErr.Unlock()
+	err := a.produceErr.err
+	a.produceErr.err = nil
+	return err
+}
+
+// updateLagLocked records a partition's lag after a fetch and refreshes the
+// total.
+func (a *App) updateLagLocked(p kgo.FetchTopicPartition) {
+	if len(p.Records) == 0 {
+		return
+	}
+	m := a.mu.lag[p.Topic]
+	if m == nil {
+		m = map[int32]int64{}
+		a.mu.lag[p.Topic] = m
+	}
+	lag := p.HighWatermark - (p.Records[len(p.Records)-1].Offset + 1)
+	if lag < 0 {
+		lag = 0
+	}
+	m[p.Partition] = lag
+	var total int64
+	for _, ps := range a.mu.lag {
+		for _, l := range ps {
+			total += l
+		}
+	}
+	a.stats.lag.Store(total)
+}
+
+func (a *App) logFetchErrors(fetches kgo.Fetches) {
+	for _, fe := range fetches.Errors() {
+		if errors.Is(fe.Err, context.Canceled) || errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, kgo.ErrClientClosed) {
+			continue
+		}
+		a.cfg.logger.Warn("fetch error", "topic", fe.Topic, "partition", fe.Partition, "err", fe.Err)
+	}
+}
+
+// pollContext bounds a poll by the next commit deadline.
+func pollContext(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(ctx, deadline)
+}

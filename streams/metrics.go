@@ -1,0 +1,115 @@
+package streams
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// counters are one App's running totals.
+type counters struct {
+	in, out, errors, deadLettered, skipped, aborted atomic.Uint64
+	lag                                             atomic.Int64
+}
+
+// Stats is a snapshot of a job's counters. When several Apps in one process
+// share a job name, Running sums them.
+type Stats struct {
+	Job          string
+	Instances    int
+	RecordsIn    uint64 // input records processed (reprocessing counts again)
+	RecordsOut   uint64 // output records the brokers acknowledged (dead letters included)
+	Errors       uint64 // records whose processing failed
+	DeadLettered uint64
+	Skipped      uint64
+	Aborted      uint64 // exactly-once transactions aborted (rebalance, fencing, errors)
+	Lag          int64  // records behind the high watermarks of the fetched partitions
+}
+
+var registry struct {
+	sync.Mutex
+	apps map[*App]struct{}
+}
+
+var registerOnce sync.Once
+
+func register(a *App) {
+	registerOnce.Do(func() {
+		// A process embedding several registries (the broker) may have
+		// registered an equal collector already; that is harmless.
+		_ = prometheus.DefaultRegisterer.Register(collector{})
+	})
+	registry.Lock()
+	defer registry.Unlock()
+	if registry.apps == nil {
+		registry.apps = map[*App]struct{}{}
+	}
+	registry.apps[a] = struct{}{}
+}
+
+func unregister(a *App) {
+	registry.Lock()
+	defer registry.Unlock()
+	delete(registry.apps, a)
+}
+
+// Running returns the stats of the Apps running in this process, one entry
+// per job name, sorted by name.
+func Running() []Stats {
+	registry.Lock()
+	byJob := map[string]*Stats{}
+	for a := range registry.apps {
+		s := byJob[a.cfg.name]
+		if s == nil {
+			s = &Stats{Job: a.cfg.name}
+			byJob[a.cfg.name] = s
+		}
+		one := a.Stats()
+		s.Instances++
+		s.RecordsIn += one.RecordsIn
+		s.RecordsOut += one.RecordsOut
+		s.Errors += one.Errors
+		s.DeadLettered += one.DeadLettered
+		s.Skipped += one.Skipped
+		s.Aborted += one.Aborted
+		s.Lag += one.Lag
+	}
+	registry.Unlock()
+	out := make([]Stats, 0, len(byJob))
+	for _, s := range byJob {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Job < out[j].Job })
+	return out
+}
+
+var (
+	descIn      = prometheus.NewDesc("strata_stream_records_in_total", "Input records processed by the stream job.", []string{"job"}, nil)
+	descOut     = prometheus.NewDesc("strata_stream_records_out_total", "Output records acknowledged for the stream job (dead letters included).", []string{"job"}, nil)
+	descErrors  = prometheus.NewDesc("strata_stream_errors_total", "Records whose processing failed, by mode outcome.", []string{"job", "outcome"}, nil)
+	descAborted = prometheus.NewDesc("strata_stream_transactions_aborted_total", "Exactly-once transactions aborted.", []string{"job"}, nil)
+	descLag     = prometheus.NewDesc("strata_stream_lag_records", "Records behind the high watermark over the job's fetched partitions.", []string{"job"}, nil)
+)
+
+// collector exposes Running at scrape time.
+type collector struct{}
+
+func (collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descIn, descOut, descErrors, descAborted, descLag} {
+		ch <- d
+	}
+}
+
+func (collector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range Running() {
+		ch <- prometheus.MustNewConstMetric(descIn, prometheus.CounterValue, float64(s.RecordsIn), s.Job)
+		ch <- prometheus.MustNewConstMetric(descOut, prometheus.CounterValue, float64(s.RecordsOut), s.Job)
+		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(s.DeadLettered), s.Job, "dead_letter")
+		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(s.Skipped), s.Job, "skip")
+		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(s.Errors-s.DeadLettered-s.Skipped), s.Job, "fail")
+		ch <- prometheus.MustNewConstMetric(descAborted, prometheus.CounterValue, float64(s.Aborted), s.Job)
+		ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(s.Lag), s.Job)
+	}
+}

@@ -1,0 +1,158 @@
+package streams
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Guarantee is a processing guarantee.
+type Guarantee int
+
+// Processing guarantees.
+const (
+	// AtLeastOnce flushes every produced record before committing the
+	// input offsets that led to it: after a crash records may be
+	// reprocessed (duplicates), never lost.
+	AtLeastOnce Guarantee = iota
+	// ExactlyOnceV2 consumes, transforms and produces inside Kafka
+	// transactions with the input offsets committed in the same
+	// transaction (Kafka Streams' exactly_once_v2, KIP-447): a
+	// read_committed consumer of the output sees each result once.
+	ExactlyOnceV2
+)
+
+// ParseGuarantee parses "at_least_once" or "exactly_once"
+// ("exactly_once_v2" too).
+func ParseGuarantee(s string) (Guarantee, error) {
+	switch s {
+	case "at_least_once", "":
+		return AtLeastOnce, nil
+	case "exactly_once", "exactly_once_v2":
+		return ExactlyOnceV2, nil
+	}
+	return 0, fmt.Errorf("%w: guarantee %q: want at_least_once or exactly_once", ErrConfig, s)
+}
+
+func (g Guarantee) String() string {
+	if g == ExactlyOnceV2 {
+		return "exactly_once_v2"
+	}
+	return "at_least_once"
+}
+
+// Opt configures an App (functional options, as kgo.Opt).
+type Opt interface{ apply(*config) }
+
+type optFunc func(*config)
+
+func (f optFunc) apply(c *config) { f(c) }
+
+type config struct {
+	brokers        []string
+	appID          string
+	instanceID     string
+	name           string
+	guarantee      Guarantee
+	commitInterval time.Duration
+	errorMode      ErrorMode
+	deadLetter     string
+	txnTimeout     time.Duration
+	repartitions   int32
+	logger         *slog.Logger
+	clientOpts     []kgo.Opt
+}
+
+func defaultConfig() config {
+	return config{
+		commitInterval: -1, // resolved by guarantee
+		txnTimeout:     10 * time.Second,
+		logger:         slog.New(slog.DiscardHandler),
+	}
+}
+
+func (c *config) validate() error {
+	if c.appID == "" {
+		return fmt.Errorf("%w: ApplicationID is required", ErrConfig)
+	}
+	if c.errorMode == ErrorDeadLetter && c.deadLetter == "" {
+		return fmt.Errorf("%w: dead-letter mode needs DeadLetterTopic", ErrConfig)
+	}
+	if c.commitInterval < 0 {
+		if c.guarantee == ExactlyOnceV2 {
+			c.commitInterval = 100 * time.Millisecond
+		} else {
+			c.commitInterval = 5 * time.Second
+		}
+	}
+	if c.commitInterval == 0 {
+		c.commitInterval = time.Millisecond
+	}
+	if c.instanceID == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		c.instanceID = hex.EncodeToString(b[:])
+	}
+	if c.name == "" {
+		c.name = c.appID
+	}
+	return nil
+}
+
+// Brokers sets the seed brokers (host:port).
+func Brokers(addrs ...string) Opt { return optFunc(func(c *config) { c.brokers = addrs }) }
+
+// ApplicationID names the application; it is the consumer group and the
+// prefix of transactional ids and internal topics. Every instance with the
+// same id shares the input partitions. Required.
+func ApplicationID(id string) Opt { return optFunc(func(c *config) { c.appID = id }) }
+
+// InstanceID names this instance (default: random per App). Under
+// exactly-once the transactional id is <application id>-<instance id>, so
+// an instance restarted with the same id fences its previous incarnation at
+// once and aborts its open transaction; otherwise the broker aborts it after
+// TransactionTimeout.
+func InstanceID(id string) Opt { return optFunc(func(c *config) { c.instanceID = id }) }
+
+// JobName labels the App's metrics and Running stats (default: the
+// application id).
+func JobName(name string) Opt { return optFunc(func(c *config) { c.name = name }) }
+
+// WithGuarantee sets the processing guarantee (default AtLeastOnce).
+func WithGuarantee(g Guarantee) Opt { return optFunc(func(c *config) { c.guarantee = g }) }
+
+// CommitInterval is how often offsets are committed (at-least-once, default
+// 5s) or transactions committed (exactly-once, default 100ms, Kafka Streams'
+// commit.interval.ms under EOS). Shorter means less reprocessing after a
+// crash and lower end-to-end latency for read_committed consumers, at some
+// throughput.
+func CommitInterval(d time.Duration) Opt { return optFunc(func(c *config) { c.commitInterval = d }) }
+
+// OnError sets what happens to a record that fails to deserialise, whose
+// operator returns an error (or panics), or that fails to serialise.
+func OnError(m ErrorMode) Opt { return optFunc(func(c *config) { c.errorMode = m }) }
+
+// DeadLetterTopic sets the topic for ErrorDeadLetter.
+func DeadLetterTopic(topic string) Opt { return optFunc(func(c *config) { c.deadLetter = topic }) }
+
+// TransactionTimeout is the exactly-once transaction timeout (default 10s):
+// the broker aborts the open transaction of an instance that died after
+// this, unblocking read_committed consumers of its output.
+func TransactionTimeout(d time.Duration) Opt { return optFunc(func(c *config) { c.txnTimeout = d }) }
+
+// RepartitionPartitions sets the partition count of repartition topics the
+// App creates (default: the broker's num.partitions).
+func RepartitionPartitions(n int32) Opt { return optFunc(func(c *config) { c.repartitions = n }) }
+
+// Logger sets the App's logger (default: discard).
+func Logger(l *slog.Logger) Opt { return optFunc(func(c *config) { c.logger = l }) }
+
+// ClientOpts adds franz-go options to the App's client (after the App's
+// own, so they win), e.g. kgo.SessionTimeout or kgo.FetchMaxBytes.
+func ClientOpts(opts ...kgo.Opt) Opt {
+	return optFunc(func(c *config) { c.clientOpts = append(c.clientOpts, opts...) })
+}

@@ -1,0 +1,135 @@
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Exactly-once (v2): one kgo.GroupTransactSession per instance, with
+// transactional id <application id>-<instance id>. A transaction begins with
+// the first fetched record, spans every fetch for up to CommitInterval, and
+// ends with the produced records flushed and the input offsets committed
+// inside it (TxnOffsetCommit with the group generation). A rebalance during
+// the transaction, a failed produce, or a fencing error aborts it and
+// rewinds the consumer to the last committed offsets, so the records are
+// processed again in a new transaction. A zombie instance (paused past its
+// session, or replaced by a restart with the same instance id) is fenced:
+// its offset commit fails on the stale generation or its producer epoch is
+// bumped, and its transaction aborts.
+
+func (a *App) runExactlyOnce(ctx context.Context) error {
+	opts := append(a.baseOpts(),
+		kgo.TransactionalID(a.cfg.appID+"-"+a.cfg.instanceID),
+		kgo.TransactionTimeout(a.cfg.txnTimeout),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		// The session wraps these: it aborts the open transaction on a
+		// revocation or loss; here only the lag gauge forgets the
+		// partitions.
+		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, revoked map[string][]int32) { a.dropLag(revoked) }),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, lost map[string][]int32) { a.dropLag(lost) }),
+	)
+	opts = append(opts, a.cfg.clientOpts...)
+	sess, err := kgo.NewGroupTransactSession(opts...)
+	if err != nil {
+		return fmt.Errorf("streams: client: %w", err)
+	}
+	defer sess.Close()
+
+	produceCtx, cancelProduce := context.WithCancel(context.Background())
+	defer cancelProduce()
+	proc := &processor{top: a.top, mode: a.cfg.errorMode, dlq: a.cfg.deadLetter, stats: &a.stats}
+	var (
+		inTxn    bool
+		txnStart time.Time
+	)
+	end := func(endCtx context.Context) error {
+		inTxn = false
+		cl := sess.Client()
+		if err := cl.Flush(endCtx); err != nil {
+			return fmt.Errorf("streams: flush: %w", err)
+		}
+		try := kgo.TryCommit
+		if perr := a.takeProduceErr(); perr != nil {
+			a.cfg.logger.Warn("produce failed; aborting the transaction", "err", perr)
+			try = kgo.TryAbort
+		}
+		committed, err := sess.End(endCtx, try)
+		if err != nil {
+			return fmt.Errorf("streams: ending transaction: %w", err)
+		}
+		if !committed {
+			a.stats.aborted.Add(1)
+			a.cfg.logger.Info("transaction aborted; its records will be processed again")
+		}
+		return nil
+	}
+	for {
+		pollCtx := ctx
+		cancel := context.CancelFunc(func() {})
+		if inTxn {
+			pollCtx, cancel = pollContext(ctx, txnStart.Add(a.cfg.commitInterval))
+		}
+		fetches := sess.PollFetches(pollCtx)
+		cancel()
+		if fetches.IsClientClosed() {
+			return nil
+		}
+		a.logFetchErrors(fetches)
+		if fetches.NumRecords() > 0 {
+			if !inTxn {
+				if err := sess.Begin(); err != nil {
+					return fmt.Errorf("streams: begin transaction: %w", err)
+				}
+				inTxn, txnStart = true, time.Now()
+			}
+			if err := a.processExactlyOnce(produceCtx, sess, proc, fetches); err != nil {
+				abortCtx, cancelAbort := context.WithTimeout(context.Background(), a.cfg.txnTimeout)
+				defer cancelAbort()
+				inTxn = false
+				_ = sess.Client().AbortBufferedRecords(abortCtx)
+				if _, aerr := sess.End(abortCtx, kgo.TryAbort); aerr != nil {
+					err = errors.Join(err, aerr)
+				}
+				return err
+			}
+		}
+		if inTxn && (ctx.Err() != nil || !time.Now().Before(txnStart.Add(a.cfg.commitInterval))) {
+			endCtx, cancelEnd := context.WithTimeout(context.Background(), a.cfg.txnTimeout)
+			err := end(endCtx)
+			cancelEnd()
+			if err != nil {
+				return err
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+func (a *App) processExactlyOnce(produceCtx context.Context, sess *kgo.GroupTransactSession, proc *processor, fetches kgo.Fetches) error {
+	var err error
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if err != nil || len(p.Records) == 0 {
+			return
+		}
+		for _, r := range p.Records {
+			outs, perr := proc.process(r)
+			if perr != nil {
+				err = perr
+				return
+			}
+			for _, o := range outs {
+				sess.Produce(produceCtx, o, a.promise)
+			}
+		}
+		a.mu.Lock()
+		a.updateLagLocked(p)
+		a.mu.Unlock()
+	})
+	return err
+}
