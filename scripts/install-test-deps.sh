@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-test-deps.sh: installs what the end-to-end tests need beyond Go:
 # kcat (librdkafka's CLI), node + npm, kafkajs in e2e/kafkajs, and the MinIO
-# server in bin/minio for the tiering tests.
+# server in bin/minio for the tiering tests, and PostgreSQL for the JDBC
+# connector tests.
 # Idempotent: each step checks first and does nothing when already satisfied.
 set -euo pipefail
 
@@ -52,6 +53,16 @@ if [ -n "$have" ] && [ "$have" = "$want" ]; then
 else
 	log "kafkajs $want: npm ci in e2e/kafkajs"
 	(cd "$js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+# PostgreSQL: the server the JDBC connector tests run (internal/pgtest runs
+# initdb and postgres from /usr/lib/postgresql/*/bin in a temp directory; no
+# cluster or service of the package is used).
+if compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+	log "postgresql: present ($(ls -d /usr/lib/postgresql/*/bin | tr '\n' ' '))"
+else
+	log "postgresql: missing; apt-get install postgresql"
+	as_root bash -c "$(declare -f log apt_install); apt_install postgresql"
 fi
 
 # MinIO: the S3 server the tiering tests run against (tiering/minio_test.go).
