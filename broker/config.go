@@ -17,12 +17,19 @@ import (
 // by their Kafka property names through Set, LoadProperties and STRATA_*
 // environment variables; the rest are the server's own flags.
 type Config struct {
-	NodeID      int32
-	DataDir     string // log.dirs
-	Listen      string // host:port of the Kafka listener
-	Advertise   string // host:port clients are told to use; default Listen
-	HTTPListen  string // admin HTTP (/metrics, /healthz); "" disables
-	ObjectStore string // object store URL, used by tiering; default file://<DataDir>/objects
+	NodeID int32
+	// ControllerQuorumVoters (--controllers, controller.quorum.voters) lists
+	// the metadata quorum as id@host:port,…; empty: a one-voter quorum of
+	// this node. ControllerListen (--controller-listen) is this node's raft
+	// address; ProcessRoles (--roles, process.roles) controller,broker.
+	ControllerQuorumVoters string
+	ControllerListen       string
+	ProcessRoles           string
+	DataDir                string // log.dirs
+	Listen                 string // host:port of the Kafka listener
+	Advertise              string // host:port clients are told to use; default Listen
+	HTTPListen             string // admin HTTP (/metrics, /healthz); "" disables
+	ObjectStore            string // object store URL, used by tiering; default file://<DataDir>/objects
 
 	AutoCreateTopics         bool  // auto.create.topics.enable
 	NumPartitions            int32 // num.partitions
@@ -90,6 +97,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		NodeID:                      1,
+		ProcessRoles:                "controller,broker",
 		DataDir:                     "./data",
 		Listen:                      "127.0.0.1:9092",
 		HTTPListen:                  "127.0.0.1:9644",
@@ -232,7 +240,10 @@ var brokerProperties = map[string]brokerProperty{
 	"node.id":   int32Prop(func(c *Config) *int32 { return &c.NodeID }, 0),
 	"broker.id": int32Prop(func(c *Config) *int32 { return &c.NodeID }, 0),
 	"log.dirs":  stringProp(func(c *Config) *string { return &c.DataDir }),
-	"log.dir":   stringProp(func(c *Config) *string { return &c.DataDir }),
+
+	"controller.quorum.voters": stringProp(func(c *Config) *string { return &c.ControllerQuorumVoters }),
+	"process.roles":            stringProp(func(c *Config) *string { return &c.ProcessRoles }),
+	"log.dir":                  stringProp(func(c *Config) *string { return &c.DataDir }),
 
 	"auto.create.topics.enable": boolProp(func(c *Config) *bool { return &c.AutoCreateTopics }),
 	"delete.topic.enable":       boolProp(func(c *Config) *bool { return &c.DeleteTopicEnable }),

@@ -83,7 +83,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker: --object-store: %w", err)
 	}
-	store, err := metadata.OpenFileStore(filepath.Join(cfg.DataDir, "__metadata"))
+	store, err := openMetadata(cfg, logger)
 	if err != nil {
 		objects.Close()
 		return nil, err

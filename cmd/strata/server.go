@@ -44,6 +44,9 @@ func newServerCmd() *cobra.Command {
 		sets        []string
 		configFile  string
 		logLevel    string
+		controllers string
+		ctrlListen  string
+		roles       string
 	)
 	cmd := &cobra.Command{
 		Use:   "server",
@@ -96,6 +99,13 @@ then the dedicated flags below when given.`,
 			if flags.Changed("data-dir") || cfg.DataDir == "" {
 				cfg.DataDir = dataDir
 			}
+			if flags.Changed("controllers") {
+				cfg.ControllerQuorumVoters = controllers
+			}
+			if flags.Changed("roles") {
+				cfg.ProcessRoles = roles
+			}
+			cfg.ControllerListen = ctrlListen
 			cfg.Listen = listen
 			cfg.Advertise = advertise
 			cfg.HTTPListen = httpListen
@@ -152,6 +162,9 @@ then the dedicated flags below when given.`,
 	f.StringArrayVar(&sets, "set", nil, "set a Kafka broker property, key=value (repeatable)")
 	f.StringVar(&configFile, "config", "", "server.properties-style file")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&controllers, "controllers", "", "metadata quorum voters id@host:port,… (controller.quorum.voters; default: a one-voter quorum of this node)")
+	f.StringVar(&ctrlListen, "controller-listen", "", "this node's raft address (needed with other voters)")
+	f.StringVar(&roles, "roles", "controller,broker", "process.roles: controller,broker (one process does both)")
 	return cmd
 }
 

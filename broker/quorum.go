@@ -1,0 +1,108 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/strata-streaming/strata/metadata"
+)
+
+// The broker's metadata lives in the raft quorum of package metadata. A
+// node with no --controllers is a one-voter quorum of itself: single-node
+// mode runs the same raft log, state machine and Store as a cluster.
+// Multi-voter quorums wait for replication (issue 5): until brokers host
+// only their assigned replicas, a node refuses to start with other voters.
+
+// metadataDir is where the raft log, its snapshots and (before the quorum)
+// the FileStore document live.
+const metadataDir = "__metadata"
+
+// legacyMetadataFile is FileStore's document; a data directory that has
+// one and no raft log yet is migrated into the quorum at start.
+const legacyMetadataFile = "cluster-metadata.json"
+
+// openMetadata starts this node's quorum member and returns the Store the
+// broker uses, importing a pre-quorum FileStore document on first start.
+func openMetadata(cfg Config, logger *slog.Logger) (metadata.Store, error) {
+	dir := filepath.Join(cfg.DataDir, metadataDir)
+	voters, err := metadata.ParseVoters(cfg.ControllerQuorumVoters)
+	if err != nil {
+		return nil, fmt.Errorf("broker: --controllers: %w", err)
+	}
+	if len(voters) > 1 || (len(voters) == 1 && voters[0].ID != cfg.NodeID) {
+		return nil, errors.New("broker: --controllers: a quorum of other nodes needs replication, which is not built yet; run without --controllers (a one-voter quorum of this node)")
+	}
+	roles, err := metadata.ParseRoles(cfg.ProcessRoles)
+	if err != nil {
+		return nil, fmt.Errorf("broker: --roles: %w", err)
+	}
+	if !roles.Controller || !roles.Broker {
+		return nil, errors.New("broker: --roles: only controller,broker (both in one process) is supported until multi-node clusters land")
+	}
+
+	raftDir := filepath.Join(dir, "raft")
+	legacy := filepath.Join(dir, legacyMetadataFile)
+	var imported *metadata.FileStore
+	if _, err := os.Stat(raftDir); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(legacy); err == nil {
+			if imported, err = metadata.OpenFileStore(dir); err != nil {
+				return nil, fmt.Errorf("broker: reading %s to migrate it: %w", legacy, err)
+			}
+		}
+	}
+	mcfg := metadata.Config{NodeID: cfg.NodeID, Voters: voters, Dir: raftDir, ListenAddr: cfg.ControllerListen, Logger: logger}
+	if imported != nil {
+		mcfg.ClusterID = imported.ClusterID() // keep the cluster's id
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	store, err := metadata.OpenRaftStore(ctx, mcfg)
+	if err != nil {
+		return nil, fmt.Errorf("broker: metadata quorum: %w", err)
+	}
+	if imported != nil {
+		if err := migrateFileStore(imported, store); err != nil {
+			store.Close()
+			return nil, fmt.Errorf("broker: migrating %s into the metadata quorum: %w", legacy, err)
+		}
+		if err := os.Rename(legacy, legacy+".migrated"); err != nil {
+			store.Close()
+			return nil, fmt.Errorf("broker: %w", err)
+		}
+		logger.Info("metadata migrated into the raft quorum", "from", legacy, "topics", len(imported.Topics()))
+	}
+	return store, nil
+}
+
+// migrateFileStore copies topics (ids, partition counts, configs) and the
+// producer-id counter into a fresh quorum. Topics already there (a
+// migration interrupted before the rename) are skipped.
+func migrateFileStore(from *metadata.FileStore, to *metadata.RaftStore) error {
+	have := map[string]bool{}
+	for _, t := range to.Topics() {
+		have[t.Name] = true
+	}
+	for _, t := range from.Topics() {
+		if have[t.Name] {
+			continue
+		}
+		if err := to.CreateTopic(t); err != nil {
+			return fmt.Errorf("topic %s: %w", t.Name, err)
+		}
+	}
+	next, err := from.AllocateProducerIDs(0)
+	if err != nil {
+		return err
+	}
+	if cur := to.Node().State().NextProducerID; next > cur {
+		if _, err := to.AllocateProducerIDs(next - cur); err != nil {
+			return err
+		}
+	}
+	return nil
+}
