@@ -58,7 +58,7 @@ func NewApp(t *Topology, opts ...Opt) (*App, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	t.bind(cfg.appID)
+	t.bind(cfg.appID, cfg.deadLetter)
 	a := &App{cfg: cfg, top: t}
 	a.mu.owned = map[string]map[int32]bool{}
 	a.mu.processed = map[string]map[int32]kgo.EpochOffset{}
@@ -83,7 +83,8 @@ func (a *App) Stats() Stats {
 		Job: a.cfg.name, Instances: 1,
 		RecordsIn: a.stats.in.Load(), RecordsOut: a.stats.out.Load(),
 		Errors: a.stats.errors.Load(), DeadLettered: a.stats.deadLettered.Load(),
-		Skipped: a.stats.skipped.Load(), Aborted: a.stats.aborted.Load(),
+		Skipped: a.stats.skipped.Load(), Failed: a.stats.failed.Load(),
+		Aborted: a.stats.aborted.Load(), Restarts: a.stats.restarts.Load(),
 		Lag: a.stats.lag.Load(),
 	}
 }
@@ -92,9 +93,68 @@ func (a *App) Stats() Stats {
 // hand, flushes, commits and leaves the group, returning nil) or a fatal
 // error occurs (a record error in ErrorFail mode, a produce failure, a
 // fenced transactional id), which it returns.
+//
+// Run may be called again after it returned (not concurrently): the App
+// starts over from the committed offsets, keeping its counters.
 func (a *App) Run(ctx context.Context) error {
 	register(a)
 	defer unregister(a)
+	return a.run(ctx)
+}
+
+// RunWithRestarts runs the App until ctx is done, running it again after
+// each error: first after minBackoff, doubling up to maxBackoff (a run that
+// lasted a minute or more starts the delays over). Stats.Restarts and
+// strata_stream_restarts_total count the restarts. onError, if not nil, is
+// called with each error and the delay before the next run. It returns nil
+// once ctx is done.
+func (a *App) RunWithRestarts(ctx context.Context, minBackoff, maxBackoff time.Duration, onError func(err error, retryIn time.Duration)) error {
+	if minBackoff <= 0 {
+		minBackoff = time.Second
+	}
+	if maxBackoff < minBackoff {
+		maxBackoff = minBackoff
+	}
+	register(a)
+	defer unregister(a)
+	delay := minBackoff
+	for {
+		start := time.Now()
+		err := a.run(ctx)
+		if ctx.Err() != nil || err == nil {
+			return nil
+		}
+		if time.Since(start) >= healthyRun {
+			delay = minBackoff
+		}
+		if onError != nil {
+			onError(err, delay)
+		}
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil
+		case <-timer.C:
+		}
+		delay = min(2*delay, maxBackoff)
+		a.stats.restarts.Add(1)
+	}
+}
+
+// healthyRun is how long a run must last for RunWithRestarts to start its
+// delays over.
+const healthyRun = time.Minute
+
+// run is one Run: state from an earlier run is dropped first.
+func (a *App) run(ctx context.Context) error {
+	a.takeProduceErr()
+	a.mu.Lock()
+	a.mu.owned = map[string]map[int32]bool{}
+	a.mu.processed = map[string]map[int32]kgo.EpochOffset{}
+	a.mu.lag = map[string]map[int32]int64{}
+	a.stats.lag.Store(0)
+	a.mu.Unlock()
 	if err := a.createInternalTopics(ctx); err != nil {
 		return err
 	}
@@ -116,10 +176,25 @@ func (a *App) baseOpts() []kgo.Opt {
 		kgo.AllowAutoTopicCreation(),
 	}
 	if len(patterns) > 0 {
+		named := map[string]bool{}
 		for _, t := range topics {
+			named[t] = true
 			patterns = append(patterns, "^"+regexp.QuoteMeta(t)+"$")
 		}
 		opts = append(opts, kgo.ConsumeRegex(), kgo.ConsumeTopics(patterns...))
+		// Never subscribe to what this topology writes (handlers skip
+		// such records too, should one arrive), unless a source names
+		// the topic (a repartition topic, or an explicit From).
+		var exclude []string
+		for _, t := range a.top.outputTopics() {
+			if named[t] {
+				continue
+			}
+			exclude = append(exclude, "^"+regexp.QuoteMeta(t)+"$")
+		}
+		if len(exclude) > 0 {
+			opts = append(opts, kgo.ConsumeExcludeTopics(exclude...))
+		}
 	} else {
 		opts = append(opts, kgo.ConsumeTopics(topics...))
 	}

@@ -38,6 +38,16 @@
 // covers output, branch and dead-letter topics; create input topics first
 // when their partition count matters.
 //
+// A FromRegex source never reads the topics the topology writes itself (To
+// sinks, the dead-letter topic, repartition topics), so a pattern that also
+// matches them cannot loop; topics chosen at run time by ToTopicFunc are
+// not known in advance and are not excluded.
+//
+// RunWithRestarts runs an App until its context is done, running it again
+// after an error with a delay doubling from a minimum to a maximum
+// (strata server uses 1s to 30s for --jobs-dir jobs); Stats.Restarts
+// counts the restarts.
+//
 // # Guarantees
 //
 // AtLeastOnce: offsets are committed every CommitInterval (default 5s),
@@ -51,7 +61,11 @@
 // (default 100ms) of fetches, and commits the outputs and the input offsets
 // together (KIP-447, fenced by the group generation). A rebalance, produce
 // failure or fencing aborts it and the consumer rewinds to the committed
-// offsets. A killed instance's open transaction is aborted by the broker
+// offsets. A permanent produce failure (a non-retriable broker error such
+// as MESSAGE_TOO_LARGE, an authorization failure or an invalid topic), or
+// MaxProduceAborts transactions in a row aborted by retriable ones, ends
+// Run with an error wrapping ErrProduce. CommitInterval must be shorter
+// than TransactionTimeout. A killed instance's open transaction is aborted by the broker
 // after TransactionTimeout, or at once when an instance with the same
 // InstanceID starts. Consumers of the output must read with read_committed.
 //
@@ -72,7 +86,8 @@
 // TestDriver runs a topology in memory, like Kafka Streams'
 // TopologyTestDriver. Running Apps report Stats and register Prometheus
 // series on the default registry: strata_stream_records_in_total,
-// strata_stream_records_out_total, strata_stream_errors_total{outcome},
-// strata_stream_transactions_aborted_total and strata_stream_lag_records,
-// all labelled by job.
+// strata_stream_records_out_total, strata_stream_errors_total{outcome}
+// (dead_letter, skip, fail), strata_stream_transactions_aborted_total,
+// strata_stream_restarts_total and strata_stream_lag_records, all
+// labelled by job.
 package streams

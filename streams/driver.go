@@ -34,7 +34,7 @@ func NewTestDriver(t *Topology, opts ...Opt) (*TestDriver, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	t.bind(cfg.appID)
+	t.bind(cfg.appID, cfg.deadLetter)
 	d := &TestDriver{outputs: map[string][]*kgo.Record{}, offsets: map[string]int64{}, intern: map[string]bool{}}
 	d.proc = &processor{top: t, mode: cfg.errorMode, dlq: cfg.deadLetter, stats: &d.stats}
 	for _, it := range t.internals {
@@ -83,7 +83,8 @@ func (d *TestDriver) Output(topic string) []*kgo.Record {
 // Stats returns the driver's counters.
 func (d *TestDriver) Stats() Stats {
 	return Stats{Job: "test-driver", Instances: 1, RecordsIn: d.stats.in.Load(),
-		Errors: d.stats.errors.Load(), DeadLettered: d.stats.deadLettered.Load(), Skipped: d.stats.skipped.Load()}
+		Errors: d.stats.errors.Load(), DeadLettered: d.stats.deadLettered.Load(), Skipped: d.stats.skipped.Load(),
+		Failed: d.stats.failed.Load()}
 }
 
 // PipeInput encodes key and value with the serdes and pipes them to topic.

@@ -18,6 +18,12 @@ var (
 	// ErrProcessing wraps the record error that stopped an App whose error
 	// mode is ErrorFail.
 	ErrProcessing = errors.New("streams: record processing failed")
+	// ErrProduce wraps a produce failure that stopped an App: any under
+	// at-least-once; under exactly-once a permanent one (a non-retriable
+	// broker error such as MESSAGE_TOO_LARGE, an authorization failure or
+	// an invalid topic) or MaxProduceAborts transactions in a row aborted
+	// by produce failures.
+	ErrProduce = errors.New("streams: produce failed")
 )
 
 // Kind says where in the pipeline a record failed.
@@ -134,6 +140,7 @@ func (p *processor) process(kr *kgo.Record) ([]*kgo.Record, error) {
 		p.ctx.out = append(p.ctx.out[:0], deadLetter(p.dlq, kr, se))
 		return p.ctx.out, nil
 	}
+	p.stats.failed.Add(1)
 	return nil, fmt.Errorf("%w: %s[%d]@%d: %w", ErrProcessing, kr.Topic, kr.Partition, kr.Offset, se)
 }
 

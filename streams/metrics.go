@@ -10,8 +10,9 @@ import (
 
 // counters are one App's running totals.
 type counters struct {
-	in, out, errors, deadLettered, skipped, aborted atomic.Uint64
-	lag                                             atomic.Int64
+	in, out, errors, deadLettered, skipped, failed, aborted atomic.Uint64
+	restarts                                                atomic.Uint64
+	lag                                                     atomic.Int64
 }
 
 // Stats is a snapshot of a job's counters. When several Apps in one process
@@ -24,7 +25,9 @@ type Stats struct {
 	Errors       uint64 // records whose processing failed
 	DeadLettered uint64
 	Skipped      uint64
+	Failed       uint64 // record errors that stopped the App (ErrorFail mode)
 	Aborted      uint64 // exactly-once transactions aborted (rebalance, fencing, errors)
+	Restarts     uint64 // times RunWithRestarts ran the App again after an error
 	Lag          int64  // records behind the high watermarks of the fetched partitions
 }
 
@@ -73,6 +76,8 @@ func Running() []Stats {
 		s.Errors += one.Errors
 		s.DeadLettered += one.DeadLettered
 		s.Skipped += one.Skipped
+		s.Failed += one.Failed
+		s.Restarts += one.Restarts
 		s.Aborted += one.Aborted
 		s.Lag += one.Lag
 	}
@@ -90,6 +95,7 @@ var (
 	descOut     = prometheus.NewDesc("strata_stream_records_out_total", "Output records acknowledged for the stream job (dead letters included).", []string{"job"}, nil)
 	descErrors  = prometheus.NewDesc("strata_stream_errors_total", "Records whose processing failed, by mode outcome.", []string{"job", "outcome"}, nil)
 	descAborted = prometheus.NewDesc("strata_stream_transactions_aborted_total", "Exactly-once transactions aborted.", []string{"job"}, nil)
+	descRestart = prometheus.NewDesc("strata_stream_restarts_total", "Times the stream job was restarted after an error.", []string{"job"}, nil)
 	descLag     = prometheus.NewDesc("strata_stream_lag_records", "Records behind the high watermark over the job's fetched partitions.", []string{"job"}, nil)
 )
 
@@ -97,7 +103,7 @@ var (
 type collector struct{}
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descIn, descOut, descErrors, descAborted, descLag} {
+	for _, d := range []*prometheus.Desc{descIn, descOut, descErrors, descAborted, descRestart, descLag} {
 		ch <- d
 	}
 }
@@ -108,8 +114,9 @@ func (collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descOut, prometheus.CounterValue, float64(s.RecordsOut), s.Job)
 		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(s.DeadLettered), s.Job, "dead_letter")
 		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(s.Skipped), s.Job, "skip")
-		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(s.Errors-s.DeadLettered-s.Skipped), s.Job, "fail")
+		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(s.Failed), s.Job, "fail")
 		ch <- prometheus.MustNewConstMetric(descAborted, prometheus.CounterValue, float64(s.Aborted), s.Job)
+		ch <- prometheus.MustNewConstMetric(descRestart, prometheus.CounterValue, float64(s.Restarts), s.Job)
 		ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(s.Lag), s.Job)
 	}
 }

@@ -266,6 +266,9 @@ func (sp *Splitter[K, V]) route(c *procCtx, r Record[K, V]) error {
 
 // To writes every record to topic.
 func (s Stream[K, V]) To(topic string, keys Serde[K], values Serde[V], opts ...OpOpt) {
+	if topic != "" {
+		s.top.sinks = append(s.top.sinks, topic)
+	}
 	s.ToTopicFunc(func(Record[K, V]) (string, error) { return topic, nil }, keys, values, opts...)
 }
 

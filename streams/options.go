@@ -92,6 +92,9 @@ func (c *config) validate() error {
 	if c.commitInterval == 0 {
 		c.commitInterval = time.Millisecond
 	}
+	if c.guarantee == ExactlyOnceV2 && c.commitInterval >= c.txnTimeout {
+		return fmt.Errorf("%w: CommitInterval %v must be shorter than TransactionTimeout %v under exactly-once", ErrConfig, c.commitInterval, c.txnTimeout)
+	}
 	if c.instanceID == "" {
 		var b [6]byte
 		_, _ = rand.Read(b[:])
@@ -101,6 +104,17 @@ func (c *config) validate() error {
 		c.name = c.appID
 	}
 	return nil
+}
+
+// CheckOptions validates App options as NewApp does, except that Brokers
+// may be missing: a job loader can reject bad settings before any App is
+// built.
+func CheckOptions(opts ...Opt) error {
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	return cfg.validate()
 }
 
 // Brokers sets the seed brokers (host:port).

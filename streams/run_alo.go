@@ -133,7 +133,7 @@ func (a *App) flushAndCommitLocked(ctx context.Context, cl *kgo.Client) error {
 		return fmt.Errorf("streams: flush: %w", err)
 	}
 	if err := a.peekProduceErr(); err != nil {
-		return fmt.Errorf("streams: produce: %w", err)
+		return fmt.Errorf("%w: %w", ErrProduce, err)
 	}
 	if len(a.mu.processed) == 0 {
 		return nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -20,6 +21,27 @@ import (
 // session, or replaced by a restart with the same instance id) is fenced:
 // its offset commit fails on the stale generation or its producer epoch is
 // bumped, and its transaction aborts.
+
+// MaxProduceAborts is how many transactions in a row an exactly-once App
+// aborts and retries after retriable produce failures (record timeouts,
+// retriable broker errors) before Run returns the failure (ErrProduce).
+const MaxProduceAborts = 5
+
+// permanentProduceError reports a produce failure that retrying the
+// transaction cannot fix: a non-retriable broker error (MESSAGE_TOO_LARGE,
+// authorization, invalid topic, …), except the producer-state errors that
+// a new transaction clears.
+func permanentProduceError(err error) bool {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) || ke.Retriable {
+		return false
+	}
+	switch ke {
+	case kerr.UnknownProducerID, kerr.OutOfOrderSequenceNumber, kerr.InvalidProducerIDMapping:
+		return false
+	}
+	return true
+}
 
 func (a *App) runExactlyOnce(ctx context.Context) error {
 	opts := append(a.baseOpts(),
@@ -45,6 +67,9 @@ func (a *App) runExactlyOnce(ctx context.Context) error {
 	var (
 		inTxn    bool
 		txnStart time.Time
+		// produceAborts counts transactions in a row aborted by a
+		// retriable produce failure.
+		produceAborts int
 	)
 	end := func(endCtx context.Context) error {
 		inTxn = false
@@ -53,18 +78,37 @@ func (a *App) runExactlyOnce(ctx context.Context) error {
 			return fmt.Errorf("streams: flush: %w", err)
 		}
 		try := kgo.TryCommit
+		var fatal error
 		if perr := a.takeProduceErr(); perr != nil {
-			a.cfg.logger.Warn("produce failed; aborting the transaction", "err", perr)
 			try = kgo.TryAbort
+			switch {
+			case errors.Is(perr, kgo.ErrAborting):
+				// Records failed by an abort already under way
+				// (rebalance): not a produce problem.
+			case permanentProduceError(perr):
+				fatal = fmt.Errorf("%w: %w", ErrProduce, perr)
+			default:
+				produceAborts++
+				if produceAborts >= MaxProduceAborts {
+					fatal = fmt.Errorf("%w: %d transactions in a row aborted, last: %w", ErrProduce, produceAborts, perr)
+				} else {
+					a.cfg.logger.Warn("produce failed; aborting the transaction", "err", perr, "attempt", produceAborts)
+				}
+			}
 		}
 		committed, err := sess.End(endCtx, try)
 		if err != nil {
-			return fmt.Errorf("streams: ending transaction: %w", err)
+			return errors.Join(fatal, fmt.Errorf("streams: ending transaction: %w", err))
 		}
-		if !committed {
-			a.stats.aborted.Add(1)
-			a.cfg.logger.Info("transaction aborted; its records will be processed again")
+		if committed {
+			produceAborts = 0
+			return nil
 		}
+		a.stats.aborted.Add(1)
+		if fatal != nil {
+			return fatal
+		}
+		a.cfg.logger.Info("transaction aborted; its records will be processed again")
 		return nil
 	}
 	for {

@@ -3,6 +3,7 @@ package streams
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"sync"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -16,7 +17,13 @@ type Topology struct {
 	nextID    int
 	sources   []*source
 	internals []*internalTopic
-	err       error // first build error, reported by NewApp
+	sinks     []string // the fixed topics of To sinks
+	err       error    // first build error, reported by NewApp
+
+	// excluded are the topics the topology itself writes (sinks, the
+	// dead-letter topic, repartition topics): pattern sources never read
+	// them, so a pattern matching its own output cannot loop.
+	excluded map[string]bool
 
 	mu     sync.Mutex
 	routes map[string][]func(*procCtx, *kgo.Record) error // by input topic
@@ -55,14 +62,37 @@ func (t *Topology) fail(err error) {
 	}
 }
 
-// bind resolves internal topic names for an application id.
-func (t *Topology) bind(appID string) {
+// bind resolves internal topic names for an application id and collects
+// the topics the topology writes (with the dead-letter topic, if any).
+func (t *Topology) bind(appID, deadLetter string) {
+	excluded := map[string]bool{}
 	for _, it := range t.internals {
 		it.resolved = appID + "-" + it.name + "-repartition"
+		excluded[it.resolved] = true
+	}
+	for _, tp := range t.sinks {
+		excluded[tp] = true
+	}
+	if deadLetter != "" {
+		excluded[deadLetter] = true
 	}
 	t.mu.Lock()
+	t.excluded = excluded
 	t.routes = nil
 	t.mu.Unlock()
+}
+
+// outputTopics returns the topics the topology writes that pattern sources
+// must not read, sorted.
+func (t *Topology) outputTopics() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]string, 0, len(t.excluded))
+	for tp := range t.excluded {
+		out = append(out, tp)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // subscription is what the client consumes: fixed topics and, if any source
@@ -102,7 +132,8 @@ func (t *Topology) handlers(topic string) []func(*procCtx, *kgo.Record) error {
 		match := false
 		switch {
 		case s.pattern != nil:
-			match = s.pattern.MatchString(topic)
+			// A pattern never reads what the topology writes itself.
+			match = !t.excluded[topic] && s.pattern.MatchString(topic)
 		case s.internal != nil:
 			match = s.internal.resolved == topic
 		default:
@@ -167,7 +198,10 @@ func From[K, V any](t *Topology, keys Serde[K], values Serde[V], topics []string
 }
 
 // FromRegex reads every topic whose name matches pattern (Go regexp syntax,
-// matched against the whole name when anchored).
+// matched against the whole name when anchored), except the topics the
+// topology itself writes: the topics of To sinks, the dead-letter topic and
+// repartition topics (topics chosen at run time by ToTopicFunc are not
+// known in advance and are not excluded).
 func FromRegex[K, V any](t *Topology, keys Serde[K], values Serde[V], pattern string, opts ...OpOpt) Stream[K, V] {
 	re, err := regexp.Compile(pattern)
 	if err != nil {

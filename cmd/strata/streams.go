@@ -10,7 +10,11 @@ package main
 //
 // status reads group state and lag from the brokers (a job's application id
 // is its consumer group) and, when --metrics names the /metrics endpoints of
-// the processes running the job, its records in/out and errors.
+// the processes running the job, its records in/out, errors and restarts.
+//
+// Inside the server each job's instance id is node-<node id>-<advertised
+// (else listen) address>, and a job stopped by an error is restarted with
+// a delay growing from 1s to 30s until the server stops.
 
 import (
 	"bufio"
@@ -132,7 +136,7 @@ func newStreamsStatusCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "status [JOB...]",
-		Short: "List jobs (from --jobs-dir, or application ids given) with group state, lag, and records in/out and errors from --metrics",
+		Short: "List jobs (from --jobs-dir, or application ids given) with group state, lag, and records in/out, errors and restarts from --metrics",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			type row struct{ name, group string }
 			var rows []row
@@ -171,7 +175,7 @@ func newStreamsStatusCmd() *cobra.Command {
 				return fmt.Errorf("describing groups: %w", err)
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "JOB\tGROUP\tSTATE\tMEMBERS\tLAG\tIN\tOUT\tERRORS")
+			fmt.Fprintln(w, "JOB\tGROUP\tSTATE\tMEMBERS\tLAG\tIN\tOUT\tERRORS\tRESTARTS")
 			for _, r := range rows {
 				state, members, lag := "unknown", "-", "-"
 				if l, ok := lags[r.group]; ok {
@@ -186,13 +190,14 @@ func newStreamsStatusCmd() *cobra.Command {
 						lag = strconv.FormatInt(l.Lag.Total(), 10)
 					}
 				}
-				in, out, errs := "-", "-", "-"
+				in, out, errs, restarts := "-", "-", "-", "-"
 				if c, ok := counts[r.name]; ok {
 					in = fmt.Sprint(int64(c["strata_stream_records_in_total"]))
 					out = fmt.Sprint(int64(c["strata_stream_records_out_total"]))
 					errs = fmt.Sprint(int64(c["strata_stream_errors_total"]))
+					restarts = fmt.Sprint(int64(c["strata_stream_restarts_total"]))
 				}
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.name, r.group, state, members, lag, in, out, errs)
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.name, r.group, state, members, lag, in, out, errs, restarts)
 			}
 			return w.Flush()
 		},
@@ -249,8 +254,12 @@ func parseStreamMetrics(r io.Reader, counts map[string]map[string]float64) error
 				jobName, _ = strconv.Unquote(v)
 			}
 		}
-		v, err := strconv.ParseFloat(strings.Fields(value)[0], 64)
-		if err != nil || jobName == "" {
+		fields := strings.Fields(value)
+		if len(fields) == 0 || jobName == "" {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil {
 			continue
 		}
 		if counts[jobName] == nil {
@@ -312,9 +321,58 @@ func streamsAddonFlags(f *pflag.FlagSet) {
 	f.String("jobs-metrics-listen", "", "serve the stream jobs' Prometheus /metrics on this address (empty: off)")
 }
 
+// Restart delays of a server job that stopped on an error.
+const (
+	jobRestartMin = time.Second
+	jobRestartMax = 30 * time.Second
+)
+
+// streamsInstanceID derives a job instance id unique to this node and
+// stable across its restarts (so a restarted node fences its previous
+// transactions at once): node-<node id>-<advertised address, else the
+// listen address>. An unspecified host (0.0.0.0, ::, empty) is replaced by
+// the host name, as nodes commonly share such a listen address.
+func streamsInstanceID(flags *pflag.FlagSet) string {
+	flagValue := func(name string) string {
+		if f := flags.Lookup(name); f != nil {
+			return f.Value.String()
+		}
+		return ""
+	}
+	node := flagValue("node-id")
+	if node == "" {
+		node = "0"
+	}
+	addr := flagValue("advertise")
+	if addr == "" {
+		addr = flagValue("listen")
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		host, port = addr, ""
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		if h, err := os.Hostname(); err == nil && h != "" {
+			host = h
+		}
+	}
+	id := "node-" + node + "-" + host
+	if port != "" {
+		id += "_" + port
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, id)
+}
+
 // startStreamsAddon runs every job of --jobs-dir as an App whose instance id
-// is derived from the node's listen address (stable across restarts, so a
-// restarted node fences its previous transactions at once).
+// is streamsInstanceID. A job that stops on an error is run again after a
+// delay growing from 1s to 30s (strata_stream_restarts_total counts the
+// restarts) until the server stops.
 func startStreamsAddon(ctx context.Context, env addonEnv) (func() error, error) {
 	dir, _ := env.Flags.GetString("jobs-dir")
 	if dir == "" {
@@ -330,7 +388,7 @@ func startStreamsAddon(ctx context.Context, env addonEnv) (func() error, error) 
 			return nil, err
 		}
 	}
-	instance := "node-" + strings.NewReplacer(":", "_", "[", "", "]", "").Replace(env.Brokers)
+	instance := streamsInstanceID(env.Flags)
 	apps := make([]*streams.App, len(jobs))
 	for i, j := range jobs {
 		app, err := j.NewApp(streams.Brokers(env.Brokers), streams.InstanceID(instance),
@@ -347,10 +405,10 @@ func startStreamsAddon(ctx context.Context, env addonEnv) (func() error, error) 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			env.Logger.Info("stream job starting", "job", name, "guarantee", jobs[i].Guarantee().String())
-			if err := app.Run(runCtx); err != nil {
-				env.Logger.Error("stream job stopped on error", "job", name, "err", err)
-			}
+			env.Logger.Info("stream job starting", "job", name, "guarantee", jobs[i].Guarantee().String(), "instance", instance)
+			_ = app.RunWithRestarts(runCtx, jobRestartMin, jobRestartMax, func(err error, retryIn time.Duration) {
+				env.Logger.Error("stream job stopped on error; restarting", "job", name, "err", err, "retry_in", retryIn)
+			})
 		}()
 	}
 	return func() error {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -166,9 +167,9 @@ func TestServerRunsJobsDir(t *testing.T) {
 		}
 		status = stdout
 		fields := strings.Fields(strings.Split(strings.TrimSpace(stdout), "\n")[1])
-		// JOB GROUP STATE MEMBERS LAG IN OUT ERRORS
-		if len(fields) == 8 && fields[0] == "cli-orders" && fields[2] == "Stable" && fields[3] == "1" &&
-			fields[4] == "0" && fields[5] == "400" && fields[6] == "198" && fields[7] == "0" {
+		// JOB GROUP STATE MEMBERS LAG IN OUT ERRORS RESTARTS
+		if len(fields) == 9 && fields[0] == "cli-orders" && fields[2] == "Stable" && fields[3] == "1" &&
+			fields[4] == "0" && fields[5] == "400" && fields[6] == "198" && fields[7] == "0" && fields[8] == "0" {
 			return
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -222,4 +223,106 @@ func TestStreamsRunUntilSIGTERM(t *testing.T) {
 	if !strings.Contains(stderr.String(), "stream job stopped") {
 		t.Errorf("stderr lacks the stop line:\n%s", stderr.String())
 	}
+}
+
+// TestStreamsInstanceIDUniquePerNode: nodes sharing a listen address (and
+// so a transactional id prefix) get distinct instance ids from their node
+// ids and advertised addresses; one node's id is stable.
+func TestStreamsInstanceIDUniquePerNode(t *testing.T) {
+	flags := func(args ...string) *pflag.FlagSet {
+		f := pflag.NewFlagSet("server", pflag.ContinueOnError)
+		f.Int32("node-id", 1, "")
+		f.String("listen", "127.0.0.1:9092", "")
+		f.String("advertise", "", "")
+		if err := f.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	a := streamsInstanceID(flags("--node-id", "1", "--listen", "0.0.0.0:9092"))
+	b := streamsInstanceID(flags("--node-id", "2", "--listen", "0.0.0.0:9092"))
+	if a == b {
+		t.Fatalf("nodes 1 and 2 with one listen address share instance id %q", a)
+	}
+	if again := streamsInstanceID(flags("--node-id", "1", "--listen", "0.0.0.0:9092")); again != a {
+		t.Fatalf("instance id not stable: %q then %q", a, again)
+	}
+	c := streamsInstanceID(flags("--listen", "0.0.0.0:9092", "--advertise", "host-a.example:9092"))
+	d := streamsInstanceID(flags("--listen", "0.0.0.0:9092", "--advertise", "host-b.example:9092"))
+	if c == d || c != "node-1-host-a.example_9092" {
+		t.Fatalf("advertised addresses: %q and %q, want node-1-host-a.example_9092 and a different one", c, d)
+	}
+	if host, _ := os.Hostname(); host != "" && !strings.Contains(a, "-"+strings.Map(func(r rune) rune {
+		if r == ':' {
+			return '_'
+		}
+		return r
+	}, host)) {
+		t.Fatalf("unspecified listen host: id %q lacks host name %q", a, host)
+	}
+	if v6 := streamsInstanceID(flags("--node-id", "7", "--listen", "[::1]:9092")); v6 != "node-7-__1_9092" {
+		t.Fatalf("IPv6 listen: %q", v6)
+	}
+}
+
+// TestStreamsMetricsParserOddLines: malformed exposition lines are
+// skipped, never a panic.
+func TestStreamsMetricsParserOddLines(t *testing.T) {
+	in := strings.Join([]string{
+		`strata_stream_records_in_total{job="a"} `,
+		`strata_stream_records_in_total{job="a"}`,
+		`strata_stream_records_in_total{job="a"} x`,
+		`strata_stream_records_in_total{job=a} 3`,
+		`strata_stream_records_in_total{`,
+		`strata_stream_records_in_total{} 4`,
+		`strata_stream_records_in_total{job="a"} 5 1700000000000`,
+		`strata_stream_records_in_total{job="a"} 2`,
+		`strata_stream_`,
+	}, "\n")
+	counts := map[string]map[string]float64{}
+	if err := parseStreamMetrics(strings.NewReader(in), counts); err != nil {
+		t.Fatal(err)
+	}
+	if got := counts["a"]["strata_stream_records_in_total"]; got != 7 || len(counts) != 1 {
+		t.Fatalf("counts %v, want a: 7", counts)
+	}
+}
+
+// TestStreamsServerRestartsFailedJob: a server job stopped by an error (a
+// bad record in fail mode) is run again after a delay, and the restarts
+// show in its metrics.
+func TestStreamsServerRestartsFailedJob(t *testing.T) {
+	dir := t.TempDir()
+	writeStreamsJob(t, dir, "fail.yaml", `name: cli-fail
+input: {topics: [cli-fail-in]}
+pipeline:
+  - filter: value.amount > 1
+output: {topic: cli-fail-out}
+`)
+	metricsAddr := brokertest.FreeAddr(t)
+	b := brokertest.Start(t, "--jobs-dir", dir, "--jobs-metrics-listen", metricsAddr,
+		"--set", "group.initial.rebalance.delay.ms=0")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.DefaultProduceTopic("cli-fail-in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("not json")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	var counts map[string]map[string]float64
+	for ctx.Err() == nil {
+		counts = map[string]map[string]float64{}
+		err := scrapeStreamMetrics(ctx, "http://"+metricsAddr+"/metrics", counts)
+		if err == nil && counts["cli-fail"]["strata_stream_restarts_total"] >= 2 {
+			if f := counts["cli-fail"]["strata_stream_records_in_total"]; f < 1 {
+				t.Fatalf("restarted without processing: %v", counts)
+			}
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("no restarts after 30s: %v", counts)
 }

@@ -8,7 +8,7 @@
 //	  - filter: value.amount > 100
 //	  - map: '{"id": value.id, "amount": value.amount, "customer": upper(value.customer)}'
 //	  - key: value.customer
-//	  - flat_map: value.items                  # an expression returning a list
+//	  - flat_map: value.items                  # any list: value.items, split(value.tags, ","), 1..3
 //	  - drop_fields: [secret]
 //	  - rename: {sku: product}
 //	  - set_header: {source: topic}
@@ -27,6 +27,8 @@
 // topic, partition, offset and timestamp. Every expression is compiled when
 // the job loads (Parse, ParseFile): an error names the pipeline step, the
 // YAML line and column of the fault and its column within the expression,
-// and no job starts. Each step becomes one operator of a streams.Topology
+// and no job starts. A job that would read its own records is rejected the
+// same way: an output, branch or errors topic that is an input topic or
+// matches the input pattern. Each step becomes one operator of a streams.Topology
 // named "step N (op)", the name dead-letter headers carry.
 package job

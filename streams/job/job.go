@@ -111,7 +111,56 @@ func compile(spec *Spec, f *ast.File) (*Job, error) {
 	if spec.Output.Topic == "" && !terminal {
 		return nil, fmt.Errorf("%w: output needs a topic", ErrInvalid)
 	}
+	if err := j.checkFeedback(); err != nil {
+		return nil, err
+	}
+	if err := streams.CheckOptions(j.Options()...); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
 	return j, nil
+}
+
+// checkFeedback rejects a job that writes to a topic it reads: its output,
+// a branch target or its dead-letter topic being an input topic or
+// matching the input pattern would feed the job its own records forever.
+func (j *Job) checkFeedback() error {
+	var pattern *regexp.Regexp
+	if j.Spec.Input.Pattern != "" {
+		pattern = regexp.MustCompile(j.Spec.Input.Pattern) // compiled before
+	}
+	reads := func(topic string) string {
+		for _, in := range j.Spec.Input.Topics {
+			if in == topic {
+				return "is an input topic"
+			}
+		}
+		if pattern != nil && pattern.MatchString(topic) {
+			return fmt.Sprintf("matches the input pattern %q", j.Spec.Input.Pattern)
+		}
+		return ""
+	}
+	for _, st := range j.steps {
+		targets := st.targets
+		if st.dflt != "" {
+			targets = append(targets[:len(targets):len(targets)], st.dflt)
+		}
+		for _, tp := range targets {
+			if why := reads(tp); why != "" {
+				return stepErr(st.Step, "branch target %q %s: the job would read its own output", tp, why)
+			}
+		}
+	}
+	if tp := j.Spec.Output.Topic; tp != "" {
+		if why := reads(tp); why != "" {
+			return fmt.Errorf("%w: output topic %q %s: the job would read its own output", ErrInvalid, tp, why)
+		}
+	}
+	if tp := j.Spec.Errors.Topic; tp != "" {
+		if why := reads(tp); why != "" {
+			return fmt.Errorf("%w: errors topic %q %s: the job would read its own dead letters", ErrInvalid, tp, why)
+		}
+	}
+	return nil
 }
 
 func stepErr(st Step, format string, args ...any) error {

@@ -21,7 +21,7 @@ var ErrInvalid = errors.New("job: invalid job")
 // Spec is a job file as written.
 type Spec struct {
 	Name           string     `yaml:"name"`
-	ApplicationID  string     `yaml:"application_id"` // consumer group; default "strata-job-<name>"
+	ApplicationID  string     `yaml:"application_id"` // consumer group; default: the name
 	Input          InputSpec  `yaml:"input"`
 	Pipeline       []Step     `yaml:"-"`
 	Output         OutputSpec `yaml:"output"`

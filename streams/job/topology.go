@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/strata-streaming/strata/streams"
 )
@@ -55,9 +56,9 @@ func (j *Job) Topology() *streams.Topology {
 				if err != nil {
 					return nil, err
 				}
-				list, ok := v.([]any)
-				if !ok && v != nil {
-					return nil, fmt.Errorf("flat_map expression returned %T, want a list", v)
+				list, err := asList(v)
+				if err != nil {
+					return nil, err
 				}
 				outs := make([]rec, len(list))
 				for i, e := range list {
@@ -140,6 +141,27 @@ func (j *Job) Topology() *streams.Topology {
 		s.To(j.Spec.Output.Topic, keySerde{}, out, streams.Named("output"))
 	}
 	return t
+}
+
+// asList returns the elements of a flat_map result: any slice or array
+// (expressions yield []any, but also []string from split() or []int from a
+// range such as 1..3); nil is no elements.
+func asList(v any) ([]any, error) {
+	switch x := v.(type) {
+	case nil:
+		return nil, nil
+	case []any:
+		return x, nil
+	}
+	rv := reflect.ValueOf(v)
+	if k := rv.Kind(); k != reflect.Slice && k != reflect.Array {
+		return nil, fmt.Errorf("flat_map expression returned %s, want a list", typeName(v))
+	}
+	list := make([]any, rv.Len())
+	for i := range list {
+		list[i] = rv.Index(i).Interface()
+	}
+	return list, nil
 }
 
 func typeName(v any) string {
