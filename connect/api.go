@@ -89,11 +89,17 @@ type SourceTask interface {
 type SinkTask interface {
 	Start(ctx context.Context, cfg Config) error
 	// Put hands over records in partition order. An error of type
-	// *RetriableError makes the runtime redeliver the same records (within
-	// errors.retry.timeout).
+	// *RetriableError makes the runtime redeliver the same records, with
+	// backoff capped at 10 s, until the task stops (as Kafka Connect; not
+	// bounded by errors.retry.timeout, never dead-lettered). Flush and a
+	// source task's Poll are retried the same way.
 	Put(ctx context.Context, records []SinkRecord) error
 	// Flush makes everything handed to Put durable; the runtime commits the
-	// consumer offsets only after Flush returns nil.
+	// consumer offsets only after Flush returns nil. After Flush fails with
+	// an error that is not a *RetriableError, the task must have forgotten
+	// the records handed over since its last successful Flush: under
+	// errors.tolerance=all the runtime then hands them over again one at a
+	// time (Put of one record, then Flush) and dead-letters those that fail.
 	Flush(ctx context.Context) error
 	Stop() error
 }

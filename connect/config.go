@@ -39,6 +39,11 @@ type WorkerConfig struct {
 	RebalanceTimeout    time.Duration
 	OffsetFlushInterval time.Duration // offset.flush.interval.ms, default 5 s
 	ExactlyOnceSource   bool          // exactly.once.source.support=enabled
+	// TaskShutdownTimeout (task.shutdown.graceful.timeout.ms, default 5 s
+	// as Kafka) is how long stopping units (a rebalance, a config change,
+	// Close) waits for them; a unit still running then is abandoned with a
+	// log line.
+	TaskShutdownTimeout time.Duration
 
 	// Props holds every property as given, for converter settings
 	// (key.converter, value.converter and their prefixed options) and
@@ -59,6 +64,7 @@ const (
 	defaultHeartbeatMs  = 3000
 	defaultRebalanceMs  = 60000
 	defaultOffsetFlush  = 5000
+	defaultTaskShutdown = 5000
 	defaultOffsetParts  = 25
 	defaultStatusParts  = 5
 	defaultReplFactor   = -1
@@ -120,6 +126,7 @@ func NewWorkerConfig(props map[string]string) (WorkerConfig, error) {
 	c.HeartbeatInterval = time.Duration(intProp("heartbeat.interval.ms", defaultHeartbeatMs)) * time.Millisecond
 	c.RebalanceTimeout = time.Duration(intProp("rebalance.timeout.ms", defaultRebalanceMs)) * time.Millisecond
 	c.OffsetFlushInterval = time.Duration(intProp("offset.flush.interval.ms", defaultOffsetFlush)) * time.Millisecond
+	c.TaskShutdownTimeout = time.Duration(intProp("task.shutdown.graceful.timeout.ms", defaultTaskShutdown)) * time.Millisecond
 	switch eos := strings.ToLower(get("exactly.once.source.support", "disabled")); eos {
 	case "enabled":
 		c.ExactlyOnceSource = true
@@ -154,6 +161,8 @@ func (c WorkerConfig) Validate() error {
 		return fmt.Errorf("%w: rebalance.timeout.ms must be at least session.timeout.ms", ErrInvalidConfig)
 	case c.OffsetFlushInterval <= 0:
 		return fmt.Errorf("%w: offset.flush.interval.ms must be positive", ErrInvalidConfig)
+	case c.TaskShutdownTimeout < 0:
+		return fmt.Errorf("%w: task.shutdown.graceful.timeout.ms must not be negative", ErrInvalidConfig)
 	}
 	if _, _, err := net.SplitHostPort(c.RESTListen); err != nil {
 		return fmt.Errorf("%w: rest listener %q: %v", ErrInvalidConfig, c.RESTListen, err)

@@ -70,12 +70,25 @@
 // # Delivery
 //
 // Sources: at least once, offsets flushed every offset.flush.interval.ms
-// (default 5 s) after the records were acknowledged; with
-// exactly.once.source.support=enabled each poll batch and its offsets are
-// one transaction (transactional.id <group.id>-<connector>-<task>). Sinks:
-// consumer group connect-<connector>; Put, Flush, then commit, per poll
-// batch. errors.* (errors.go) decide retries, tolerance and the dead-letter
-// topic.
+// (default 5 s) and when the task stops. Records are produced with a
+// context the task's cancellation does not reach, and each record's
+// acknowledgement is tracked: an offset is written only when its record and
+// every earlier record of the same source partition were acknowledged; a
+// failed record (of any error) blocks its partition's offsets and fails the
+// task. SourceRecord.Partition, when set, picks the Kafka partition;
+// otherwise the key's murmur2 hash (sticky batches for keyless records).
+// With exactly.once.source.support=enabled each poll batch and its offsets
+// are one transaction (transactional.id <group.id>-<connector>-<task>).
+// Sinks: consumer group connect-<connector>; Put, Flush, then commit, per
+// poll batch. A RetriableError from Poll, Put or Flush is retried with
+// backoff (100 ms doubling to min(errors.retry.delay.max.ms, 10 s)) until
+// the task stops, as Kafka Connect does, and never dead-lettered; other
+// errors go through errors.tolerance (errors.go): under all, a failed Put
+// or Flush batch is replayed one record at a time and only the failing
+// records are dead-lettered. Stopping units (rebalance, config change,
+// Close) waits at most task.shutdown.graceful.timeout.ms (default 5 s) for
+// all of them together; a unit that ignores its context is then abandoned
+// with an error log line.
 //
 // # REST API (rest.go)
 //

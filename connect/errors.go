@@ -66,7 +66,9 @@ func parseErrorPolicy(cfg Config) (errorPolicy, []ConfigError) {
 
 // retry runs op until it succeeds, fails with a non-retriable error, or
 // errors.retry.timeout has passed; backoff doubles from 100 ms up to
-// errors.retry.delay.max.ms.
+// errors.retry.delay.max.ms. It is errors.retry.timeout's semantics, for
+// the conversion and transformation stages; a task's Poll, Put and Flush
+// use retryRetriable instead.
 func (p errorPolicy) retry(ctx context.Context, op func() error) error {
 	start := time.Now()
 	delay := 100 * time.Millisecond
@@ -88,6 +90,47 @@ func (p errorPolicy) retry(ctx context.Context, op func() error) error {
 		case <-time.After(delay):
 		}
 		delay = min(2*delay, p.retryDelayMax)
+	}
+}
+
+// maxRetriableBackoff caps the wait between retries of a RetriableError
+// from Poll, Put or Flush.
+const maxRetriableBackoff = 10 * time.Second
+
+// retryRetriable runs a task's Poll, Put or Flush until it succeeds or
+// fails with an error that is not a RetriableError, retrying a
+// RetriableError for as long as ctx lives (Kafka Connect retries a
+// RetriableException from poll, put and flush indefinitely;
+// errors.retry.timeout only bounds conversion and transformations). The
+// backoff doubles from 100 ms up to min(errors.retry.delay.max.ms, 10 s).
+// A retriable error never reaches errors.tolerance: nothing is
+// dead-lettered or skipped because the external system was briefly away.
+func (p errorPolicy) retryRetriable(ctx context.Context, op func() error) error {
+	delay := 100 * time.Millisecond
+	maxDelay := min(p.retryDelayMax, maxRetriableBackoff)
+	if maxDelay <= 0 {
+		maxDelay = maxRetriableBackoff
+	}
+	for {
+		err := op()
+		if err == nil {
+			return nil
+		}
+		var re *RetriableError
+		if !errors.As(err, &re) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		delay = min(2*delay, maxDelay)
 	}
 }
 

@@ -17,12 +17,13 @@ import (
 // the consumed offsets (once per poll batch), so a crash redelivers at most
 // the batch in hand. Rebalances are held until the batch is committed.
 //
-// Failures: a conversion error, or a record Put rejects after
-// errors.retry.timeout of retrying a RetriableError, fails the task under
-// errors.tolerance=none; under all it goes to the dead-letter topic (when
-// errors.deadletterqueue.topic.name is set) and is skipped. When a batch
-// fails, its records are retried one by one so that only the bad ones are
-// dead-lettered.
+// Failures: a RetriableError from Put or Flush is retried with capped
+// backoff until the task stops (as Kafka Connect does), never dead-lettered.
+// A conversion error, or a record Put rejects with any other error, fails
+// the task under errors.tolerance=none; under all it goes to the
+// dead-letter topic (when errors.deadletterqueue.topic.name is set) and is
+// skipped. When a batch fails, its records are retried one by one so that
+// only the bad ones are dead-lettered.
 func (w *Worker) runSinkTask(ctx context.Context, r *runner, id TaskID, connCfg, taskCfg Config, task SinkTask) error {
 	keyConv, err := converterFor("key", w.cfg.Props, connCfg)
 	if err != nil {
@@ -113,11 +114,11 @@ func (w *Worker) runSinkTask(ctx context.Context, r *runner, id TaskID, connCfg,
 			}
 			return err
 		}
-		if err := policy.retry(ctx, func() error { return task.Flush(ctx) }); err != nil {
+		if err := w.flushBatch(ctx, task, id, policy, dlq, batch, origin); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return fmt.Errorf("task %s flush: %w", id, err)
+			return err
 		}
 		if err := consumer.CommitRecords(ctx, raw...); err != nil && ctx.Err() == nil {
 			w.log.Warn("connect: committing sink offsets", "task", id.String(), "err", err)
@@ -133,7 +134,7 @@ func (w *Worker) putBatch(ctx context.Context, task SinkTask, id TaskID, policy 
 	if len(batch) == 0 {
 		return nil
 	}
-	err := policy.retry(ctx, func() error { return task.Put(ctx, batch) })
+	err := policy.retryRetriable(ctx, func() error { return task.Put(ctx, batch) })
 	if err == nil {
 		return nil
 	}
@@ -142,7 +143,40 @@ func (w *Worker) putBatch(ctx context.Context, task SinkTask, id TaskID, policy 
 	}
 	for i := range batch {
 		one := batch[i : i+1]
-		if err := policy.retry(ctx, func() error { return task.Put(ctx, one) }); err != nil {
+		if err := policy.retryRetriable(ctx, func() error { return task.Put(ctx, one) }); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if err := policy.deadLetter(ctx, w.log, dlq, id, "TASK_PUT", origin[i], err); err != nil {
+				return fmt.Errorf("task %s: %w", id, err)
+			}
+		}
+	}
+	return nil
+}
+
+// flushBatch calls Flush, retrying a RetriableError until the task stops.
+// Under errors.tolerance=all a Flush that fails otherwise (a constraint
+// violation, say) does not fail the task: the task has forgotten the
+// records since its last successful Flush (SinkTask's contract), so they
+// are written again one at a time, each Put followed by its own Flush, and
+// those that still fail are dead-lettered.
+func (w *Worker) flushBatch(ctx context.Context, task SinkTask, id TaskID, policy errorPolicy, dlq *kgo.Client, batch []SinkRecord, origin []*kgo.Record) error {
+	err := policy.retryRetriable(ctx, func() error { return task.Flush(ctx) })
+	if err == nil {
+		return nil
+	}
+	if !policy.tolerateAll || ctx.Err() != nil {
+		return fmt.Errorf("task %s flush: %w", id, err)
+	}
+	w.log.Warn("connect: flush failed; writing the batch one record at a time", "task", id.String(), "records", len(batch), "err", err)
+	for i := range batch {
+		one := batch[i : i+1]
+		err := policy.retryRetriable(ctx, func() error { return task.Put(ctx, one) })
+		if err == nil {
+			err = policy.retryRetriable(ctx, func() error { return task.Flush(ctx) })
+		}
+		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}

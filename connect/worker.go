@@ -94,12 +94,41 @@ func (r *runner) getState() string {
 	return r.state
 }
 
-func (r *runner) stop() {
-	if r.cancel != nil {
-		r.cancel()
+// stopRunners cancels the runners and waits for them together, at most
+// task.shutdown.graceful.timeout.ms in all; a unit still running then (one
+// that ignores its context) is abandoned with a log line, so one stuck task
+// cannot hold up reconcile or Close.
+func (w *Worker) stopRunners(rs []*runner) {
+	for _, r := range rs {
+		if r.cancel != nil {
+			r.cancel()
+		}
 	}
-	if r.done != nil {
-		<-r.done
+	timeout := w.cfg.TaskShutdownTimeout
+	if timeout <= 0 {
+		timeout = defaultTaskShutdown * time.Millisecond
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	expired := false
+	for _, r := range rs {
+		if r.done == nil {
+			continue
+		}
+		if expired {
+			select {
+			case <-r.done:
+			default:
+				w.log.Error("connect: unit did not stop within task.shutdown.graceful.timeout.ms; abandoning it", "unit", r.unit.String(), "timeout", timeout)
+			}
+			continue
+		}
+		select {
+		case <-r.done:
+		case <-timer.C:
+			expired = true
+			w.log.Error("connect: unit did not stop within task.shutdown.graceful.timeout.ms; abandoning it", "unit", r.unit.String(), "timeout", timeout)
+		}
 	}
 }
 
@@ -205,9 +234,11 @@ func (w *Worker) Close() error {
 		runners := w.mu.runners
 		w.mu.runners = map[unit]*runner{}
 		w.mu.Unlock()
+		rs := make([]*runner, 0, len(runners))
 		for _, r := range runners {
-			r.stop()
+			rs = append(rs, r)
 		}
+		w.stopRunners(rs)
 		// As Kafka Connect does on a clean shutdown: the units are nobody's
 		// until the group reassigns them (a newer generation's status wins).
 		for _, r := range runners {
@@ -390,9 +421,7 @@ func (w *Worker) reconcile(ctx context.Context) {
 		r.setGeneration(generation)
 	}
 	w.mu.Unlock()
-	for _, r := range toStop {
-		r.stop()
-	}
+	w.stopRunners(toStop)
 	units := make([]unit, 0, len(desired))
 	for u := range desired {
 		units = append(units, u)

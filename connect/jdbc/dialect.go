@@ -20,9 +20,10 @@ import (
 // the SQL types the sink creates.
 type dialect interface {
 	name() string
-	// quote quotes one identifier, or a dotted schema.table name part by
-	// part.
+	// quote quotes one column identifier as it is (dots included).
 	quote(ident string) string
+	// quoteTable quotes a table name, a dotted schema.table part by part.
+	quoteTable(name string) string
 	placeholder(n int) string // 1-based
 	// listTables returns the base tables visible without qualification.
 	listTables(ctx context.Context, db *sql.DB) ([]string, error)
@@ -185,14 +186,21 @@ func redactURL(raw string) string {
 	return prefix + u.String()
 }
 
-// quoteParts quotes a possibly dotted name with q's quote character.
+// quoteParts quotes a possibly dotted table name (schema.table) part by
+// part with q's quote character.
 func quoteParts(ident string, q byte) string {
 	parts := strings.Split(ident, ".")
 	for i, p := range parts {
-		s := string(q)
-		parts[i] = s + strings.ReplaceAll(p, s, s+s) + s
+		parts[i] = quoteIdent(p, q)
 	}
 	return strings.Join(parts, ".")
+}
+
+// quoteIdent quotes one identifier whole: a column named "a.b" stays one
+// column.
+func quoteIdent(ident string, q byte) string {
+	s := string(q)
+	return s + strings.ReplaceAll(ident, s, s+s) + s
 }
 
 // splitTable splits schema.table; schema is "" when absent.
@@ -206,9 +214,10 @@ func splitTable(name string) (schema, table string) {
 // postgresDialect speaks PostgreSQL through pgx.
 type postgresDialect struct{}
 
-func (postgresDialect) name() string              { return "postgresql" }
-func (postgresDialect) quote(ident string) string { return quoteParts(ident, '"') }
-func (postgresDialect) placeholder(n int) string  { return "$" + strconv.Itoa(n) }
+func (postgresDialect) name() string                  { return "postgresql" }
+func (postgresDialect) quote(ident string) string     { return quoteIdent(ident, '"') }
+func (postgresDialect) quoteTable(name string) string { return quoteParts(name, '"') }
+func (postgresDialect) placeholder(n int) string      { return "$" + strconv.Itoa(n) }
 
 func (postgresDialect) listTables(ctx context.Context, db *sql.DB) ([]string, error) {
 	rows, err := db.QueryContext(ctx, `SELECT table_name FROM information_schema.tables
@@ -350,9 +359,10 @@ func (postgresDialect) sqlType(s *connect.Schema) (string, error) {
 // sqliteDialect speaks SQLite through modernc.org/sqlite.
 type sqliteDialect struct{}
 
-func (sqliteDialect) name() string              { return "sqlite" }
-func (sqliteDialect) quote(ident string) string { return quoteParts(ident, '"') }
-func (sqliteDialect) placeholder(int) string    { return "?" }
+func (sqliteDialect) name() string                  { return "sqlite" }
+func (sqliteDialect) quote(ident string) string     { return quoteIdent(ident, '"') }
+func (sqliteDialect) quoteTable(name string) string { return quoteParts(name, '"') }
+func (sqliteDialect) placeholder(int) string        { return "?" }
 
 func (sqliteDialect) listTables(ctx context.Context, db *sql.DB) ([]string, error) {
 	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master
@@ -402,9 +412,20 @@ func (sqliteDialect) now(ctx context.Context, db *sql.DB) (time.Time, error) {
 	return t, nil
 }
 
-// tsExpr normalises SQLite's text timestamps (with or without fractional
-// seconds, with a space or a T) to one comparable text form.
+// tsExpr normalises SQLite's timestamps to one comparable text form: text
+// (with or without fractional seconds, with a space or a T) and integer or
+// real Unix epochs in seconds, which strftime would otherwise read as
+// Julian day numbers or not at all.
 func (d sqliteDialect) tsExpr(cols []string) string {
+	inner := d.tsInner(cols)
+	const f = "'%Y-%m-%d %H:%M:%f'"
+	return "(CASE typeof(" + inner + ") WHEN 'integer' THEN strftime(" + f + ", " + inner + ", 'unixepoch')" +
+		" WHEN 'real' THEN strftime(" + f + ", " + inner + ", 'unixepoch')" +
+		" ELSE strftime(" + f + ", " + inner + ") END)"
+}
+
+// tsInner is the raw timestamp value: the column, or COALESCE of several.
+func (d sqliteDialect) tsInner(cols []string) string {
 	inner := d.quote(cols[0])
 	if len(cols) > 1 {
 		quoted := make([]string, len(cols))
@@ -413,7 +434,7 @@ func (d sqliteDialect) tsExpr(cols []string) string {
 		}
 		inner = "COALESCE(" + strings.Join(quoted, ", ") + ")"
 	}
-	return "strftime('%Y-%m-%d %H:%M:%f', " + inner + ")"
+	return inner
 }
 
 func (sqliteDialect) tsParam(t time.Time, naive bool) any {

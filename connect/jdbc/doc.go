@@ -15,16 +15,31 @@
 // table.poll.interval.ms. With query, one task runs the query, wrapped as
 // SELECT * FROM (query) strata_q WHERE ....
 //
-// A task reads each table in rounds. A round is one SELECT from the
-// table's offset; its rows go out batch.max.rows per Poll, and the next
-// round starts poll.interval.ms later (at once when an incrementing round
-// filled its LIMIT):
+// A task reads each table with one query per Poll, of at most
+// batch.max.rows rows (LIMIT), read whole and closed before Poll returns:
+// no cursor, and so no connection (SQLite's only one), is held between
+// Polls. The next query runs at once when one filled its LIMIT, else
+// poll.interval.ms later:
 //
-//	bulk                    SELECT * FROM t
-//	incrementing            ... WHERE id > :id ORDER BY id LIMIT batch.max.rows
-//	timestamp               ... WHERE ts < :upper AND ts > :ts ORDER BY ts
+//	bulk                    SELECT * FROM t [ORDER BY pk] LIMIT n OFFSET k
+//	incrementing            ... WHERE id > :id ORDER BY id LIMIT n
+//	timestamp               ... WHERE ts < :upper AND ts > :ts ORDER BY ts, pk LIMIT n
 //	timestamp+incrementing  ... WHERE ts < :upper AND (ts, id) > (:ts, :id)
-//	                            ORDER BY ts, id LIMIT batch.max.rows
+//	                            ORDER BY ts, id LIMIT n
+//
+// A bulk pass pages through the table (ordered by the primary key when
+// there is one; without one, PostgreSQL does not promise a stable order
+// between pages). In timestamp mode alone the offset only moves to a
+// timestamp T once every row stamped T was returned: a record carries the
+// last timestamp completed before it, a result cut by its LIMIT leaves the
+// rows of its last timestamp for the next query, and when more rows share
+// one timestamp than a query returns they are paged, WHERE ts = T AND
+// pk > :last ORDER BY pk LIMIT n for a one-column integer primary key (rows
+// updated or deleted meanwhile cannot shift the pages), else LIMIT n OFFSET
+// k in key order (without a key: ctid on PostgreSQL, rowid on SQLite, no
+// order for query), with their position kept in the offset (strata.group.* keys, which
+// Confluent's reader ignores). So a restart never skips rows that share a
+// timestamp; it may repeat some.
 //
 // ts is the timestamp column, or COALESCE of several. :upper is the
 // database's clock (SELECT CURRENT_TIMESTAMP, never the worker's) minus
@@ -42,8 +57,8 @@
 // and/or {"timestamp": ms since the epoch, "timestamp_nanos": nanoseconds
 // within that second}, Confluent's keys. A restarted task resumes after the
 // last committed row: nothing missed or repeated in incrementing and
-// timestamp+incrementing modes. Timestamp mode alone cannot tell apart rows
-// that share a timestamp across a restart.
+// timestamp+incrementing modes; nothing missed in timestamp mode (rows
+// sharing the last committed timestamp may come again).
 //
 // # Time zones
 //
@@ -64,15 +79,22 @@
 // in any mode, and db.timezone and the database's TimeZone setting differ
 // over six years of instants around now: a mismatch would shift values by
 // hours and make the delay meaningless. SQLite has no server zone; its
-// CURRENT_TIMESTAMP is UTC, the default, and its text timestamps are
-// compared as strftime('%Y-%m-%d %H:%M:%f', ts) readings (milliseconds),
-// so keep them in UTC.
+// CURRENT_TIMESTAMP is UTC, the default, and its timestamps are compared
+// as strftime('%Y-%m-%d %H:%M:%f', ...) readings (milliseconds) of the text
+// or, for integer and real values, of the Unix epoch in seconds; keep them
+// in UTC. A table whose timestamp column holds a value SQLite cannot read
+// as a time fails the task at start (ErrConfig) rather than having its rows
+// skipped silently; rows whose timestamp columns are all NULL are not read
+// in the timestamp modes, as in Confluent's connector.
 //
 // # jdbc-sink
 //
 // Put buffers records and Flush writes them in one transaction, returning
 // after it committed; the runtime commits consumer offsets only after
-// Flush, so only after the database has the rows (past max(10 × batch.size,
+// Flush, so only after the database has the rows. A Flush that fails with
+// a non-retriable error (a constraint violation) drops the buffer, so under
+// errors.tolerance=all the runtime writes the batch again one record at a
+// time and dead-letters only the failing ones (past max(10 × batch.size,
 // 50000) buffered records Put writes and commits early, still before those
 // offsets are committed). Consecutive records of the same table and column
 // set become multi-row INSERT statements of batch.size rows, with ON
@@ -85,5 +107,8 @@
 // adds columns for new optional fields; delete.enabled turns a tombstone
 // into DELETE by the record key. Timestamps are written as instants to
 // timestamptz columns and as wall-clock readings in db.timezone to
-// timestamp columns (which auto.create makes, as Confluent's sink does).
+// timestamp columns (which auto.create makes, as Confluent's sink does); an
+// instant written to a DATE column takes its date in db.timezone. Column
+// names are quoted whole (a column "a.b" stays one column); only table names
+// split into schema.table.
 package jdbc

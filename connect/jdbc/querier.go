@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -20,16 +21,24 @@ const (
 	offsetIncrementing = "incrementing"
 	offsetTimestamp    = "timestamp"       // milliseconds since the epoch
 	offsetTimestampNs  = "timestamp_nanos" // nanoseconds within that second
+	// Strata's own keys (Confluent's reader ignores them): in timestamp
+	// mode, how far a timestamp shared by more rows than one query returns
+	// was read: its instant (ms, nanos) and the rows of it delivered.
+	offsetGroupTS   = "strata.group.timestamp"
+	offsetGroupTSNs = "strata.group.timestamp_nanos"
+	offsetGroupRows = "strata.group.rows"
+	offsetGroupKey  = "strata.group.key" // the last row's key, when paged by an integer primary key
 )
 
 // tsColumnAlias names the timestamp expression the source appends to the
 // select list in the timestamp modes.
 const tsColumnAlias = "strata_jdbc_ts"
 
-// querier reads one table (or the query) in rounds: a round runs one SELECT
-// from the current offset and hands its rows out batch.max.rows per Poll;
-// the next round starts at once when an incrementing round hit its LIMIT,
-// else poll.interval.ms later.
+// querier reads one table (or the query). Every Poll runs one SELECT of at
+// most batch.max.rows rows (LIMIT), reads all of them and closes the result
+// before returning: no cursor, and so no connection (SQLite has one), is
+// held between Polls. The next query runs at once when the last one filled
+// its LIMIT, else poll.interval.ms later.
 type querier struct {
 	task      *SourceTask
 	table     string // "" in query mode
@@ -52,18 +61,31 @@ type querier struct {
 	hasTS  bool
 	ts     time.Time // instant (timestamptz) or wall clock labelled UTC (naive)
 
-	// the current round
-	rows      *sql.Rows
-	columns   []sourceColumn
-	valueSch  *connect.Schema
-	keySch    *connect.Schema
-	keyIdx    []int
-	incIdx    int
-	tsIdx     int
-	scanBuf   []any
-	scanPtrs  []any
-	roundRows int
-	limited   bool
+	// bulk mode: rows of the current pass read so far (LIMIT/OFFSET pages),
+	// or with a one-column integer primary key the last key read
+	bulkOff     int
+	bulkHasKey  bool
+	bulkLastKey int64
+	// timestamp mode: more rows share one timestamp than a query may
+	// return; they are read in pages (LIMIT/OFFSET) before the offset moves
+	// past that timestamp.
+	inGroup  bool
+	groupTS  time.Time
+	groupOff int
+	// With a one-column integer primary key the group is paged by key
+	// (pk > last key), which rows updated or deleted meanwhile cannot shift.
+	intKey      bool
+	groupHasKey bool
+	groupKey    int64
+
+	columns  []sourceColumn
+	valueSch *connect.Schema
+	keySch   *connect.Schema
+	keyIdx   []int
+	incIdx   int
+	tsIdx    int
+	scanBuf  []any
+	scanPtrs []any
 
 	nextRun time.Time
 }
@@ -170,6 +192,11 @@ func (q *querier) prepare(ctx context.Context) error {
 		}
 		q.naiveTS = naive > 0
 		q.absTS = q.naiveTS && d.name() == "postgresql" && hasDST(cfg.dbTimezone, time.Now())
+		if sd, ok := d.(sqliteDialect); ok {
+			if err := q.checkSQLiteTimestamps(ctx, sd); err != nil {
+				return err
+			}
+		}
 		if q.naiveTS {
 			if err := q.task.verifyZoneLocked(ctx); err != nil {
 				return err
@@ -186,8 +213,39 @@ func (q *querier) prepare(ctx context.Context) error {
 			break
 		}
 	}
+	q.intKey = false
+	if len(q.keyCols) == 1 {
+		c := q.catalog[q.keyCols[0]]
+		q.intKey = mapColumn(c.name, c.dbType, 0, 0, false, false, numericNone).kind <= kindInt64
+	}
 	q.nextRun = time.Time{}
 	return nil
+}
+
+// checkSQLiteTimestamps refuses a table whose timestamp columns hold values
+// SQLite cannot read as a time (the comparison expression is NULL for
+// them): such rows would never match ts > offset and be skipped without a
+// sound. Rows whose timestamp columns are all NULL are not read in the
+// timestamp modes, as in Confluent's connector.
+func (q *querier) checkSQLiteTimestamps(ctx context.Context, d sqliteDialect) error {
+	cfg, db := q.task.mu.cfg, q.task.mu.db
+	from := d.quoteTable(q.table)
+	if q.table == "" {
+		from = "(" + cfg.query + ") strata_q"
+	}
+	inner := d.tsInner(cfg.timestampColumns)
+	var bad any
+	err := db.QueryRowContext(ctx, "SELECT "+inner+" FROM "+from+" WHERE "+inner+" IS NOT NULL AND "+d.tsExpr(cfg.timestampColumns)+" IS NULL LIMIT 1").Scan(&bad)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil
+	case err != nil:
+		return classify(fmt.Errorf("jdbc: checking the timestamp columns of %s: %w", q.describe(), err))
+	}
+	if b, ok := bad.([]byte); ok {
+		bad = string(b)
+	}
+	return fmt.Errorf("%w: timestamp.column.name of %s holds %q, which SQLite cannot read as a time (text in an ISO-8601 form or a Unix epoch in seconds is needed); such rows would never be read", ErrConfig, q.describe(), fmt.Sprint(bad))
 }
 
 // verifyZoneLocked enforces the time zone rule for PostgreSQL: naive
@@ -247,6 +305,26 @@ func (q *querier) restore(stored map[string]any) error {
 		}
 		q.hasTS, q.ts = true, time.Unix(sec, nanos).UTC()
 	}
+	if v, ok := stored[offsetGroupTS]; ok && v != nil && q.task.mu.cfg.mode == modeTimestamp {
+		ms, err1 := offsetInt(v)
+		ns, err2 := offsetInt(stored[offsetGroupTSNs])
+		rows, err3 := offsetInt(stored[offsetGroupRows])
+		if err := errors.Join(err1, err2, err3); err != nil || ns < 0 || ns >= 1e9 || rows < 0 {
+			return fmt.Errorf("jdbc: offset %v of %s: bad %s: %v", stored, q.describe(), offsetGroupTS, err)
+		}
+		sec := ms / 1000
+		if ms%1000 < 0 {
+			sec--
+		}
+		q.inGroup, q.groupTS, q.groupOff = true, time.Unix(sec, ns).UTC(), int(rows)
+		if kv, ok := stored[offsetGroupKey]; ok && kv != nil && q.intKey {
+			k, err := offsetInt(kv)
+			if err != nil {
+				return fmt.Errorf("jdbc: offset %v of %s: %s: %w", stored, q.describe(), offsetGroupKey, err)
+			}
+			q.groupHasKey, q.groupKey = true, k
+		}
+	}
 	return nil
 }
 
@@ -299,66 +377,201 @@ func (q *querier) offset() map[string]any {
 	return out
 }
 
-func (q *querier) close() {
-	if q.rows != nil {
-		q.rows.Close()
-		q.rows = nil
+// groupOffset is the offset of the rows-th row of the timestamp group being
+// paged, rec: the last completed timestamp and the position in the group
+// (the row's key, when paged by key).
+func (q *querier) groupOffset(rows int, rec *connect.SourceRecord) map[string]any {
+	out := q.offset()
+	out[offsetGroupTS] = q.groupTS.UnixMilli()
+	out[offsetGroupTSNs] = int64(q.groupTS.Nanosecond())
+	out[offsetGroupRows] = int64(rows)
+	if k, ok := q.rowKey(rec); ok {
+		out[offsetGroupKey] = k
+	}
+	return out
+}
+
+// rowKey is a record's integer primary key, when the table has one.
+func (q *querier) rowKey(rec *connect.SourceRecord) (int64, bool) {
+	if !q.intKey {
+		return 0, false
+	}
+	key, ok := rec.Key.(*connect.Struct)
+	if !ok || len(key.Values) != 1 {
+		return 0, false
+	}
+	k, err := asInt64(key.Values[0])
+	return k, err == nil
+}
+
+// noteGroupKey remembers the key of the last row of a group page.
+func (q *querier) noteGroupKey(records []connect.SourceRecord) {
+	if len(records) == 0 {
+		return
+	}
+	if k, ok := q.rowKey(&records[len(records)-1]); ok {
+		q.groupHasKey, q.groupKey = true, k
 	}
 }
 
-// poll returns the next rows of the current round, starting a round when
-// none is open. Queries run under roundCtx (the task's life), so a round's
-// cursor survives between Polls; ctx bounds the wait for a new round.
-func (q *querier) poll(ctx, roundCtx context.Context) ([]connect.SourceRecord, error) {
-	if q.rows == nil {
-		if err := q.startRound(ctx, roundCtx); err != nil {
-			return nil, err
-		}
-	}
+// close releases nothing: no result set outlives a Poll. It forgets the
+// position of a bulk pass or a timestamp group in progress.
+func (q *querier) close() {
+	q.bulkOff, q.bulkHasKey, q.inGroup, q.groupOff, q.groupHasKey = 0, false, false, 0, false
+}
+
+// poll runs one query from the current offset and returns its rows (at most
+// batch.max.rows), closing the result before it returns.
+func (q *querier) poll(ctx context.Context) ([]connect.SourceRecord, error) {
 	cfg := q.task.mu.cfg
-	records := make([]connect.SourceRecord, 0, min(cfg.batchMaxRows, 1024))
-	// failed ends the round early; records read before the failure go
-	// out (the offset is theirs) and the next round starts after them.
-	failed := func(err error) ([]connect.SourceRecord, error) {
-		q.close()
-		if len(records) > 0 {
-			q.nextRun = time.Now()
-			return records, nil
-		}
+	rows, err := q.startRound(ctx)
+	if err != nil {
 		return nil, err
 	}
-	for len(records) < cfg.batchMaxRows {
-		if !q.rows.Next() {
-			if err := q.rows.Err(); err != nil {
-				return failed(classify(fmt.Errorf("jdbc: reading %s: %w", q.describe(), err)))
-			}
-			q.close()
-			q.endRound()
+	records := make([]connect.SourceRecord, 0, min(cfg.batchMaxRows, 1024))
+	var stamps []time.Time
+	var readErr error
+	for rows.Next() {
+		rec, ts, err := q.record(rows)
+		if err != nil {
+			readErr = err
 			break
 		}
-		rec, err := q.record()
-		if err != nil {
-			return failed(err)
-		}
 		records = append(records, rec)
+		stamps = append(stamps, ts)
 	}
-	return records, nil
-}
-
-func (q *querier) endRound() {
-	cfg := q.task.mu.cfg
-	if q.limited && q.roundRows >= cfg.batchMaxRows {
+	if readErr == nil {
+		if err := rows.Err(); err != nil {
+			readErr = classify(fmt.Errorf("jdbc: reading %s: %w", q.describe(), err))
+		}
+	}
+	if err := rows.Close(); err != nil && readErr == nil {
+		readErr = classify(fmt.Errorf("jdbc: reading %s: %w", q.describe(), err))
+	}
+	full := len(records) >= cfg.batchMaxRows
+	switch {
+	case cfg.mode == modeTimestamp:
+		wasInGroup := q.inGroup
+		out, err := q.finishTimestamp(records, stamps, full, readErr)
+		if err == nil && len(out) == 0 && !wasInGroup && q.inGroup {
+			// Entered a timestamp group without a key: read its
+			// first page now, in the order it is paged in.
+			return q.poll(ctx)
+		}
+		return out, err
+	case readErr != nil:
+		// Records read before the failure go out (each carries its own
+		// offset) and the next query starts after them.
+		if len(records) == 0 {
+			return nil, readErr
+		}
+		if cfg.mode == modeBulk {
+			q.bulkOff += len(records)
+			if k, ok := q.rowKey(&records[len(records)-1]); ok {
+				q.bulkHasKey, q.bulkLastKey = true, k
+			}
+		}
+		q.nextRun = time.Now()
+		return records, nil
+	case cfg.mode == modeBulk:
+		if full {
+			q.bulkOff += len(records)
+			if k, ok := q.rowKey(&records[len(records)-1]); ok {
+				q.bulkHasKey, q.bulkLastKey = true, k
+			}
+			q.nextRun = time.Now()
+		} else {
+			q.bulkOff, q.bulkHasKey = 0, false
+			q.nextRun = time.Now().Add(cfg.pollInterval)
+		}
+		return records, nil
+	}
+	if full {
 		q.nextRun = time.Now() // more rows wait behind the LIMIT
 	} else {
 		q.nextRun = time.Now().Add(cfg.pollInterval)
 	}
+	return records, nil
 }
 
-// startRound builds and runs the round's SELECT.
-func (q *querier) startRound(ctx, roundCtx context.Context) error {
+// finishTimestamp gives the records of a timestamp-mode query their
+// offsets. The offset may only move to a timestamp T once every row stamped
+// T was returned, since the next query asks for ts > offset: a record
+// carries T when it is the last row of T in a complete result, else the
+// last timestamp completed before it. When the result is cut (LIMIT or a
+// read error) the rows of its last timestamp may be incomplete: they are
+// left for the next query, unless they are all the result holds, in which
+// case that timestamp is read in pages until a page comes back short.
+func (q *querier) finishTimestamp(records []connect.SourceRecord, stamps []time.Time, full bool, readErr error) ([]connect.SourceRecord, error) {
+	cfg := q.task.mu.cfg
+	n := len(records)
+	if q.inGroup {
+		if n == 0 && readErr != nil {
+			return nil, readErr
+		}
+		for i := range records {
+			records[i].SourceOffset = q.groupOffset(q.groupOff+i+1, &records[i])
+		}
+		q.groupOff += n
+		q.noteGroupKey(records)
+		if !full && readErr == nil {
+			// The group is complete: the offset passes its timestamp.
+			q.inGroup, q.groupOff, q.groupHasKey = false, 0, false
+			q.hasTS, q.ts = true, q.groupTS
+			if n > 0 {
+				records[n-1].SourceOffset = q.offset()
+			}
+		}
+		q.nextRun = time.Now()
+		return records, nil
+	}
+	cut := n
+	if full || readErr != nil {
+		for cut > 0 && stamps[cut-1].Equal(stamps[n-1]) {
+			cut--
+		}
+		if cut == 0 {
+			if readErr != nil {
+				return nil, readErr // nothing complete; the next query reads them again
+			}
+			// One timestamp fills the whole LIMIT: page through it.
+			q.inGroup, q.groupTS, q.groupOff, q.groupHasKey = true, stamps[0], n, false
+			q.nextRun = time.Now()
+			if len(q.keyCols) == 0 {
+				// Without a key this page's order is not the one
+				// the group is paged in: read the group from its
+				// start instead.
+				q.groupOff = 0
+				return nil, nil
+			}
+			for i := range records {
+				records[i].SourceOffset = q.groupOffset(i+1, &records[i])
+			}
+			q.noteGroupKey(records)
+			return records, nil
+		}
+	}
+	records = records[:cut]
+	for i := range records {
+		if i+1 == cut || !stamps[i+1].Equal(stamps[i]) {
+			q.hasTS, q.ts = true, stamps[i]
+		}
+		records[i].SourceOffset = q.offset()
+	}
+	if full || readErr != nil {
+		q.nextRun = time.Now()
+	} else {
+		q.nextRun = time.Now().Add(cfg.pollInterval)
+	}
+	return records, nil
+}
+
+// startRound builds and runs the query of one Poll: at most batch.max.rows
+// rows from the current offset.
+func (q *querier) startRound(ctx context.Context) (*sql.Rows, error) {
 	t := q.task
 	cfg, d, db := t.mu.cfg, t.mu.dialect, t.mu.db
-	from := d.quote(q.table)
+	from := d.quoteTable(q.table)
 	if q.table == "" {
 		from = "(" + cfg.query + ") strata_q"
 	}
@@ -371,14 +584,35 @@ func (q *querier) startRound(ctx, roundCtx context.Context) error {
 	}
 	selectList := "*"
 	var order string
-	q.limited = false
+	offset := 0
+	// keyOrder makes LIMIT/OFFSET pages stable where the table has a
+	// primary key.
+	keyOrder := func() string {
+		if len(q.keyCols) == 0 {
+			return ""
+		}
+		quoted := make([]string, len(q.keyCols))
+		for i, k := range q.keyCols {
+			quoted[i] = d.quote(k)
+		}
+		return " ORDER BY " + strings.Join(quoted, ", ")
+	}
 	switch cfg.mode {
+	case modeBulk:
+		// Pages by key where there is a one-column integer primary key
+		// (each page an index range), else by OFFSET.
+		order = keyOrder()
+		switch {
+		case q.intKey && q.bulkHasKey:
+			where = append(where, d.quote(q.keyCols[0])+" > "+arg(q.bulkLastKey))
+		default:
+			offset = q.bulkOff
+		}
 	case modeIncrementing:
 		if q.hasInc {
 			where = append(where, incCol+" > "+arg(q.inc))
 		}
 		order = " ORDER BY " + incCol + " ASC"
-		q.limited = true
 	case modeTimestamp, modeTimestampIncrementing:
 		tsExpr := d.tsExpr(cfg.timestampColumns)
 		naive := q.naiveTS
@@ -391,9 +625,30 @@ func (q *querier) startRound(ctx, roundCtx context.Context) error {
 			naive = false
 		}
 		selectList = "*, " + tsExpr + " AS " + tsColumnAlias
+		if q.inGroup {
+			// Paging through the rows of one timestamp.
+			where = append(where, tsExpr+" = "+d.tsCompare(arg(d.tsParam(q.groupTS, naive)), naive))
+			order = keyOrder()
+			if order == "" && q.table != "" {
+				// No key: the physical row order, stable for rows
+				// that do not change between pages.
+				if d.name() == "postgresql" {
+					order = " ORDER BY ctid"
+				} else {
+					order = " ORDER BY rowid"
+				}
+			}
+			switch {
+			case q.intKey && q.groupHasKey:
+				where = append(where, d.quote(q.keyCols[0])+" > "+arg(q.groupKey))
+			default:
+				offset = q.groupOff
+			}
+			break
+		}
 		now, err := d.now(ctx, db)
 		if err != nil {
-			return classify(err)
+			return nil, classify(err)
 		}
 		upper := now.Add(-cfg.timestampDelay)
 		if naive {
@@ -418,27 +673,29 @@ func (q *querier) startRound(ctx, roundCtx context.Context) error {
 		order = " ORDER BY " + tsExpr + " ASC"
 		if cfg.mode == modeTimestampIncrementing {
 			order += ", " + incCol + " ASC"
-			q.limited = true
+		} else if ko := keyOrder(); ko != "" {
+			// Rows of one timestamp in key order, the order its pages
+			// are read in when it fills a whole query.
+			order += ", " + strings.TrimPrefix(ko, " ORDER BY ")
 		}
 	}
 	stmt := "SELECT " + selectList + " FROM " + from
 	if len(where) > 0 {
 		stmt += " WHERE " + strings.Join(where, " AND ")
 	}
-	stmt += order
-	if q.limited {
-		stmt += " LIMIT " + strconv.Itoa(cfg.batchMaxRows)
+	stmt += order + " LIMIT " + strconv.Itoa(cfg.batchMaxRows)
+	if offset > 0 {
+		stmt += " OFFSET " + strconv.Itoa(offset)
 	}
-	rows, err := db.QueryContext(roundCtx, stmt, args...)
+	rows, err := db.QueryContext(ctx, stmt, args...)
 	if err != nil {
-		return classify(fmt.Errorf("jdbc: querying %s: %w", q.describe(), err))
+		return nil, classify(fmt.Errorf("jdbc: querying %s: %w", q.describe(), err))
 	}
 	if err := q.describeResult(rows); err != nil {
 		rows.Close()
-		return err
+		return nil, err
 	}
-	q.rows, q.roundRows = rows, 0
-	return nil
+	return rows, nil
 }
 
 // describeResult maps the result's columns to Connect schemas, reusing the
@@ -519,38 +776,44 @@ func sameColumns(a, b []sourceColumn) bool {
 	return true
 }
 
-// record turns the current row into a record and advances the offset.
-func (q *querier) record() (connect.SourceRecord, error) {
+// record turns the current row into a record and returns the row's
+// timestamp (timestamp modes). It advances the offset, except in
+// timestamp-only mode, where finishTimestamp sets the records' offsets.
+func (q *querier) record(rows *sql.Rows) (connect.SourceRecord, time.Time, error) {
 	cfg := q.task.mu.cfg
-	if err := q.rows.Scan(q.scanPtrs...); err != nil {
-		return connect.SourceRecord{}, fmt.Errorf("jdbc: reading %s: %w", q.describe(), err)
+	if err := rows.Scan(q.scanPtrs...); err != nil {
+		return connect.SourceRecord{}, time.Time{}, classify(fmt.Errorf("jdbc: reading %s: %w", q.describe(), err))
 	}
 	values := make([]any, len(q.columns))
 	for i := range q.columns {
 		v, err := q.columns[i].convert(q.scanBuf[i], cfg.dbTimezone)
 		if err != nil {
-			return connect.SourceRecord{}, fmt.Errorf("jdbc: %s: %w", q.describe(), err)
+			return connect.SourceRecord{}, time.Time{}, fmt.Errorf("jdbc: %s: %w", q.describe(), err)
 		}
 		values[i] = v
 	}
 	if q.incIdx >= 0 {
 		n, err := asInt64(q.scanBuf[q.incIdx])
 		if err != nil {
-			return connect.SourceRecord{}, fmt.Errorf("jdbc: %s: incrementing column %s: %w", q.describe(), cfg.incrementingColumn, err)
+			return connect.SourceRecord{}, time.Time{}, fmt.Errorf("jdbc: %s: incrementing column %s: %w", q.describe(), cfg.incrementingColumn, err)
 		}
 		q.hasInc, q.inc = true, n
 	}
+	var ts time.Time
 	if q.tsIdx >= 0 {
-		ts, err := asTime(q.scanBuf[q.tsIdx], "")
+		var err error
+		ts, err = asTime(q.scanBuf[q.tsIdx], "")
 		if err != nil {
-			return connect.SourceRecord{}, fmt.Errorf("jdbc: %s: timestamp columns: %w", q.describe(), err)
+			return connect.SourceRecord{}, time.Time{}, fmt.Errorf("jdbc: %s: timestamp columns: %w", q.describe(), err)
 		}
 		if q.naiveTS && !q.absTS {
 			ts = time.Date(ts.Year(), ts.Month(), ts.Day(), ts.Hour(), ts.Minute(), ts.Second(), ts.Nanosecond(), time.UTC)
 		}
-		q.hasTS, q.ts = true, ts.UTC()
+		ts = ts.UTC()
+		if cfg.mode != modeTimestamp {
+			q.hasTS, q.ts = true, ts
+		}
 	}
-	q.roundRows++
 	rec := connect.SourceRecord{
 		SourcePartition: q.partition,
 		SourceOffset:    q.offset(),
@@ -565,5 +828,5 @@ func (q *querier) record() (connect.SourceRecord, error) {
 		}
 		rec.KeySchema, rec.Key = q.keySch, &connect.Struct{Schema: q.keySch, Values: keyValues}
 	}
-	return rec, nil
+	return rec, ts, nil
 }

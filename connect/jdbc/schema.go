@@ -408,6 +408,12 @@ func asTime(v any, layout string) (time.Time, error) {
 		return asTime(string(x), layout)
 	case int64: // SQLite unix seconds
 		return time.Unix(x, 0).UTC(), nil
+	case float64: // SQLite unix seconds with a fraction
+		if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > 1e15 {
+			return time.Time{}, fmt.Errorf("%v is not a Unix time", x)
+		}
+		sec := math.Floor(x)
+		return time.Unix(int64(sec), int64(math.Round((x-sec)*1e6))*1e3).UTC(), nil
 	case string:
 		s := strings.TrimSpace(x)
 		if layout != "" {

@@ -127,14 +127,23 @@ func (t *SinkTask) Put(ctx context.Context, records []connect.SinkRecord) error 
 }
 
 // Flush writes every buffered record in one transaction and returns after
-// it committed.
+// it committed. On a retriable failure the buffer is kept (the runtime
+// calls Flush again); on any other failure (a constraint violation, a bad
+// value) it is dropped, as connect.SinkTask asks: the runtime then fails
+// the task, or under errors.tolerance=all writes the records again one at a
+// time and dead-letters the ones that fail.
 func (t *SinkTask) Flush(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.mu.db == nil {
 		return errors.New("jdbc: Flush on a task that is not started")
 	}
-	return t.writeLocked(ctx)
+	err := t.writeLocked(ctx)
+	var re *connect.RetriableError
+	if err != nil && !errors.As(err, &re) {
+		t.mu.buffer = nil
+	}
+	return err
 }
 
 // Stop closes the connection; unflushed records are dropped (their offsets
@@ -378,7 +387,7 @@ func (t *SinkTask) ensureTableLocked(ctx context.Context, row *sinkRow) error {
 			}
 			defs = append(defs, "PRIMARY KEY ("+strings.Join(quoted, ", ")+")")
 		}
-		stmt := "CREATE TABLE IF NOT EXISTS " + d.quote(row.table) + " (" + strings.Join(defs, ", ") + ")"
+		stmt := "CREATE TABLE IF NOT EXISTS " + d.quoteTable(row.table) + " (" + strings.Join(defs, ", ") + ")"
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("jdbc: %s: %w", stmt, err)
 		}
@@ -416,7 +425,7 @@ func (t *SinkTask) ensureTableLocked(ctx context.Context, row *sinkRow) error {
 		if err != nil {
 			return fmt.Errorf("jdbc: evolving %s: column %s: %w", row.table, row.cols[i], err)
 		}
-		stmt := "ALTER TABLE " + d.quote(row.table) + " ADD COLUMN " + d.quote(row.cols[i]) + " " + typ
+		stmt := "ALTER TABLE " + d.quoteTable(row.table) + " ADD COLUMN " + d.quote(row.cols[i]) + " " + typ
 		if _, err := db.ExecContext(ctx, stmt); err != nil {
 			return fmt.Errorf("jdbc: %s: %w", stmt, err)
 		}

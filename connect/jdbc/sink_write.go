@@ -29,7 +29,7 @@ func (t *SinkTask) writeRun(ctx context.Context, tx *sql.Tx, rows []sinkRow) err
 		return nil // deletes from a missing table
 	}
 	first := &rows[0]
-	quotedTable := d.quote(first.table)
+	quotedTable := d.quoteTable(first.table)
 	switch {
 	case first.delete:
 		var conds []string
@@ -191,10 +191,16 @@ func (t *SinkTask) bind(v any, s *connect.Schema, kind colKind) (any, error) {
 				return nil, err
 			}
 			switch {
-			case s.Name == connect.LogicalDate || kind == kindDate:
-				return tm.UTC().Format("2006-01-02"), nil
-			case s.Name == connect.LogicalTime || kind == kindTime:
-				return tm.UTC().Format("15:04:05.000000"), nil
+			case s.Name == connect.LogicalDate:
+				return tm.UTC().Format("2006-01-02"), nil // a Date is midnight UTC
+			case s.Name == connect.LogicalTime:
+				return tm.UTC().Format("15:04:05.000000"), nil // a Time is since midnight UTC
+			case kind == kindDate:
+				// An instant written to a DATE column: its date in
+				// db.timezone, as a timestamp column gets its wall clock.
+				return tm.In(loc).Format("2006-01-02"), nil
+			case kind == kindTime:
+				return tm.In(loc).Format("15:04:05.000000"), nil
 			case kind == kindTimestampTZ && !sqlite:
 				return tm.UTC().Format("2006-01-02 15:04:05.999999Z07:00"), nil
 			case sqlite:

@@ -269,7 +269,7 @@ func (t *SourceTask) Poll(ctx context.Context) ([]connect.SourceRecord, error) {
 			return nil, nil
 		}
 	}
-	records, err := next.poll(qctx, t.stopCtx)
+	records, err := next.poll(qctx)
 	if err != nil {
 		if t.stopCtx.Err() != nil || ctx.Err() != nil {
 			return nil, nil
