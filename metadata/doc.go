@@ -5,11 +5,12 @@
 // Two Store implementations serve the broker:
 //
 //   - FileStore keeps everything in one JSON document, rewritten atomically
-//     on every change (write temp file, fsync, rename, fsync dir). It is
-//     what the broker runs on today.
-//   - RaftStore keeps it in the controller quorum below. The broker can
-//     switch to it (a one-voter quorum in single-node mode) without changes
-//     to its handlers.
+//     on every change (write temp file, fsync, rename, fsync dir). The
+//     broker ran on it before the quorum; it now reads it once, to migrate
+//     an old data directory.
+//   - RaftStore keeps it in the controller quorum below. The broker runs on
+//     it (a one-voter quorum in single-node mode) with no change to its
+//     handlers.
 //
 // # The controller quorum
 //
