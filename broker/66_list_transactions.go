@@ -13,6 +13,7 @@ package broker
 import (
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -60,28 +61,14 @@ func (c *txnCoordinator) list(filter txn.ListFilter) txn.ListResult {
 	if shards == nil && c.s.topics.get(transactionStateTopic) != nil {
 		shards = c.ensureTopic() // exists on disk but not loaded yet
 	}
-	var out txn.ListResult
+	out := txn.ListResult{UnknownStateFilters: txn.UnknownStates(filter.States)}
 	now := time.Now()
-	for i, sh := range shards {
+	for _, sh := range shards {
 		sh.mu.Lock()
 		res := sh.coord.List(now, filter)
 		sh.mu.Unlock()
-		if i == 0 {
-			out.UnknownStateFilters = res.UnknownStateFilters
-		}
 		out.Transactions = append(out.Transactions, res.Transactions...)
 	}
-	if shards == nil {
-		out.UnknownStateFilters = txn.New(&c.cfg, 0).List(now, filter).UnknownStateFilters
-	}
-	slices.SortFunc(out.Transactions, func(a, b txn.Listed) int {
-		switch {
-		case a.TransactionalID < b.TransactionalID:
-			return -1
-		case a.TransactionalID > b.TransactionalID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out.Transactions, func(a, b txn.Listed) int { return strings.Compare(a.TransactionalID, b.TransactionalID) })
 	return out
 }

@@ -127,13 +127,8 @@ func (rr remoteReader) abortedTxns(from, upTo int64) (out []storage.AbortedTxn, 
 		if err != nil {
 			return nil, false, err
 		}
-		for _, t := range entries {
-			if t.LastOffset >= from && t.FirstOffset < upTo {
-				out = append(out, t)
-			}
-			if t.LastStableOffset >= upTo {
-				return out, true, nil
-			}
+		if out, complete = storage.CollectAbortedTxns(out, entries, from, upTo); complete {
+			return out, true, nil
 		}
 	}
 	return out, false, nil

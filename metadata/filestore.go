@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+
+	"github.com/strata-streaming/strata/metadata/wal"
 )
 
 // fileStoreName is the document FileStore keeps in its directory.
@@ -154,31 +156,5 @@ func (s *FileStore) persistLocked() error {
 }
 
 // WriteFileAtomic replaces path with data durably: temp file, fsync, rename,
-// fsync of the directory.
-func WriteFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return err
-	}
-	d, err := os.Open(filepath.Dir(path))
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+// fsync of the directory. The raft log's snapshots use the same function.
+func WriteFileAtomic(path string, data []byte) error { return wal.WriteFileAtomic(path, data) }

@@ -129,16 +129,29 @@ func (l *Log) AbortedTxns(from, upTo int64) ([]AbortedTxn, error) {
 	var out []AbortedTxn
 	segments := l.mu.segments
 	for _, s := range segments[segmentIndexLocked(segments, from):] {
-		for _, t := range s.txnIndex {
-			if t.LastOffset >= from && t.FirstOffset < upTo {
-				out = append(out, t)
-			}
-			if t.LastStableOffset >= upTo {
-				return out, nil
-			}
+		var complete bool
+		if out, complete = CollectAbortedTxns(out, s.txnIndex, from, upTo); complete {
+			return out, nil
 		}
 	}
 	return out, nil
+}
+
+// CollectAbortedTxns is one step of AbortedTxns' search over one segment's
+// entries (in offset order): it appends to out those overlapping [from,
+// upTo) and reports whether the search is complete (an entry's
+// LastStableOffset reached upTo). Remote segments' indexes are searched
+// with it too, so local and remote reads follow one rule.
+func CollectAbortedTxns(out, entries []AbortedTxn, from, upTo int64) ([]AbortedTxn, bool) {
+	for _, t := range entries {
+		if t.LastOffset >= from && t.FirstOffset < upTo {
+			out = append(out, t)
+		}
+		if t.LastStableOffset >= upTo {
+			return out, true
+		}
+	}
+	return out, false
 }
 
 // EncodeTxnIndex serializes entries in the .txnindex format (see

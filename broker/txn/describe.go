@@ -32,15 +32,8 @@ func (c *Coordinator) Describe(id string) Described {
 // filter given. State names Kafka does not know are returned in
 // UnknownStateFilters (and match nothing).
 func (c *Coordinator) List(now time.Time, f ListFilter) ListResult {
-	var res ListResult
-	var states []State
-	for _, name := range f.States {
-		if s, ok := ParseState(name); ok {
-			states = append(states, s)
-		} else {
-			res.UnknownStateFilters = append(res.UnknownStateFilters, name)
-		}
-	}
+	states, unknown := parseStates(f.States)
+	res := ListResult{UnknownStateFilters: unknown}
 	nowMs := now.UnixMilli()
 	for _, id := range c.IDs() {
 		m := c.txns[id]
@@ -57,4 +50,22 @@ func (c *Coordinator) List(now time.Time, f ListFilter) ListResult {
 		res.Transactions = append(res.Transactions, Listed{TransactionalID: id, ProducerID: m.producerID, State: m.state.String()})
 	}
 	return res
+}
+
+// UnknownStates returns the state names of a ListTransactions filter that
+// Kafka does not know, in request order.
+func UnknownStates(names []string) []string {
+	_, unknown := parseStates(names)
+	return unknown
+}
+
+func parseStates(names []string) (known []State, unknown []string) {
+	for _, name := range names {
+		if s, ok := ParseState(name); ok {
+			known = append(known, s)
+		} else {
+			unknown = append(unknown, name)
+		}
+	}
+	return known, unknown
 }

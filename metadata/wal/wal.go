@@ -300,7 +300,7 @@ func (w *WAL) SaveSnapshot(snap *raftpb.Snapshot, resetLog bool) error {
 		return err
 	}
 	name := fmt.Sprintf("%016x-%016x%s", md.GetTerm(), md.GetIndex(), snapshotSuffix)
-	if err := writeFileAtomic(filepath.Join(w.dir, name), frame); err != nil {
+	if err := WriteFileAtomic(filepath.Join(w.dir, name), frame); err != nil {
 		return fmt.Errorf("wal: snapshot: %w", err)
 	}
 	if resetLog {
@@ -507,7 +507,10 @@ func truncateFile(path string, size int64) error {
 	return nil
 }
 
-func writeFileAtomic(path string, data []byte) error {
+// WriteFileAtomic replaces path with data durably: temp file, fsync,
+// rename, fsync of the directory. A reader after any crash sees the old or
+// the new content, never a mix. (metadata.WriteFileAtomic is this one.)
+func WriteFileAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
