@@ -27,6 +27,10 @@ package broker
 //     replication lands).
 
 import (
+	"errors"
+	"fmt"
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -55,22 +59,66 @@ func handleProduce(rc *requestContext, req *kmsg.ProduceRequest) kmsg.Response {
 
 func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
-	for _, rt := range req.Topics {
+	var waits []*pendingAck
+	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		topic := rc.s.topics.get(rt.Topic)
-		for _, rp := range rt.Partitions {
+		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
-			rc.produceOne(&sp, topic, rt.Topic, rp, req.Acks, req.TransactionID)
+			var wait *pendingAck
+			rc.produceOne(&sp, topic, rt.Topic, rp, req.Acks, req.TransactionID, &wait)
+			if wait != nil {
+				wait.topic, wait.partition = ti, pi
+				waits = append(waits, wait)
+			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	if len(waits) > 0 {
+		rc.awaitAcks(resp, waits, time.Duration(req.TimeoutMillis)*time.Millisecond)
+	}
 	return resp
 }
 
-func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, topic *topicState, name string, rp kmsg.ProduceRequestTopicPartition, acks int16, transactionalID *string) {
+// pendingAck is an acks=all append waiting for the ISR.
+type pendingAck struct {
+	topic, partition int // response positions
+	p                *partition
+	last             int64
+	minISR           int64
+}
+
+// awaitAcks waits, within the request's timeout, until the high watermark
+// of each partition passes its batch. A batch not replicated in time gets
+// REQUEST_TIMED_OUT; one whose leader moved, NOT_LEADER_OR_FOLLOWER (the
+// records may or may not survive: the producer retries); one committed
+// while the ISR had shrunk below min.insync.replicas,
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND (Kafka's answers).
+func (rc *requestContext) awaitAcks(resp *kmsg.ProduceResponse, waits []*pendingAck, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for _, w := range waits {
+		sp := &resp.Topics[w.topic].Partitions[w.partition]
+		err := w.p.awaitReplicated(w.last, max(time.Until(deadline), 0), rc.s.ctx.Done())
+		code := int16(0)
+		switch {
+		case errors.Is(err, errReplicationTimeout):
+			code = kerr.RequestTimedOut.Code
+		case err != nil:
+			code = kerr.NotLeaderForPartition.Code
+		case int64(len(w.p.currentRole().isr)) < w.minISR:
+			code = kerr.NotEnoughReplicasAfterAppend.Code
+		}
+		if code != 0 {
+			sp.ErrorCode = rc.countError(code)
+			sp.BaseOffset = -1
+		}
+	}
+}
+
+func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, topic *topicState, name string, rp kmsg.ProduceRequestTopicPartition, acks int16, transactionalID *string, wait **pendingAck) {
 	fail := func(code int16, msg string) {
 		sp.ErrorCode = rc.countError(code)
 		if msg != "" {
@@ -90,14 +138,18 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 		fail(kerr.InvalidTopicException.Code, "cannot append to internal topic "+name)
 		return
 	}
-	p := rc.s.topics.partition(name, rp.Partition)
-	if p == nil || p.topic != topic {
+	if rp.Partition < 0 || rp.Partition >= topic.meta.Partitions() {
 		fail(kerr.UnknownTopicOrPartition.Code, "")
 		return
 	}
+	p := rc.s.topics.partition(name, rp.Partition)
+	if p == nil || p.topic != topic || !p.isLeader() {
+		fail(kerr.NotLeaderForPartition.Code, "")
+		return
+	}
 	cfg := rc.s.topics.topicConfig(topic)
-	if acks == -1 && cfg.minInsyncReplicas() > 1 {
-		fail(kerr.NotEnoughReplicas.Code, "min.insync.replicas is larger than the in-sync replica set")
+	if isr := len(p.currentRole().isr); acks == -1 && int64(isr) < int64(cfg.minInsyncReplicas()) {
+		fail(kerr.NotEnoughReplicas.Code, fmt.Sprintf("the in-sync replica set has %d members; min.insync.replicas is %d", isr, cfg.minInsyncReplicas()))
 		return
 	}
 	if acks != 0 && acks != 1 && acks != -1 {
@@ -119,6 +171,10 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 		fail(res.code, res.message)
 		return
 	}
+	if acks == -1 {
+		// acks=all: the answer waits until the whole ISR has the batch.
+		*wait = &pendingAck{p: p, last: res.lastOffset, minISR: cfg.minInsyncReplicas()}
+	}
 	sp.BaseOffset = res.baseOffset
 	sp.LogAppendTime = res.logAppendTime
 	sp.LogStartOffset = p.logStartOffset()
@@ -139,11 +195,20 @@ func (rc *requestContext) produceVerified(p *partition, name, transactionalID st
 		return appendResult{code: kerr.CorruptMessage.Code, message: err.Error()}
 	}
 	sh, failed := rc.s.txns.shardFor(transactionalID)
+	if failed == kerr.NotCoordinator {
+		// Another node coordinates this transaction: append unverified
+		// (KIP-890's check needs the coordinator's answer, which a
+		// multi-node cluster does not fetch yet).
+		return p.appendRecords(records, cfg.maxMessageBytes(), cfg.logAppendTime(), true)
+	}
 	if failed != nil {
 		return appendResult{code: failed.Code}
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if sh.coord == nil {
+		return p.appendRecords(records, cfg.maxMessageBytes(), cfg.logAppendTime(), true)
+	}
 	tp := txn.TopicPartition{Topic: name, Partition: p.index}
 	results := sh.coord.VerifyPartitions(txn.AddPartitionsRequest{
 		TransactionalID: transactionalID, ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch,

@@ -97,7 +97,7 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 		}
 		changed := false
 		for i, p := range watched {
-			if p.highWatermark() != watchedHW[i] {
+			if fetchWatermark(req, p) != watchedHW[i] {
 				changed = true
 			}
 		}
@@ -224,7 +224,7 @@ func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fet
 		out, p := rc.readFetchPartition(req, t, responseMax-total, total == 0, remote)
 		if p != nil {
 			watched = append(watched, p)
-			watchedHW = append(watchedHW, out.highWatermark)
+			watchedHW = append(watchedHW, fetchWatermark(req, p))
 		}
 		total += out.recordsLen()
 		if out.errorCode != 0 {
@@ -270,6 +270,35 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		out.errorCode = rc.countError(kerr.UnknownTopicID.Code)
 		return out, nil
 	}
+	if !p.isLeader() {
+		out.errorCode = rc.countError(kerr.NotLeaderForPartition.Code)
+		out.hasRecords = false
+		return out, nil
+	}
+	replica := fetchReplicaID(req)
+	if replica >= 0 {
+		if epoch := t.state.currentLeaderEpoch; epoch >= 0 && epoch != p.leaderEpoch() {
+			out.errorCode = rc.countError(kerr.FencedLeaderEpoch.Code)
+			if epoch > p.leaderEpoch() {
+				out.errorCode = rc.countError(kerr.UnknownLeaderEpoch.Code)
+			}
+			out.hasRecords = false
+			return out, nil
+		}
+		// A follower's fetch offset is its log end offset.
+		if isr := p.followerFetched(replica, t.state.fetchOffset, time.Now().UnixMilli()); isr != nil {
+			rc.s.proposeISR(p, isr)
+		}
+		if local := p.log.LogStartOffset(); t.state.fetchOffset < local {
+			// Followers copy only the local log: what is below it lives in
+			// the object store (tiering), where a new leader reads it. The
+			// follower restarts its log at the local start.
+			out.errorCode = rc.countError(kerr.OffsetOutOfRange.Code)
+			out.highWatermark, out.lastStable, out.logStartOffset = p.highWatermark(), p.lastStableOffset(), local
+			out.hasRecords = false
+			return out, nil
+		}
+	}
 	hw := p.highWatermark()
 	lso := p.lastStableOffset()
 	out.highWatermark, out.lastStable, out.logStartOffset = hw, lso, p.logStartOffset()
@@ -278,6 +307,9 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 	// records (KIP-98).
 	readCommitted := req.Version >= 4 && req.IsolationLevel == 1
 	upTo := hw
+	if replica >= 0 {
+		upTo = p.log.LogEndOffset() // followers copy everything
+	}
 	if readCommitted {
 		upTo = lso
 		out.abortedTxns = []storage.AbortedTxn{}
@@ -380,4 +412,22 @@ func (rc *requestContext) commitSession(s *fetchSession, topics []fetchTopicOut)
 			}
 		}
 	}
+}
+
+// fetchReplicaID is the follower's node id in a replica fetch, -1 for a
+// consumer's fetch (ReplicaID before v15, ReplicaState from v15, KIP-903).
+func fetchReplicaID(req *kmsg.FetchRequest) int32 {
+	if req.Version >= 15 {
+		return req.ReplicaState.ID
+	}
+	return req.ReplicaID
+}
+
+// fetchWatermark is what a long poll waits to see move: the high
+// watermark for consumers, the log end offset for followers.
+func fetchWatermark(req *kmsg.FetchRequest, p *partition) int64 {
+	if fetchReplicaID(req) >= 0 {
+		return p.log.LogEndOffset()
+	}
+	return p.highWatermark()
 }

@@ -39,9 +39,9 @@ func handleListOffsets(rc *requestContext, req *kmsg.ListOffsetsRequest) kmsg.Re
 
 func (rc *requestContext) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition, topic string, rp kmsg.ListOffsetsRequestTopicPartition, readCommitted bool) {
 	sp.Timestamp, sp.Offset = -1, -1
-	p := rc.s.topics.partition(topic, rp.Partition)
+	p, code := rc.s.topics.leaderPartition(topic, rp.Partition)
 	if p == nil {
-		sp.ErrorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
+		sp.ErrorCode = rc.countError(code)
 		return
 	}
 	ours := p.leaderEpoch()

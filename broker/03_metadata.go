@@ -13,10 +13,13 @@ package broker
 //     with the group coordinator's settings (as FindCoordinator does).
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/metadata"
+	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
 func init() {
@@ -25,13 +28,15 @@ func init() {
 
 func handleMetadata(rc *requestContext, req *kmsg.MetadataRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
-	host, port := rc.s.advertisedHostPort()
-	b := kmsg.NewMetadataResponseBroker()
-	b.NodeID, b.Host, b.Port = rc.s.cfg.NodeID, host, port
-	resp.Brokers = []kmsg.MetadataResponseBroker{b}
-	clusterID := rc.s.store.ClusterID()
+	st := rc.s.clusterState()
+	for _, b := range rc.s.liveBrokers(st) {
+		mb := kmsg.NewMetadataResponseBroker()
+		mb.NodeID, mb.Host, mb.Port, mb.Rack = b.id, b.host, b.port, b.rack
+		resp.Brokers = append(resp.Brokers, mb)
+	}
+	clusterID := st.ClusterID
 	resp.ClusterID = &clusterID
-	resp.ControllerID = rc.s.cfg.NodeID
+	resp.ControllerID = rc.s.controllerID()
 
 	allowAuto := req.Version < 4 || req.AllowAutoTopicCreation
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
@@ -78,20 +83,34 @@ func handleMetadata(rc *requestContext, req *kmsg.MetadataRequest) kmsg.Response
 }
 
 func (rc *requestContext) metadataTopic(t *topicState) kmsg.MetadataResponseTopic {
-	parts, _, meta := rc.s.topics.snapshot(t)
+	_, _, meta := rc.s.topics.snapshot(t)
 	mt := kmsg.NewMetadataResponseTopic()
 	name := meta.Name
 	mt.Topic = &name
 	mt.TopicID = meta.ID
 	mt.IsInternal = isInternalTopic(name)
-	for _, p := range parts {
+	st := rc.s.clusterState()
+	ct, ok := st.Topic(name)
+	if !ok || metadata.TopicID(ct.ID) != meta.ID {
+		mt.ErrorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
+		return mt
+	}
+	for i, cp := range ct.Partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
-		mp.Partition = p.index
-		mp.Leader = rc.s.cfg.NodeID
-		mp.LeaderEpoch = p.leaderEpoch()
-		mp.Replicas = []int32{rc.s.cfg.NodeID}
-		mp.ISR = []int32{rc.s.cfg.NodeID}
+		mp.Partition = int32(i)
+		mp.Leader = cp.Leader
+		mp.LeaderEpoch = cp.LeaderEpoch
+		mp.Replicas = slices.Clone(cp.Replicas)
+		mp.ISR = slices.Clone(cp.ISR)
 		mp.OfflineReplicas = []int32{}
+		for _, r := range cp.Replicas {
+			if !st.Live(r) {
+				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
+			}
+		}
+		if cp.Leader == cluster.NoLeader {
+			mp.ErrorCode = rc.countError(kerr.LeaderNotAvailable.Code)
+		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt

@@ -41,23 +41,39 @@ func (rc *requestContext) findCoordinator(keyType int8, key string) kmsg.FindCoo
 		c.ErrorCode = rc.countError(err.Code)
 		c.ErrorMessage = &msg
 	}
+	var topic string
 	switch keyType {
 	case 0:
-		if _, code := rc.s.groups.shardFor(key); code != nil {
-			fail(code, "the group coordinator is not available")
+		if rc.s.groups.ensureTopic() == nil {
+			fail(kerr.CoordinatorNotAvailable, "the group coordinator is not available")
 			return c
 		}
-		host, port := rc.s.advertisedHostPort()
-		c.NodeID, c.Host, c.Port = rc.s.cfg.NodeID, host, port
+		topic = consumerOffsetsTopic
 	case 1:
-		if _, code := rc.s.txns.shardFor(key); code != nil {
-			fail(code, "the transaction coordinator is not available")
+		if rc.s.txns.ensureTopic() == nil {
+			fail(kerr.CoordinatorNotAvailable, "the transaction coordinator is not available")
 			return c
 		}
-		host, port := rc.s.advertisedHostPort()
-		c.NodeID, c.Host, c.Port = rc.s.cfg.NodeID, host, port
+		topic = transactionStateTopic
 	default:
 		fail(kerr.InvalidRequest, "unknown coordinator key type")
+		return c
 	}
+	// The coordinator is the leader of the key's partition of the
+	// internal topic, wherever that is.
+	st := rc.s.clusterState()
+	t, ok := st.Topic(topic)
+	if !ok || len(t.Partitions) == 0 {
+		fail(kerr.CoordinatorNotAvailable, "the coordinator topic is not available")
+		return c
+	}
+	leader := t.Partitions[groupPartition(key, len(t.Partitions))].Leader
+	b, ok := st.Brokers[leader]
+	if !ok || b.Fenced {
+		fail(kerr.CoordinatorNotAvailable, "the coordinator's partition has no leader")
+		return c
+	}
+	addr := rc.s.brokerAddrOf(b.NodeID, b.Addr, b.Rack)
+	c.NodeID, c.Host, c.Port = addr.id, addr.host, addr.port
 	return c
 }

@@ -29,9 +29,9 @@ func handleDeleteRecords(rc *requestContext, req *kmsg.DeleteRecordsRequest) kms
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
-			p := rc.s.topics.partition(rt.Topic, rp.Partition)
+			p, code := rc.s.topics.leaderPartition(rt.Topic, rp.Partition)
 			if p == nil {
-				sp.ErrorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
+				sp.ErrorCode = rc.countError(code)
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}

@@ -28,10 +28,10 @@ func handleOffsetForLeaderEpoch(rc *requestContext, req *kmsg.OffsetForLeaderEpo
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
-			p := rc.s.topics.partition(rt.Topic, rp.Partition)
+			p, code := rc.s.topics.leaderPartition(rt.Topic, rp.Partition)
 			switch {
 			case p == nil:
-				sp.ErrorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
+				sp.ErrorCode = rc.countError(code)
 			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < p.leaderEpoch():
 				sp.ErrorCode = rc.countError(kerr.FencedLeaderEpoch.Code)
 			case rp.CurrentLeaderEpoch > p.leaderEpoch():

@@ -19,11 +19,13 @@ func handleDescribeCluster(rc *requestContext, req *kmsg.DescribeClusterRequest)
 		resp.ErrorCode = rc.countError(kerr.UnsupportedEndpointType.Code)
 		return resp
 	}
-	resp.ClusterID = rc.s.store.ClusterID()
-	resp.ControllerID = rc.s.cfg.NodeID
-	host, port := rc.s.advertisedHostPort()
-	b := kmsg.NewDescribeClusterResponseBroker()
-	b.NodeID, b.Host, b.Port = rc.s.cfg.NodeID, host, port
-	resp.Brokers = []kmsg.DescribeClusterResponseBroker{b}
+	st := rc.s.clusterState()
+	resp.ClusterID = st.ClusterID
+	resp.ControllerID = rc.s.controllerID()
+	for _, b := range rc.s.liveBrokers(st) {
+		db := kmsg.NewDescribeClusterResponseBroker()
+		db.NodeID, db.Host, db.Port, db.Rack = b.id, b.host, b.port, b.rack
+		resp.Brokers = append(resp.Brokers, db)
+	}
 	return resp
 }

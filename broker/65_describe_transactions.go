@@ -66,5 +66,8 @@ func (c *txnCoordinator) describe(id string) txn.Described {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if sh.coord == nil {
+		return txn.Described{Err: kerr.NotCoordinator}
+	}
 	return sh.coord.Describe(id)
 }

@@ -65,6 +65,10 @@ func (c *txnCoordinator) list(filter txn.ListFilter) txn.ListResult {
 	now := time.Now()
 	for _, sh := range shards {
 		sh.mu.Lock()
+		if sh.coord == nil { // led by another node
+			sh.mu.Unlock()
+			continue
+		}
 		res := sh.coord.List(now, filter)
 		sh.mu.Unlock()
 		out.Transactions = append(out.Transactions, res.Transactions...)

@@ -31,6 +31,19 @@ type Config struct {
 	HTTPListen             string // admin HTTP (/metrics, /healthz); "" disables
 	ObjectStore            string // object store URL, used by tiering; default file://<DataDir>/objects
 
+	// Cluster membership and replication (cluster.go, replica.go).
+	BrokerRack                           string // broker.rack
+	BrokerHeartbeatIntervalMs            int64  // broker.heartbeat.interval.ms
+	BrokerSessionTimeoutMs               int64  // broker.session.timeout.ms: missed heartbeats this long fence a broker
+	ReplicaLagTimeMaxMs                  int64  // replica.lag.time.max.ms
+	ReplicaFetchWaitMaxMs                int64  // replica.fetch.wait.max.ms
+	ReplicaFetchMaxBytes                 int32  // replica.fetch.response.max.bytes
+	ControlledShutdownEnable             bool   // controlled.shutdown.enable
+	AutoLeaderRebalanceEnable            bool   // auto.leader.rebalance.enable
+	LeaderImbalanceCheckIntervalSeconds  int64  // leader.imbalance.check.interval.seconds
+	OffsetsTopicReplicationFactor        int16  // offsets.topic.replication.factor
+	TransactionStateLogReplicationFactor int16  // transaction.state.log.replication.factor
+
 	AutoCreateTopics         bool  // auto.create.topics.enable
 	NumPartitions            int32 // num.partitions
 	DefaultReplicationFactor int16 // default.replication.factor
@@ -96,11 +109,22 @@ type Config struct {
 // DefaultConfig returns Kafka's defaults for a single node.
 func DefaultConfig() Config {
 	return Config{
-		NodeID:                      1,
-		ProcessRoles:                "controller,broker",
-		DataDir:                     "./data",
-		Listen:                      "127.0.0.1:9092",
-		HTTPListen:                  "127.0.0.1:9644",
+		NodeID:                               1,
+		ProcessRoles:                         "controller,broker",
+		DataDir:                              "./data",
+		Listen:                               "127.0.0.1:9092",
+		HTTPListen:                           "127.0.0.1:9644",
+		BrokerHeartbeatIntervalMs:            250,
+		BrokerSessionTimeoutMs:               1500,
+		ReplicaLagTimeMaxMs:                  30000,
+		ReplicaFetchWaitMaxMs:                500,
+		ReplicaFetchMaxBytes:                 10 << 20,
+		ControlledShutdownEnable:             true,
+		AutoLeaderRebalanceEnable:            true,
+		LeaderImbalanceCheckIntervalSeconds:  5,
+		OffsetsTopicReplicationFactor:        3,
+		TransactionStateLogReplicationFactor: 3,
+
 		AutoCreateTopics:            true,
 		NumPartitions:               1,
 		DefaultReplicationFactor:    1,
@@ -198,6 +222,20 @@ func int32Prop(field func(c *Config) *int32, min int32) brokerProperty {
 	}
 }
 
+func int16Prop(field func(c *Config) *int16) brokerProperty {
+	return brokerProperty{
+		set: func(c *Config, v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 16)
+			if err != nil || n < 1 {
+				return fmt.Errorf("must be a positive 16-bit integer: %q", v)
+			}
+			*field(c) = int16(n)
+			return nil
+		},
+		get: func(c *Config) string { return strconv.Itoa(int(*field(c))) },
+	}
+}
+
 func boolProp(field func(c *Config) *bool) brokerProperty {
 	return brokerProperty{
 		set: func(c *Config, v string) error {
@@ -244,6 +282,18 @@ var brokerProperties = map[string]brokerProperty{
 	"controller.quorum.voters": stringProp(func(c *Config) *string { return &c.ControllerQuorumVoters }),
 	"process.roles":            stringProp(func(c *Config) *string { return &c.ProcessRoles }),
 	"log.dir":                  stringProp(func(c *Config) *string { return &c.DataDir }),
+
+	"broker.rack":                              stringProp(func(c *Config) *string { return &c.BrokerRack }),
+	"broker.heartbeat.interval.ms":             intProp(func(c *Config) *int64 { return &c.BrokerHeartbeatIntervalMs }, 1),
+	"broker.session.timeout.ms":                intProp(func(c *Config) *int64 { return &c.BrokerSessionTimeoutMs }, 1),
+	"replica.lag.time.max.ms":                  intProp(func(c *Config) *int64 { return &c.ReplicaLagTimeMaxMs }, 1),
+	"replica.fetch.wait.max.ms":                intProp(func(c *Config) *int64 { return &c.ReplicaFetchWaitMaxMs }, 1),
+	"replica.fetch.response.max.bytes":         int32Prop(func(c *Config) *int32 { return &c.ReplicaFetchMaxBytes }, 1),
+	"controlled.shutdown.enable":               boolProp(func(c *Config) *bool { return &c.ControlledShutdownEnable }),
+	"auto.leader.rebalance.enable":             boolProp(func(c *Config) *bool { return &c.AutoLeaderRebalanceEnable }),
+	"leader.imbalance.check.interval.seconds":  intProp(func(c *Config) *int64 { return &c.LeaderImbalanceCheckIntervalSeconds }, 1),
+	"offsets.topic.replication.factor":         int16Prop(func(c *Config) *int16 { return &c.OffsetsTopicReplicationFactor }),
+	"transaction.state.log.replication.factor": int16Prop(func(c *Config) *int16 { return &c.TransactionStateLogReplicationFactor }),
 
 	"auto.create.topics.enable": boolProp(func(c *Config) *bool { return &c.AutoCreateTopics }),
 	"delete.topic.enable":       boolProp(func(c *Config) *bool { return &c.DeleteTopicEnable }),

@@ -68,13 +68,32 @@ func newGroupCoordinator(s *Server) *groupCoordinator {
 	return c
 }
 
-// start loads the existing partitions in the background (requests meanwhile
-// get COORDINATOR_LOAD_IN_PROGRESS) and starts the timer loop.
+// start loads the partitions this node leads in the background (requests
+// meanwhile get COORDINATOR_LOAD_IN_PROGRESS) and starts the timer loop.
 func (c *groupCoordinator) start() {
 	for _, sh := range c.shards() {
-		c.startLoad(sh, false)
+		if sh.part != nil && sh.part.isLeader() {
+			c.startLoad(sh, false)
+		}
 	}
 	c.s.goTask(c.run)
+}
+
+// onLeadership loads a partition's groups when this node becomes its
+// leader and gives them up when it stops being leader.
+func (c *groupCoordinator) onLeadership(p *partition, leader bool) {
+	shards := c.shards()
+	if int(p.index) >= len(shards) {
+		return
+	}
+	sh := shards[p.index]
+	if !leader {
+		sh.unload(shardUnloaded)
+		return
+	}
+	sh.unload(shardLoading)
+	sh.part = p
+	c.startLoad(sh, false)
 }
 
 // close waits for loads in flight; the timer loop is a server task.
@@ -97,6 +116,9 @@ func (c *groupCoordinator) adopt(t *topicState) []*groupShard {
 	shards := make([]*groupShard, len(parts))
 	for i, p := range parts {
 		shards[i] = newGroupShard(c, int32(i), p)
+		if p == nil || !p.isLeader() {
+			shards[i].mu.state = shardUnloaded // another node coordinates these groups
+		}
 	}
 	c.mu.Lock()
 	c.mu.shards = shards
@@ -148,7 +170,7 @@ func (c *groupCoordinator) ensureTopic() []*groupShard {
 			"segment.bytes":  strconv.FormatInt(c.s.cfg.OffsetsTopicSegmentBytes, 10),
 		}
 		var terr *topicError
-		t, terr = c.s.topics.create(consumerOffsetsTopic, c.s.cfg.OffsetsTopicNumPartitions, 1, configs, false)
+		t, terr = c.s.topics.create(consumerOffsetsTopic, c.s.cfg.OffsetsTopicNumPartitions, c.s.internalReplicationFactor(c.s.cfg.OffsetsTopicReplicationFactor), configs, false)
 		if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
 			t, terr = c.s.topics.get(consumerOffsetsTopic), nil
 		}
@@ -159,6 +181,9 @@ func (c *groupCoordinator) ensureTopic() []*groupShard {
 	}
 	shards := c.adopt(t)
 	for _, sh := range shards {
+		if sh.part == nil || !sh.part.isLeader() {
+			continue
+		}
 		if err := sh.load(); err != nil { // a new topic: nothing to read
 			c.s.logger.Error("group coordinator partition failed to load", "partition", sh.index, "err", err)
 		}

@@ -306,28 +306,13 @@ func encodeTxnKVBatch(keys, values [][]byte, producerID int64, epoch int16, now 
 	return raw
 }
 
-// awaitHighWatermark waits until the record at offset is committed. With
-// replication the high watermark trails the log end; on one node it does not.
+// awaitHighWatermark waits until the record at offset is committed: the
+// ISR has it (at once on a single node). A shard whose partition lost its
+// leadership meanwhile fails the write; the new leader's shard decides.
 func (sh *groupShard) awaitHighWatermark(offset int64) error {
-	p := sh.part
-	if p.highWatermark() > offset {
-		return nil
-	}
-	wake := make(chan struct{}, 1)
-	for p.highWatermark() <= offset {
-		p.addWaiter(wake)
-		if p.highWatermark() > offset {
-			p.removeWaiter(wake)
-			break
-		}
-		select {
-		case <-wake:
-		case <-time.After(100 * time.Millisecond):
-			p.removeWaiter(wake)
-		case <-sh.c.s.ctx.Done():
-			p.removeWaiter(wake)
-			return errors.New("broker: shutting down before the group write was committed")
-		}
+	err := sh.part.awaitReplicated(offset, 30*time.Second, sh.c.s.ctx.Done())
+	if err != nil {
+		return fmt.Errorf("broker: group write at %s-%d offset %d not committed: %w", consumerOffsetsTopic, sh.index, offset, err)
 	}
 	return nil
 }

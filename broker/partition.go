@@ -42,6 +42,22 @@ type partition struct {
 	// under mu after each append and marker, read lock-free by fetches.
 	firstUnstable atomic.Int64
 
+	// Replication (replica.go). self is this node; role the applied
+	// assignment; solo is set while this node leads with an ISR of
+	// itself alone (the high watermark is then the log end offset);
+	// otherwise hw is the high watermark.
+	self int32
+	role atomic.Pointer[replicaRole]
+	solo atomic.Bool
+	hw   atomic.Int64
+	rep  struct {
+		sync.Mutex
+		followers     map[int32]*followerProgress // leader only
+		isrPending    bool                        // an AlterPartition is in flight
+		needsTruncate bool                        // follower: reconcile with the new leader first
+		epochStart    int64                       // leader: where its leader epoch began
+	}
+
 	waitersMu struct {
 		sync.Mutex
 		waiters []chan struct{}
@@ -66,7 +82,8 @@ func openPartition(s *Server, t *topicState, index int32, leaderEpoch int32) (*p
 		l.Close()
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
-	p := &partition{topic: t, index: index, log: l}
+	p := &partition{topic: t, index: index, log: l, self: s.cfg.NodeID}
+	p.hw.Store(l.LogStartOffset())
 	p.mu.producers = producers
 	p.noteUnstableLocked()
 	p.epoch.Store(leaderEpoch)
@@ -100,8 +117,15 @@ func checkPartitionTopicID(dir string, t *topicState) error {
 }
 
 // highWatermark is the offset below which records are committed and
-// visible to consumers. On a single node every appended record is.
-func (p *partition) highWatermark() int64 { return p.log.LogEndOffset() }
+// visible to consumers: the log end offset while this node leads with an
+// ISR of itself (always, on a single node), else the smallest log end
+// offset in the ISR (replica.go).
+func (p *partition) highWatermark() int64 {
+	if p.solo.Load() {
+		return p.log.LogEndOffset()
+	}
+	return p.hw.Load()
+}
 
 func (p *partition) leaderEpoch() int32 { return p.epoch.Load() }
 
@@ -138,6 +162,9 @@ func (p *partition) writeTxnMarker(producerID int64, epoch int16, commit bool, c
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.isLeader() {
+		return -1, errNotLeaderForPartition
+	}
 	if err := p.mu.producers.checkMarker(producerID, epoch); err != nil {
 		return -1, err
 	}
@@ -213,6 +240,10 @@ func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppe
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if !p.isLeader() {
+		// Checked under mu: a role change (setRole) takes mu too.
+		return appendResult{code: kerr.NotLeaderForPartition.Code}
+	}
 	opts.LeaderEpoch = p.epoch.Load()
 	if h := &headers[0]; h.ProducerID >= 0 {
 		dup, code := p.mu.producers.check(h)
@@ -252,6 +283,10 @@ func (p *partition) appendUnchecked(batch []byte) (storage.AppendResult, error) 
 		return storage.AppendResult{}, err
 	}
 	p.mu.Lock()
+	if !p.isLeader() {
+		p.mu.Unlock()
+		return storage.AppendResult{}, errNotLeaderForPartition
+	}
 	res, err := p.log.Append(batch, headers, storage.AppendOptions{LeaderEpoch: p.epoch.Load()})
 	if err == nil {
 		p.recordAppendedLocked(headers, res.FirstOffset, time.Now().UnixMilli())

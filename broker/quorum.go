@@ -28,14 +28,11 @@ const legacyMetadataFile = "cluster-metadata.json"
 
 // openMetadata starts this node's quorum member and returns the Store the
 // broker uses, importing a pre-quorum FileStore document on first start.
-func openMetadata(cfg Config, logger *slog.Logger) (metadata.Store, error) {
+func openMetadata(cfg Config, logger *slog.Logger) (*metadata.RaftStore, error) {
 	dir := filepath.Join(cfg.DataDir, metadataDir)
 	voters, err := metadata.ParseVoters(cfg.ControllerQuorumVoters)
 	if err != nil {
 		return nil, fmt.Errorf("broker: --controllers: %w", err)
-	}
-	if len(voters) > 1 || (len(voters) == 1 && voters[0].ID != cfg.NodeID) {
-		return nil, errors.New("broker: --controllers: a quorum of other nodes needs replication, which is not built yet; run without --controllers (a one-voter quorum of this node)")
 	}
 	roles, err := metadata.ParseRoles(cfg.ProcessRoles)
 	if err != nil {
@@ -55,7 +52,13 @@ func openMetadata(cfg Config, logger *slog.Logger) (metadata.Store, error) {
 			}
 		}
 	}
-	mcfg := metadata.Config{NodeID: cfg.NodeID, Voters: voters, Dir: raftDir, ListenAddr: cfg.ControllerListen, Logger: logger}
+	mcfg := metadata.Config{
+		NodeID: cfg.NodeID, Voters: voters, Dir: raftDir, ListenAddr: cfg.ControllerListen, Logger: logger,
+		SessionTimeout:               time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
+		ControllerInterval:           100 * time.Millisecond,
+		DisableAutoLeaderRebalance:   !cfg.AutoLeaderRebalanceEnable,
+		LeaderImbalanceCheckInterval: time.Duration(cfg.LeaderImbalanceCheckIntervalSeconds) * time.Second,
+	}
 	if imported != nil {
 		mcfg.ClusterID = imported.ClusterID() // keep the cluster's id
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-streaming/strata/metadata"
@@ -25,6 +26,9 @@ type Server struct {
 	cfg    Config
 	logger *slog.Logger
 	store  metadata.Store
+	// raft is the same store seen as the quorum member: the applied
+	// cluster state (brokers, replicas, ISR, leaders) and proposals.
+	raft *metadata.RaftStore
 	// objects is the tiering object store from --object-store.
 	objects tiering.ObjectStore
 	tiered  *tieredStorage // uploads, remote retention and remote reads (tiered.go)
@@ -35,6 +39,13 @@ type Server struct {
 	groups  *groupCoordinator // consumer groups and committed offsets (group_coordinator.go)
 	txns    *txnCoordinator   // transactions (txn_coordinator.go)
 	lag     *lagMonitor       // consumer lag for /metrics and /v1/groups (lag_metrics.go); nil without the admin listener
+
+	// Cluster membership (cluster.go): this process's incarnation id, the
+	// replica fetchers, and whether a controlled shutdown has begun.
+	incarnation  string
+	fetchers     *fetcherManager
+	shuttingDown atomic.Bool
+	stopMetadata func()
 
 	listener net.Listener
 	http     *http.Server
@@ -94,13 +105,42 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		cfg:     cfg,
 		logger:  logger,
 		store:   store,
+		raft:    store,
 		metrics: newMetrics(),
 		fetches: newFetchSessionCache(1000),
 		ctx:     ctx,
 		cancel:  cancel,
 	}
+	// The Kafka listener is bound now: the node registers its address with
+	// the quorum before it opens its partitions (their roles depend on it).
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		cancel()
+		store.Close()
+		objects.Close()
+		return nil, fmt.Errorf("broker: listen %s: %w", cfg.Listen, err)
+	}
+	s.listener = ln
+	if s.cfg.Advertise == s.cfg.Listen {
+		// With port 0 the advertised address follows the bound one.
+		s.cfg.Advertise = ln.Addr().String()
+	}
+	regCtx, regCancel := context.WithTimeout(ctx, 60*time.Second)
+	err = s.register(regCtx)
+	if err == nil {
+		s.awaitElections(regCtx)
+	}
+	regCancel()
+	if err != nil {
+		ln.Close()
+		cancel()
+		store.Close()
+		objects.Close()
+		return nil, err
+	}
 	s.pids = &producerIDAllocator{store: store}
 	if s.tiered, err = newTieredStorage(s, objects); err != nil {
+		ln.Close()
 		cancel()
 		store.Close()
 		objects.Close()
@@ -110,6 +150,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	start := time.Now()
 	s.topics, err = openTopicManager(s)
 	if err != nil {
+		ln.Close()
 		cancel()
 		s.tiered.close()
 		store.Close()
@@ -119,20 +160,20 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	logger.Info("data directory opened", "dir", cfg.DataDir, "topics", s.topics.count(), "took", time.Since(start).Round(time.Millisecond))
 	s.groups = newGroupCoordinator(s)
 	s.txns = newTxnCoordinator(s)
+	s.fetchers = newFetcherManager(s)
+	s.goTask(s.heartbeatLoop)
+	s.goTask(s.isrLoop)
+	s.stopMetadata = s.raft.Node().Subscribe(s.followMetadata)
+	// Catch up with what was applied before the subscription.
+	s.topics.adminMu.Lock()
+	s.topics.syncLocked(s.clusterState(), nil)
+	s.topics.adminMu.Unlock()
 	return s, nil
 }
 
 // Start binds the listeners and starts serving.
 func (s *Server) Start() error {
-	ln, err := net.Listen("tcp", s.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("broker: listen %s: %w", s.cfg.Listen, err)
-	}
-	s.listener = ln
-	if s.cfg.Advertise == s.cfg.Listen {
-		// With port 0 the advertised address follows the bound one.
-		s.cfg.Advertise = ln.Addr().String()
-	}
+	ln := s.listener
 	if s.cfg.HTTPListen != "" {
 		hl, err := net.Listen("tcp", s.cfg.HTTPListen)
 		if err != nil {
@@ -255,6 +296,14 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.connsMu.closed = true
+	started := s.listener != nil && s.incarnation != ""
+	s.connsMu.Unlock()
+	if started && s.cfg.ControlledShutdownEnable && s.movableLeaderships(s.clusterState()) > 0 {
+		// Still serving: requests in flight finish against the old
+		// leaders, then clients follow NOT_LEADER_OR_FOLLOWER.
+		s.controlledShutdown(15 * time.Second)
+	}
+	s.connsMu.Lock()
 	conns := make([]*clientConn, 0, len(s.connsMu.conns))
 	for c := range s.connsMu.conns {
 		conns = append(conns, c)
@@ -274,6 +323,10 @@ func (s *Server) Close() error {
 		_ = s.http.Shutdown(shutdownCtx)
 		cancel()
 	}
+	if s.stopMetadata != nil {
+		s.stopMetadata()
+	}
+	s.fetchers.close()
 	s.tasks.Wait()
 	s.groups.close()
 	err := s.topics.close()

@@ -127,7 +127,10 @@ func (t *tieredStorage) loop() {
 		now := time.Now()
 		t.s.topics.forEachPartition(func(p *partition) {
 			r := p.remote
-			if !r.enabled() || !r.dueAt(now) || !r.running.CompareAndSwap(false, true) {
+			// Only the leader uploads. A follower re-reads the leader's
+			// manifest, so its local retention may drop what is uploaded.
+			leader := p.isLeader()
+			if !r.enabled() || (leader && !r.dueAt(now)) || !r.running.CompareAndSwap(false, true) {
 				return
 			}
 			select {
@@ -141,6 +144,12 @@ func (t *tieredStorage) loop() {
 				defer running.Done()
 				defer func() { <-t.workers }()
 				defer r.running.Store(false)
+				if !leader {
+					if err := r.refresh(r.ctx); err != nil {
+						t.s.logger.Debug("follower manifest refresh failed", "topic", p.topic.meta.Name, "partition", p.index, "err", err)
+					}
+					return
+				}
 				r.runTask(r.ctx)
 			}()
 		})
@@ -253,6 +262,22 @@ func (r *remoteLog) load(ctx context.Context) (*tiering.Manifest, error) {
 	}
 	r.install(m)
 	return m, nil
+}
+
+// refresh reads the manifest from the object store even when one is
+// cached: another node (the partition's leader) writes it.
+func (r *remoteLog) refresh(ctx context.Context) error {
+	loadCtx, cancel := context.WithTimeout(ctx, manifestLoadTimeout)
+	defer cancel()
+	m, err := tiering.LoadManifest(loadCtx, r.t.store, tiering.ManifestKey(r.prefix))
+	if errors.Is(err, tiering.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.install(m)
+	return nil
 }
 
 // stamp fills the topic-level fields a recovery from the bucket needs.

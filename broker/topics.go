@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +17,10 @@ import (
 
 // topicState is a topic with its open partitions.
 type topicState struct {
+	// name and id never change; meta (configs, partition count) is
+	// replaced under topicManager.mu.
+	name       string
+	id         metadata.TopicID
 	meta       metadata.Topic
 	config     effectiveTopicConfig
 	partitions []*partition
@@ -41,18 +43,12 @@ func openTopicManager(s *Server) (*topicManager, error) {
 	if err := m.removeOrphanDirs(); err != nil {
 		return nil, err
 	}
-	for _, t := range s.store.Topics() {
-		ts := &topicState{meta: t, config: resolveTopicConfig(&s.cfg, t.Configs)}
-		for i, epoch := range t.LeaderEpochs {
-			p, err := openPartition(s, ts, int32(i), epoch)
-			if err != nil {
-				m.close()
-				return nil, err
-			}
-			ts.partitions = append(ts.partitions, p)
-		}
-		m.byName[t.Name] = ts
-		m.byID[t.ID] = ts
+	m.adminMu.Lock()
+	failed := m.syncLocked(s.clusterState(), nil)
+	m.adminMu.Unlock()
+	for name, err := range failed {
+		m.close()
+		return nil, fmt.Errorf("open topic %s: %w", name, err)
 	}
 	s.tiered.loadManifests(m.allPartitions())
 	return m, nil
@@ -74,10 +70,7 @@ func (m *topicManager) removeOrphanDirs() error {
 	if err != nil {
 		return err
 	}
-	known := map[string]int32{}
-	for _, t := range m.s.store.Topics() {
-		known[t.Name] = t.Partitions()
-	}
+	hosted := m.s.hostedDirs(m.s.clusterState())
 	for _, e := range entries {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), "__metadata") || e.Name() == "objects" {
 			continue
@@ -85,17 +78,13 @@ func (m *topicManager) removeOrphanDirs() error {
 		name := e.Name()
 		orphan := strings.HasSuffix(name, "-delete")
 		if !orphan {
-			match := partitionDirPattern.FindStringSubmatch(name)
-			if match == nil {
+			if partitionDirPattern.FindStringSubmatch(name) == nil {
 				continue
 			}
-			n, _ := strconv.Atoi(match[2])
-			parts, ok := known[match[1]]
-			orphan = !ok || int32(n) >= parts
+			orphan = !hosted[name]
 		}
 		if orphan {
-			m.s.logger.Info("removing directory of a deleted topic", "dir", name)
-			if err := os.RemoveAll(filepath.Join(m.s.cfg.DataDir, name)); err != nil {
+			if err := m.s.removeStrayDir(name); err != nil {
 				return err
 			}
 		}
@@ -130,6 +119,27 @@ func (m *topicManager) partition(topic string, index int32) *partition {
 		return nil
 	}
 	return t.partitions[index]
+}
+
+// leaderPartition returns the partition when this node leads it, else the
+// error code to answer: UNKNOWN_TOPIC_OR_PARTITION when it does not exist,
+// NOT_LEADER_OR_FOLLOWER when another node (or none) leads it.
+func (m *topicManager) leaderPartition(topic string, index int32) (*partition, int16) {
+	m.mu.RLock()
+	t := m.byName[topic]
+	var p *partition
+	exists := t != nil && index >= 0 && int(index) < len(t.partitions)
+	if exists {
+		p = t.partitions[index]
+	}
+	m.mu.RUnlock()
+	switch {
+	case !exists:
+		return nil, kerr.UnknownTopicOrPartition.Code
+	case p == nil || !p.isLeader():
+		return nil, kerr.NotLeaderForPartition.Code
+	}
+	return p, 0
 }
 
 // all returns every topic sorted by name.
@@ -207,8 +217,8 @@ func (m *topicManager) create(name string, partitions int32, replicationFactor i
 	if replicationFactor <= 0 {
 		return nil, newTopicError(kerr.InvalidReplicationFactor, "replication factor must be positive, got %d", replicationFactor)
 	}
-	if replicationFactor > 1 {
-		return nil, newTopicError(kerr.InvalidReplicationFactor, "replication factor %d is larger than the 1 available broker", replicationFactor)
+	if live := m.s.eligibleBrokers(); int(replicationFactor) > live {
+		return nil, newTopicError(kerr.InvalidReplicationFactor, "replication factor %d is larger than the %d available brokers", replicationFactor, live)
 	}
 	if err := validateTopicConfigs(configs); err != nil {
 		return nil, newTopicError(kerr.InvalidConfig, "%v", err)
@@ -224,7 +234,7 @@ func (m *topicManager) create(name string, partitions int32, replicationFactor i
 	if validateOnly {
 		return nil, nil
 	}
-	meta := metadata.Topic{Name: name, ID: metadata.NewTopicID(), LeaderEpochs: make([]int32, partitions), Configs: configs}
+	meta := metadata.Topic{Name: name, ID: metadata.NewTopicID(), LeaderEpochs: make([]int32, partitions), Configs: configs, ReplicationFactor: int(replicationFactor)}
 	return m.createLocked(meta, nil)
 }
 
@@ -232,32 +242,24 @@ func (m *topicManager) create(name string, partitions int32, replicationFactor i
 // partition listed in startOffsets starts its (empty) local log there.
 // Needs adminMu.
 func (m *topicManager) createLocked(meta metadata.Topic, startOffsets map[int32]int64) (*topicState, *topicError) {
-	name, partitions, configs := meta.Name, int32(len(meta.LeaderEpochs)), meta.Configs
+	name := meta.Name
 	if err := m.s.store.CreateTopic(meta); err != nil {
+		if errors.Is(err, metadata.ErrNotEnoughBrokers) {
+			return nil, newTopicError(kerr.InvalidReplicationFactor, "%v", err)
+		}
 		return nil, newTopicError(kerr.UnknownServerError, "storing topic: %v", err)
 	}
-	ts := &topicState{meta: meta, config: resolveTopicConfig(&m.s.cfg, configs)}
-	for i := int32(0); i < partitions; i++ {
-		var p *partition
-		err := createPartitionAt(m.s, ts, i, startOffsets)
-		if err == nil {
-			p, err = openPartition(m.s, ts, i, 0)
-		}
-		if err != nil {
-			for _, p := range ts.partitions {
-				p.log.Delete()
-			}
-			_ = m.s.store.DeleteTopic(name)
-			return nil, newTopicError(kerr.KafkaStorageError, "creating partition %d: %v", i, err)
-		}
-		ts.partitions = append(ts.partitions, p)
+	failed := m.syncLocked(m.s.clusterState(), map[string]map[int32]int64{name: startOffsets})
+	if err := failed[name]; err != nil {
+		_ = m.s.store.DeleteTopic(name)
+		m.syncLocked(m.s.clusterState(), nil)
+		return nil, newTopicError(kerr.KafkaStorageError, "creating topic %s: %v", name, err)
 	}
-	m.mu.Lock()
-	m.byName[name] = ts
-	m.byID[meta.ID] = ts
-	m.mu.Unlock()
-	m.s.logger.Info("topic created", "topic", name, "partitions", partitions, "topic_id", meta.ID.String())
-	return ts, nil
+	t := m.get(name)
+	if t == nil {
+		return nil, newTopicError(kerr.UnknownServerError, "topic %s was deleted while it was being created", name)
+	}
+	return t, nil
 }
 
 // collidingTopic returns an existing topic whose name differs from name
@@ -322,22 +324,7 @@ func (m *topicManager) delete(name string) *topicError {
 	if err := m.s.store.DeleteTopic(name); err != nil {
 		return newTopicError(kerr.UnknownServerError, "deleting topic: %v", err)
 	}
-	m.mu.Lock()
-	delete(m.byName, name)
-	delete(m.byID, t.meta.ID)
-	parts := t.partitions
-	m.mu.Unlock()
-	for _, p := range parts {
-		p.wakeWaiters()
-		p.remote.stop()
-		if err := p.log.Delete(); err != nil {
-			m.s.logger.Error("removing partition directory", "dir", p.log.Dir(), "err", err)
-		}
-	}
-	m.s.logger.Info("topic deleted", "topic", name)
-	if m.s.groups != nil {
-		m.s.groups.onTopicDeleted(name) // committed offsets go with the topic, as in Kafka
-	}
+	m.syncLocked(m.s.clusterState(), nil)
 	return nil
 }
 
@@ -370,27 +357,12 @@ func (m *topicManager) grow(name string, count int32, assigned int, validateOnly
 		return nil
 	}
 	meta.LeaderEpochs = append(meta.LeaderEpochs, make([]int32, count-current)...)
-	var added []*partition
-	for i := current; i < count; i++ {
-		p, err := openPartition(m.s, t, i, 0)
-		if err != nil {
-			for _, p := range added {
-				p.log.Delete()
-			}
-			return newTopicError(kerr.KafkaStorageError, "creating partition %d: %v", i, err)
-		}
-		added = append(added, p)
-	}
 	if err := m.s.store.UpdateTopic(meta); err != nil {
-		for _, p := range added {
-			p.log.Delete()
-		}
 		return newTopicError(kerr.UnknownServerError, "storing topic: %v", err)
 	}
-	m.mu.Lock()
-	t.meta = meta
-	t.partitions = append(t.partitions, added...)
-	m.mu.Unlock()
+	if err := m.syncLocked(m.s.clusterState(), nil)[name]; err != nil {
+		return newTopicError(kerr.KafkaStorageError, "creating partitions: %v", err)
+	}
 	return nil
 }
 
@@ -414,15 +386,7 @@ func (m *topicManager) setConfigs(name string, configs map[string]string, valida
 	if err := m.s.store.UpdateTopic(meta); err != nil {
 		return newTopicError(kerr.UnknownServerError, "storing topic: %v", err)
 	}
-	cfg := resolveTopicConfig(&m.s.cfg, configs)
-	m.mu.Lock()
-	t.meta = meta
-	t.config = cfg
-	parts := t.partitions
-	m.mu.Unlock()
-	for _, p := range parts {
-		p.log.UpdateConfig(cfg.storageConfig())
-	}
+	m.syncLocked(m.s.clusterState(), nil)
 	return nil
 }
 
@@ -430,7 +394,9 @@ func (m *topicManager) forEachPartition(fn func(p *partition)) {
 	for _, t := range m.all() {
 		parts, _, _ := m.snapshot(t)
 		for _, p := range parts {
-			fn(p)
+			if p != nil {
+				fn(p)
+			}
 		}
 	}
 }

@@ -76,7 +76,7 @@ func (c *txnCoordinator) ensureTopic() []*txnShard {
 	if t == nil {
 		configs := map[string]string{"cleanup.policy": "compact", "segment.bytes": "104857600"}
 		var terr *topicError
-		t, terr = c.s.topics.create(transactionStateTopic, c.s.cfg.TransactionStateLogNumPartitions, 1, configs, false)
+		t, terr = c.s.topics.create(transactionStateTopic, c.s.cfg.TransactionStateLogNumPartitions, c.s.internalReplicationFactor(c.s.cfg.TransactionStateLogReplicationFactor), configs, false)
 		if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
 			t, terr = c.s.topics.get(transactionStateTopic), nil
 		}
@@ -89,11 +89,14 @@ func (c *txnCoordinator) ensureTopic() []*txnShard {
 	shards = make([]*txnShard, len(parts))
 	for i, p := range parts {
 		sh := &txnShard{c: c, index: int32(i), part: p}
+		shards[i] = sh
+		if p == nil || !p.isLeader() {
+			continue // another node coordinates these transactional ids
+		}
 		if err := sh.load(); err != nil {
 			c.s.logger.Error("transaction coordinator partition failed to load", "partition", i, "err", err)
 			return nil
 		}
-		shards[i] = sh
 	}
 	c.mu.Lock()
 	c.shards = shards
@@ -107,7 +110,37 @@ func (c *txnCoordinator) shardFor(transactionalID string) (*txnShard, *kerr.Erro
 	if len(shards) == 0 {
 		return nil, kerr.CoordinatorNotAvailable
 	}
-	return shards[groupPartition(transactionalID, len(shards))], nil
+	sh := shards[groupPartition(transactionalID, len(shards))]
+	sh.mu.Lock()
+	loaded := sh.coord != nil
+	sh.mu.Unlock()
+	if !loaded {
+		return nil, kerr.NotCoordinator
+	}
+	return sh, nil
+}
+
+// onLeadership loads a shard when this node becomes its partition's
+// leader and drops it when leadership moves away.
+func (c *txnCoordinator) onLeadership(p *partition, leader bool) {
+	c.mu.Lock()
+	shards := c.shards
+	c.mu.Unlock()
+	if int(p.index) >= len(shards) {
+		return
+	}
+	sh := shards[p.index]
+	sh.mu.Lock()
+	sh.coord = nil
+	if leader {
+		sh.part = p
+	}
+	sh.mu.Unlock()
+	if leader {
+		if err := sh.load(); err != nil {
+			c.s.logger.Error("transaction coordinator partition failed to load", "partition", p.index, "err", err)
+		}
+	}
 }
 
 // run ticks every loaded shard once a second: transaction timeouts and
@@ -154,6 +187,9 @@ func (c *txnCoordinator) run() {
 func (sh *txnShard) do(fn func(coord *txn.Coordinator, now time.Time) txn.Effects) error {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if sh.coord == nil {
+		return nil // led by another node
+	}
 	now := time.Now()
 	eff := fn(sh.coord, now)
 	return sh.applyLocked(eff, now)

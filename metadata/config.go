@@ -52,13 +52,33 @@ type Config struct {
 	Clock              Clock
 	// DisableController turns the loop off (tests drive ControllerStep).
 	DisableController bool
+
+	// Automatic preferred-leader rebalance (auto.leader.rebalance.enable,
+	// on by default): at most once per LeaderImbalanceCheckInterval (5 s by
+	// Clock; Kafka's leader.imbalance.check.interval.seconds defaults to
+	// 300 s, Strata hands leaderships back to a returning broker sooner on
+	// purpose) the controller elects the first replica of every partition
+	// it does not lead while that replica is eligible and in the ISR.
+	// DisableAutoLeaderRebalance turns it off (the zero Config has it on).
+	DisableAutoLeaderRebalance   bool
+	LeaderImbalanceCheckInterval time.Duration
 	// ClusterID is what the first leader proposes (random when empty).
 	ClusterID string
 
 	// ProposeTimeout bounds the controller's own proposals (5 s).
 	ProposeTimeout time.Duration
 	Logger         *slog.Logger
+
+	// run is the controller's own bookkeeping, set by setDefaults.
+	run *controllerRun
 }
+
+// DefaultLeaderImbalanceCheckInterval is Config.LeaderImbalanceCheckInterval's default.
+const DefaultLeaderImbalanceCheckInterval = 5 * time.Second
+
+// AutoLeaderRebalance reports whether the controller runs the automatic
+// preferred-leader rebalance (auto.leader.rebalance.enable).
+func (c *Config) AutoLeaderRebalance() bool { return !c.DisableAutoLeaderRebalance }
 
 func (c *Config) setDefaults() {
 	if c.TickInterval <= 0 {
@@ -85,6 +105,11 @@ func (c *Config) setDefaults() {
 	if c.Clock == nil {
 		c.Clock = realClock{}
 	}
+	if c.LeaderImbalanceCheckInterval <= 0 {
+		c.LeaderImbalanceCheckInterval = DefaultLeaderImbalanceCheckInterval
+	}
+	// Each node gets its own controller-run state, even from a shared Config.
+	c.run = &controllerRun{}
 	if c.ProposeTimeout <= 0 {
 		c.ProposeTimeout = 5 * time.Second
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/strata-streaming/strata/metadata/cluster"
@@ -42,12 +43,34 @@ func (n *Node) controllerLoop() {
 	}
 }
 
+// controllerRun is the controller's bookkeeping across steps.
+type controllerRun struct {
+	mu sync.Mutex
+	// lastRebalance is when the preferred-leader rebalance last ran (zero:
+	// never, so the first step runs it).
+	lastRebalance time.Time
+}
+
+// rebalanceDue reports whether the preferred-leader rebalance is due at
+// now, and if so records now as its last run.
+func (r *controllerRun) rebalanceDue(now time.Time, every time.Duration) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.lastRebalance.IsZero() && now.Sub(r.lastRebalance) < every {
+		return false
+	}
+	r.lastRebalance = now
+	return true
+}
+
 // ControllerStep is one pass of the active controller: it proposes the
 // cluster id if the state has none, then the fencing decisions at the
 // clock's current time (PlanFencing), then the leader elections the new
-// state calls for (PlanElections). Decisions are pure functions of the
-// applied state; only their records change anything, through the quorum.
-// It does nothing on a node that is not the leader.
+// state calls for (PlanElections), then, with AutoLeaderRebalance and at
+// most once per LeaderImbalanceCheckInterval of the clock, the preferred
+// leader elections (PlanPreferredElections). Decisions are pure functions
+// of the applied state; only their records change anything, through the
+// quorum. It does nothing on a node that is not the leader.
 func (n *Node) ControllerStep(ctx context.Context) error {
 	if !n.IsLeader() {
 		return nil
@@ -74,9 +97,22 @@ func (n *Node) ControllerStep(ctx context.Context) error {
 			return err
 		}
 	}
-	now := n.cfg.Clock.Now().UnixMilli()
-	if err := propose(cluster.PlanFencing(n.State(), now, n.cfg.SessionTimeout.Milliseconds())...); err != nil {
+	now := n.cfg.Clock.Now()
+	if err := propose(cluster.PlanFencing(n.State(), now.UnixMilli(), n.cfg.SessionTimeout.Milliseconds())...); err != nil {
 		return err
 	}
-	return propose(cluster.PlanElections(n.State())...)
+	if err := propose(cluster.PlanElections(n.State())...); err != nil {
+		return err
+	}
+	if !n.cfg.AutoLeaderRebalance() {
+		return nil
+	}
+	run := n.cfg.run
+	if run == nil { // a Node not built by StartNode
+		return nil
+	}
+	if !run.rebalanceDue(now, n.cfg.LeaderImbalanceCheckInterval) {
+		return nil
+	}
+	return propose(cluster.PlanPreferredElections(n.State())...)
 }

@@ -184,3 +184,96 @@ func TestCloseWithBlockedSubscriber(t *testing.T) {
 		t.Fatal("Close hung on a subscriber blocked in Propose")
 	}
 }
+
+// TestControllerPreferredLeaderRebalance: with the rebalance on, the
+// controller gives a partition back to its first replica once that replica
+// is eligible and in the ISR, at most once per check interval of the
+// injected clock; a zero interval means the 5 s default; with the
+// rebalance disabled it never does.
+func TestControllerPreferredLeaderRebalance(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		interval time.Duration
+		disable  bool
+		// restoredAfter is the clock advance after which the leader is back
+		// on replica 0 (0: never).
+		restoredAfter time.Duration
+	}{
+		{name: "default interval", interval: 0, restoredAfter: metadata.DefaultLeaderImbalanceCheckInterval},
+		{name: "negative interval takes the default", interval: -time.Second, restoredAfter: 5 * time.Second},
+		{name: "custom interval", interval: 2 * time.Second, restoredAfter: 2 * time.Second},
+		{name: "disabled", interval: time.Second, disable: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := metadatatest.NewFakeClock(time.UnixMilli(1_000_000))
+			n, err := metadata.StartNode(metadata.Config{NodeID: 0, Dir: t.TempDir(), Clock: clock, DisableController: true,
+				SessionTimeout: time.Hour, ClusterID: "rebalance",
+				LeaderImbalanceCheckInterval: tc.interval, DisableAutoLeaderRebalance: tc.disable})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer n.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			propose := func(r cluster.Record) {
+				t.Helper()
+				if _, err := n.Propose(ctx, r); err != nil {
+					t.Fatalf("%T: %v", r, err)
+				}
+			}
+			step := func() {
+				t.Helper()
+				if err := n.ControllerStep(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			leader := func() int32 { return n.State().Topics["t"].Partitions[0].Leader }
+			for !n.IsLeader() {
+				if ctx.Err() != nil {
+					t.Fatal("no leader")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			// The first step runs the (empty) rebalance check: the interval starts now.
+			step()
+			now := clock.Now().UnixMilli()
+			propose(cluster.RegisterBroker{NodeID: 0, IncarnationID: "i0", Addr: "127.0.0.1:9092", TimeMs: now})
+			propose(cluster.RegisterBroker{NodeID: 1, IncarnationID: "i1", Addr: "127.0.0.1:9093", TimeMs: now})
+			propose(cluster.CreateTopic{Name: "t", ID: cluster.TopicID{1}, Partitions: []cluster.PartitionAssignment{{Replicas: []int32{0, 1}}}})
+			// Broker 0 leaves (controlled shutdown) and comes back as a new
+			// incarnation that catches up into the ISR.
+			propose(cluster.ControlledShutdown{NodeID: 0, IncarnationID: "i0"})
+			if leader() != 1 || n.State().LeadersOn(0) != 0 {
+				t.Fatalf("leader after shutdown: %d", leader())
+			}
+			propose(cluster.RegisterBroker{NodeID: 0, IncarnationID: "i0b", Addr: "127.0.0.1:9092", TimeMs: now})
+			p := n.State().Topics["t"].Partitions[0]
+			propose(cluster.AlterPartition{Topic: "t", Partition: 0, PartitionEpoch: p.PartitionEpoch, LeaderEpoch: p.LeaderEpoch, NewISR: []int32{1, 0}})
+
+			step()
+			if leader() != 1 {
+				t.Fatalf("rebalanced before the interval: leader %d", leader())
+			}
+			if tc.restoredAfter == 0 {
+				for range 3 {
+					clock.Advance(time.Minute)
+					step()
+				}
+				if leader() != 1 {
+					t.Fatalf("rebalanced while disabled: leader %d", leader())
+				}
+				return
+			}
+			clock.Advance(tc.restoredAfter - time.Millisecond)
+			step()
+			if leader() != 1 {
+				t.Fatalf("rebalanced %v early: leader %d", time.Millisecond, leader())
+			}
+			clock.Advance(time.Millisecond)
+			step()
+			if leader() != 0 {
+				t.Fatalf("not rebalanced after %v: leader %d", tc.restoredAfter, leader())
+			}
+		})
+	}
+}

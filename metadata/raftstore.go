@@ -96,17 +96,23 @@ func brokerTopic(t cluster.Topic) Topic {
 	return bt
 }
 
-// assign places n new partitions with replication factor rf: evenly over
-// the unfenced brokers when there are enough, otherwise on this node.
-func (s *RaftStore) assign(n, rf int) []cluster.PartitionAssignment {
-	if plan, err := cluster.PlanAssignment(s.node.State(), n, rf); err == nil {
-		return plan
+// assign places n new partitions with replication factor rf evenly over
+// the unfenced brokers (and racks). With one replica and no registered
+// broker yet (a node opening its data directory) it is this node.
+func (s *RaftStore) assign(n, rf int) ([]cluster.PartitionAssignment, error) {
+	rf = max(rf, 1)
+	plan, err := cluster.PlanAssignment(s.node.State(), n, rf)
+	if err == nil {
+		return plan, nil
+	}
+	if rf > 1 {
+		return nil, fmt.Errorf("%w: replication factor %d: %w", ErrNotEnoughBrokers, rf, err)
 	}
 	out := make([]cluster.PartitionAssignment, n)
 	for i := range out {
 		out[i] = cluster.PartitionAssignment{Replicas: []int32{s.node.ID()}}
 	}
-	return out
+	return out, nil
 }
 
 func storeError(err error, name string) error {
@@ -119,14 +125,18 @@ func storeError(err error, name string) error {
 	return err
 }
 
-// CreateTopic implements Store. Partitions get one replica each for now
-// (replication comes with the broker integration).
+// CreateTopic implements Store: the partitions get t.ReplicationFactor
+// replicas each, placed by cluster.PlanAssignment.
 func (s *RaftStore) CreateTopic(t Topic) error {
 	if t.Partitions() < 1 {
 		return fmt.Errorf("metadata: topic %s: no partitions", t.Name)
 	}
-	rec := cluster.CreateTopic{Name: t.Name, ID: cluster.TopicID(t.ID), Partitions: s.assign(int(t.Partitions()), 1), Configs: maps.Clone(t.Configs)}
-	_, err := s.propose(rec)
+	parts, err := s.assign(int(t.Partitions()), t.ReplicationFactor)
+	if err != nil {
+		return err
+	}
+	rec := cluster.CreateTopic{Name: t.Name, ID: cluster.TopicID(t.ID), Partitions: parts, Configs: maps.Clone(t.Configs)}
+	_, err = s.propose(rec)
 	return storeError(err, t.Name)
 }
 
@@ -143,7 +153,11 @@ func (s *RaftStore) UpdateTopic(t Topic) error {
 	}
 	if want > have {
 		rf := len(cur.Partitions[0].Replicas)
-		if _, err := s.propose(cluster.CreatePartitions{Topic: t.Name, Partitions: s.assign(want-have, rf)}); err != nil {
+		parts, err := s.assign(want-have, rf)
+		if err != nil {
+			return err
+		}
+		if _, err := s.propose(cluster.CreatePartitions{Topic: t.Name, Partitions: parts}); err != nil {
 			return storeError(err, t.Name)
 		}
 	}

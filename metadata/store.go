@@ -10,6 +10,8 @@ import (
 var (
 	ErrTopicExists   = errors.New("metadata: topic already exists")
 	ErrTopicNotFound = errors.New("metadata: topic not found")
+	// ErrNotEnoughBrokers: fewer live brokers than the replication factor.
+	ErrNotEnoughBrokers = errors.New("metadata: not enough live brokers")
 )
 
 // TopicID is a topic's 16-byte UUID, as Kafka's Uuid.
@@ -38,6 +40,8 @@ type Topic struct {
 	LeaderEpochs []int32 `json:"leader_epochs"`
 	// Configs are the topic-level overrides by their Kafka names.
 	Configs map[string]string `json:"configs,omitempty"`
+	// ReplicationFactor is the replica count of new partitions (0: 1).
+	ReplicationFactor int `json:"-"`
 }
 
 // Partitions returns the partition count.

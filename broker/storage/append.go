@@ -52,6 +52,16 @@ func (l *Log) appendLocked(batches []byte, headers []BatchHeader, opts AppendOpt
 		records += int64(h.LastOffsetDelta) + 1
 	}
 	lastOffset := firstOffset + records - 1
+	if opts.KeepOffsets {
+		next := firstOffset
+		for _, h := range headers {
+			if h.BaseOffset < next {
+				return AppendResult{}, fmt.Errorf("%w: replicated batch at offset %d is below the log end offset %d", ErrCorruptBatch, h.BaseOffset, next)
+			}
+			next = h.LastOffset() + 1
+		}
+		firstOffset, lastOffset = headers[0].BaseOffset, next-1
+	}
 
 	active := l.activeLocked()
 	if l.shouldRollLocked(active, int64(len(batches)), lastOffset, len(headers), now) {
@@ -64,6 +74,11 @@ func (l *Log) appendLocked(batches []byte, headers []BatchHeader, opts AppendOpt
 	pos, offset := 0, firstOffset
 	for i := range headers {
 		h := &headers[i]
+		if opts.KeepOffsets {
+			pos += h.Size()
+			offset = h.LastOffset() + 1
+			continue
+		}
 		stampBatch(batches[pos:pos+h.Size()], offset, opts.LeaderEpoch, opts.LogAppendTime)
 		h.BaseOffset, h.PartitionLeaderEpoch = offset, opts.LeaderEpoch
 		if opts.LogAppendTime > 0 {
@@ -97,7 +112,13 @@ func (l *Log) appendLocked(batches []byte, headers []BatchHeader, opts AppendOpt
 		at += int64(h.Size())
 	}
 	l.mu.logEndOffset = offset
-	l.mu.epochs.assign(opts.LeaderEpoch, firstOffset)
+	if opts.KeepOffsets {
+		for _, h := range headers {
+			l.mu.epochs.assign(h.PartitionLeaderEpoch, h.BaseOffset)
+		}
+	} else {
+		l.mu.epochs.assign(opts.LeaderEpoch, firstOffset)
+	}
 	l.mu.Unlock()
 
 	res := AppendResult{FirstOffset: firstOffset, LastOffset: lastOffset, LogAppendTime: -1}

@@ -84,6 +84,12 @@ type AppendOptions struct {
 	// LogAppendTime, if > 0, becomes every batch's MaxTimestamp with the
 	// LogAppendTime attribute set and the CRC recomputed.
 	LogAppendTime int64
+	// KeepOffsets appends a leader's batches as a follower does: each
+	// batch keeps its base offset and partition leader epoch (LeaderEpoch
+	// and LogAppendTime are ignored). Base offsets must not go below the
+	// log end offset and must increase; gaps (a compacted leader's) are
+	// kept.
+	KeepOffsets bool
 }
 
 // AppendResult describes what Append assigned.

@@ -202,3 +202,43 @@ func (s *segment) truncateIndexFiles() error {
 	}
 	return nil
 }
+
+// TruncateFully empties the log, which then starts (and ends) at offset,
+// whatever its current range: a follower whose log ends below its
+// leader's log start offset restarts there. The new start offset is
+// persisted first.
+func (l *Log) TruncateFully(offset int64) error {
+	if offset < 0 {
+		return fmt.Errorf("%w: truncate to negative offset %d", ErrOffsetOutOfRange, offset)
+	}
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	l.mu.RLock()
+	closed := l.mu.closed
+	l.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	if cp := l.checkpointOnDisk; cp != nil {
+		if err := removeFileDurably(l.dir, recoveryCheckpointFile); err != nil {
+			return err
+		}
+		l.checkpointOnDisk = nil
+	}
+	if err := writeFileAtomic(l.dir, logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
+		return err
+	}
+	if l.cleaner.firstDirtyOffset > offset {
+		l.cleaner.firstDirtyOffset = offset
+		if err := writeFileAtomic(l.dir, cleanerCheckpointFile, l.cleaner.encode()); err != nil {
+			return err
+		}
+	}
+	l.writeMu.Lock()
+	err := l.truncateFullyLocked(offset)
+	l.writeMu.Unlock()
+	if err != nil {
+		return err
+	}
+	return l.checkpointLocked()
+}

@@ -24,6 +24,12 @@ var (
 	ErrInvalidLeader         = fmt.Errorf("%w: leader not in the new isr", ErrRejected)
 	ErrInsufficientReplicas  = fmt.Errorf("%w: not enough unfenced brokers", ErrRejected)
 	ErrReplicaCountDiffering = fmt.Errorf("%w: partitions of one topic must have equal replica counts", ErrRejected)
+	// ErrInvalidReplicaAssignment: a reassignment target that is not a list
+	// of distinct registered brokers (Kafka's INVALID_REPLICA_ASSIGNMENT).
+	ErrInvalidReplicaAssignment = fmt.Errorf("%w: invalid replica assignment", ErrRejected)
+	// ErrNoReassignmentInProgress: a cancel of a partition that is not
+	// being reassigned (Kafka's NO_REASSIGNMENT_IN_PROGRESS).
+	ErrNoReassignmentInProgress = fmt.Errorf("%w: no reassignment in progress", ErrRejected)
 )
 
 // Apply returns the state after rec. On error the returned state is s,
@@ -65,6 +71,10 @@ func Apply(s State, rec Record) (State, error) {
 	case AllocateProducerIDs:
 		next = s
 		next.NextProducerID += r.N
+	case ControlledShutdown:
+		next, err = applyControlledShutdown(s, r)
+	case ReassignPartition:
+		next, err = applyReassignPartition(s, r)
 	default:
 		return s, invalid("unknown record %T", rec)
 	}
@@ -114,9 +124,11 @@ func applyRegisterBroker(s State, r RegisterBroker) (State, error) {
 		// incarnation leaves the ISRs and its leaderships first.
 		s = fenceReplicas(s, r.NodeID)
 	}
+	// A new incarnation starts eligible (ShuttingDown clear).
 	b := Broker{NodeID: r.NodeID, IncarnationID: r.IncarnationID, Addr: r.Addr, Rack: r.Rack, LastHeartbeatMs: r.TimeMs}
 	if known && old.IncarnationID == r.IncarnationID {
 		b.Fenced = old.Fenced
+		b.ShuttingDown = old.ShuttingDown
 		b.LastHeartbeatMs = max(old.LastHeartbeatMs, r.TimeMs)
 	}
 	return withBroker(s, b), nil
@@ -162,10 +174,38 @@ func applyUnfence(s State, node int32) (State, error) {
 }
 
 // fenceReplicas removes node from every ISR it is in (unless it is the last
-// member) and moves its leaderships to another live ISR member, or to no
-// leader. node must already count as not live in s (or be about to be
+// member) and moves its leaderships to another eligible ISR member, or to
+// no leader. node must already count as not live in s (or be about to be
 // re-registered).
-func fenceReplicas(s State, node int32) State {
+func fenceReplicas(s State, node int32) State { return moveReplicasOff(s, node, false) }
+
+// applyControlledShutdown marks the broker ShuttingDown and moves its ISR
+// places and leaderships off it, except where it is the only ISR member
+// able to lead.
+func applyControlledShutdown(s State, r ControlledShutdown) (State, error) {
+	b, ok := s.Brokers[r.NodeID]
+	if !ok {
+		return s, fmt.Errorf("%w: %d", ErrBrokerNotRegistered, r.NodeID)
+	}
+	if b.IncarnationID != r.IncarnationID {
+		return s, fmt.Errorf("%w: broker %d is %s, shutdown request from %s", ErrStaleIncarnation, r.NodeID, b.IncarnationID, r.IncarnationID)
+	}
+	if !b.ShuttingDown {
+		b.ShuttingDown = true
+		s = withBroker(s, b)
+	}
+	// Run again on a repeated request: an ISR member may have become
+	// eligible to take over a leadership the node kept.
+	return moveReplicasOff(s, r.NodeID, true), nil
+}
+
+// moveReplicasOff removes node from every ISR it is in (unless it is the
+// last member) and moves its leaderships to the first eligible ISR member
+// in replica order. With none, a fenced node's leadership goes to no
+// leader; with keepLast (controlled shutdown) the node keeps the
+// leadership and its ISR place instead, and unchanged partitions are left
+// alone.
+func moveReplicasOff(s State, node int32, keepLast bool) State {
 	var changed []Topic
 	for _, t := range s.Topics {
 		var parts []Partition // cloned on the first change
@@ -175,17 +215,23 @@ func fenceReplicas(s State, node int32) State {
 				continue
 			}
 			np := p
-			if inISR && len(p.ISR) > 1 {
-				np.ISR = without(p.ISR, node)
-			}
 			if p.Leader == node {
 				np.Leader = NoLeader
 				for _, r := range np.Replicas {
-					if r != node && slices.Contains(np.ISR, r) && s.Live(r) {
+					if r != node && slices.Contains(np.ISR, r) && s.Eligible(r) {
 						np.Leader = r
 						break
 					}
 				}
+				if np.Leader == NoLeader && keepLast {
+					continue
+				}
+			}
+			if inISR && len(p.ISR) > 1 {
+				np.ISR = without(p.ISR, node)
+			}
+			if keepLast && np.Leader == p.Leader && slices.Equal(np.ISR, p.ISR) {
+				continue
 			}
 			if parts == nil {
 				parts = slices.Clone(t.Partitions)
@@ -252,13 +298,13 @@ func without(ids []int32, node int32) []int32 {
 }
 
 // newPartitions builds the state of freshly assigned partitions: the ISR is
-// every replica, the leader the first live replica.
+// every replica, the leader the first eligible replica.
 func newPartitions(s State, parts []PartitionAssignment) []Partition {
 	out := make([]Partition, len(parts))
 	for i, a := range parts {
 		p := Partition{Replicas: slices.Clone(a.Replicas), ISR: slices.Clone(a.Replicas), Leader: NoLeader}
 		for _, r := range a.Replicas {
-			if s.Live(r) {
+			if s.Eligible(r) {
 				p.Leader = r
 				break
 			}
@@ -303,7 +349,8 @@ func applyCreatePartitions(s State, r CreatePartitions) (State, error) {
 	if !ok {
 		return s, fmt.Errorf("%w: %s", ErrTopicNotFound, r.Topic)
 	}
-	rf := len(t.Partitions[0].Replicas)
+	// The replica count a reassignment of partition 0 is heading for.
+	rf := len(t.Partitions[0].TargetReplicas())
 	for _, p := range r.Partitions {
 		if len(p.Replicas) != rf {
 			return s, fmt.Errorf("%w: topic %s", ErrReplicaCountDiffering, r.Topic)
@@ -348,8 +395,8 @@ func applyAlterPartition(s State, r AlterPartition) (State, error) {
 		if !slices.Contains(p.Replicas, id) {
 			return s, fmt.Errorf("%w: %s-%d: %d", ErrInvalidReplicaSubset, r.Topic, r.Partition, id)
 		}
-		if !slices.Contains(p.ISR, id) && !s.Live(id) {
-			return s, fmt.Errorf("%w: %s-%d: broker %d is fenced or unknown", ErrIneligibleReplica, r.Topic, r.Partition, id)
+		if !slices.Contains(p.ISR, id) && !s.Eligible(id) {
+			return s, fmt.Errorf("%w: %s-%d: broker %d is fenced, shutting down or unknown", ErrIneligibleReplica, r.Topic, r.Partition, id)
 		}
 	}
 	np := p
@@ -361,36 +408,44 @@ func applyAlterPartition(s State, r AlterPartition) (State, error) {
 		if !slices.Contains(r.NewISR, *r.Leader) {
 			return s, fmt.Errorf("%w: %s-%d: %d", ErrInvalidLeader, r.Topic, r.Partition, *r.Leader)
 		}
-		if !s.Live(*r.Leader) {
-			return s, fmt.Errorf("%w: %s-%d: leader %d is fenced or unknown", ErrIneligibleReplica, r.Topic, r.Partition, *r.Leader)
+		// The current leader may stay while live; a new one must be eligible.
+		if (*r.Leader == p.Leader && !s.Live(*r.Leader)) || (*r.Leader != p.Leader && !s.Eligible(*r.Leader)) {
+			return s, fmt.Errorf("%w: %s-%d: leader %d is fenced, shutting down or unknown", ErrIneligibleReplica, r.Topic, r.Partition, *r.Leader)
 		}
 		np.Leader = *r.Leader
 	case !slices.Contains(np.ISR, p.Leader):
 		np.Leader, _ = chooseLeader(s, np, false, false, false)
 	}
+	np = maybeCompleteReassignment(s, np)
 	return setPartition(s, r.Topic, int(r.Partition), p, np), nil
 }
 
 // chooseLeader picks the leader an election yields on p, and whether the
-// ISR must become just that leader (an unclean election).
+// ISR must become just that leader (an unclean election). Only eligible
+// brokers are picked, except that a live current leader in the ISR that is
+// shutting down keeps the leadership while no eligible ISR member exists.
 func chooseLeader(s State, p Partition, preferred, unclean, keepCurrent bool) (leader int32, uncleanPick bool) {
 	if preferred && len(p.Replicas) > 0 {
 		first := p.Replicas[0]
-		if slices.Contains(p.ISR, first) && s.Live(first) {
+		if slices.Contains(p.ISR, first) && s.Eligible(first) {
 			return first, false
 		}
 	}
-	if keepCurrent && p.Leader != NoLeader && slices.Contains(p.ISR, p.Leader) && s.Live(p.Leader) {
+	currentInISR := p.Leader != NoLeader && slices.Contains(p.ISR, p.Leader)
+	if keepCurrent && currentInISR && s.Eligible(p.Leader) {
 		return p.Leader, false
 	}
 	for _, r := range p.Replicas {
-		if slices.Contains(p.ISR, r) && s.Live(r) {
+		if slices.Contains(p.ISR, r) && s.Eligible(r) {
 			return r, false
 		}
 	}
+	if currentInISR && s.Live(p.Leader) {
+		return p.Leader, false
+	}
 	if unclean {
 		for _, r := range p.Replicas {
-			if s.Live(r) {
+			if s.Eligible(r) {
 				return r, true
 			}
 		}
@@ -412,7 +467,9 @@ func electionOutcome(s State, t Topic, r ElectLeader) (Partition, Partition, boo
 	if uncleanPick {
 		np.ISR = []int32{leader}
 	}
-	changed := np.Leader != p.Leader || !slices.Equal(np.ISR, p.ISR)
+	np = maybeCompleteReassignment(s, np)
+	changed := np.Leader != p.Leader || !slices.Equal(np.ISR, p.ISR) || !slices.Equal(np.Replicas, p.Replicas) ||
+		np.Reassigning() != p.Reassigning()
 	return p, np, changed, nil
 }
 
@@ -426,4 +483,115 @@ func applyElectLeader(s State, r ElectLeader) (State, error) {
 		return s, err
 	}
 	return setPartition(s, r.Topic, int(r.Partition), p, np), nil
+}
+
+// applyReassignPartition starts, replaces or (with an empty target)
+// cancels a reassignment; see ReassignPartition.
+func applyReassignPartition(s State, r ReassignPartition) (State, error) {
+	p, err := lookupPartition(s, r.Topic, r.Partition)
+	if err != nil {
+		return s, err
+	}
+	if len(r.Target) == 0 {
+		if !p.Reassigning() {
+			return s, fmt.Errorf("%w: %s-%d", ErrNoReassignmentInProgress, r.Topic, r.Partition)
+		}
+		return setPartition(s, r.Topic, int(r.Partition), p, revertReassignment(s, p)), nil
+	}
+	for _, id := range r.Target {
+		if _, ok := s.Brokers[id]; !ok {
+			return s, fmt.Errorf("%w: %s-%d: broker %d is not registered", ErrInvalidReplicaAssignment, r.Topic, r.Partition, id)
+		}
+	}
+	np := p
+	if np.Reassigning() {
+		np = revertReassignment(s, np)
+	}
+	original := np.Replicas
+	np.Replicas = slices.Clone(r.Target)
+	np.AddingReplicas, np.RemovingReplicas = nil, nil
+	for _, id := range r.Target {
+		if !slices.Contains(original, id) {
+			np.AddingReplicas = append(np.AddingReplicas, id)
+		}
+	}
+	for _, id := range original {
+		if !slices.Contains(r.Target, id) {
+			np.Replicas = append(np.Replicas, id)
+			np.RemovingReplicas = append(np.RemovingReplicas, id)
+		}
+	}
+	np = maybeCompleteReassignment(s, np)
+	return setPartition(s, r.Topic, int(r.Partition), p, np), nil
+}
+
+// revertReassignment returns p with its reassignment cancelled: the replicas
+// are the original ones (Replicas without AddingReplicas) and the ISR keeps
+// its original members. Should no original replica be in the ISR, the ISR
+// keeps its first member (the leader if there is one), which then also
+// stays a replica: the data is never left without an in-sync copy.
+func revertReassignment(s State, p Partition) Partition {
+	np := p
+	np.Replicas = nil
+	for _, id := range p.Replicas {
+		if !slices.Contains(p.AddingReplicas, id) {
+			np.Replicas = append(np.Replicas, id)
+		}
+	}
+	np.ISR = intersect(p.ISR, np.Replicas)
+	if len(np.ISR) == 0 {
+		keep := p.ISR[0]
+		if p.Leader != NoLeader {
+			keep = p.Leader
+		}
+		np.ISR = []int32{keep}
+		np.Replicas = append(np.Replicas, keep)
+	}
+	np.AddingReplicas, np.RemovingReplicas = nil, nil
+	if !slices.Contains(np.ISR, np.Leader) {
+		np.Leader, _ = chooseLeader(s, np, false, false, false)
+	}
+	return np
+}
+
+// maybeCompleteReassignment completes p's reassignment when every added
+// replica is in the ISR: the replicas become the target, the ISR loses the
+// removed replicas and a removed leader is replaced by the first eligible
+// remaining ISR member in replica order. It waits while that would empty
+// the ISR or leave no eligible leader in place of a removed one. p is
+// returned unchanged when nothing completes.
+func maybeCompleteReassignment(s State, p Partition) Partition {
+	if !p.Reassigning() {
+		return p
+	}
+	for _, id := range p.AddingReplicas {
+		if !slices.Contains(p.ISR, id) {
+			return p
+		}
+	}
+	np := p
+	np.Replicas = p.TargetReplicas()
+	np.ISR = intersect(p.ISR, np.Replicas)
+	if len(np.ISR) == 0 {
+		return p
+	}
+	if p.Leader != NoLeader && !slices.Contains(np.ISR, p.Leader) {
+		np.Leader, _ = chooseLeader(s, np, false, false, false)
+		if np.Leader == NoLeader {
+			return p
+		}
+	}
+	np.AddingReplicas, np.RemovingReplicas = nil, nil
+	return np
+}
+
+// intersect returns the members of a that are in b, in a's order.
+func intersect(a, b []int32) []int32 {
+	out := make([]int32, 0, len(a))
+	for _, id := range a {
+		if slices.Contains(b, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -1,8 +1,14 @@
 // Package cluster is the metadata state machine of Strata's controller
 // quorum: the State every controller and broker holds, the Records the raft
 // log carries, Apply (state + record → state) and the controller's
-// decisions (PlanAssignment, PlanFencing, PlanElections) as pure functions
-// that return records to propose.
+// decisions (PlanAssignment, PlanFencing, PlanElections,
+// PlanPreferredElections) as pure functions that return records to propose.
+//
+// Besides registration, fencing and topics, the log carries a broker's
+// controlled shutdown (ControlledShutdown: the broker hands its ISR places
+// and leaderships to eligible replicas before it exits) and partition
+// reassignments (ReassignPartition, KIP-455: the target replicas are added,
+// and once all of them are in the ISR, Apply itself completes the move).
 //
 // Nothing here does I/O or reads a clock: time arrives inside records
 // (RegisterBroker.TimeMs, BrokerHeartbeat.TimeMs) or as an argument

@@ -6,7 +6,7 @@ import (
 )
 
 // PlanAssignment assigns replicas for n new partitions with rf replicas
-// each over the unfenced brokers of s, spreading preferred leaders and
+// each over the eligible brokers of s (unfenced, not shutting down), spreading preferred leaders and
 // replicas evenly: each partition's preferred leader is the broker leading
 // the fewest partitions so far (counting the existing topics), and its
 // followers are the brokers holding the fewest replicas, taken from racks
@@ -18,12 +18,12 @@ func PlanAssignment(s State, n, rf int) ([]PartitionAssignment, error) {
 	}
 	var live []int32
 	for _, id := range s.BrokerIDs() {
-		if s.Live(id) {
+		if s.Eligible(id) {
 			live = append(live, id)
 		}
 	}
 	if rf > len(live) {
-		return nil, fmt.Errorf("%w: replication factor %d, %d unfenced brokers", ErrInsufficientReplicas, rf, len(live))
+		return nil, fmt.Errorf("%w: replication factor %d, %d eligible brokers", ErrInsufficientReplicas, rf, len(live))
 	}
 	leaders := map[int32]int{}
 	replicas := map[int32]int{}
@@ -103,9 +103,12 @@ func PlanFencing(s State, nowMs, sessionTimeoutMs int64) []Record {
 }
 
 // PlanElections returns an ElectLeader for every partition whose leader is
-// missing or no longer live (or out of the ISR) and for which an election
-// would change something: a live ISR member exists, or unclean election is
-// enabled for the topic and a live replica exists. In topic, partition order.
+// missing or no longer eligible (fenced, shutting down, out of the ISR) and
+// for which an election would change something: an eligible ISR member
+// exists, or unclean election is enabled for the topic and an eligible
+// replica exists. It also returns one for a partition whose reassignment
+// was waiting for an eligible leader and can now complete. In topic,
+// partition order.
 func PlanElections(s State) []Record {
 	var out []Record
 	for _, name := range s.TopicNames() {
@@ -114,6 +117,29 @@ func PlanElections(s State) []Record {
 			r := ElectLeader{Topic: name, Partition: int32(i)}
 			if _, _, changed, err := electionOutcome(s, t, r); err == nil && changed {
 				out = append(out, r)
+			}
+		}
+	}
+	return out
+}
+
+// PlanPreferredElections returns a preferred ElectLeader for every
+// partition whose leader is not its first replica while that replica is
+// eligible and in the ISR: the automatic leader rebalance
+// (auto.leader.rebalance.enable) that gives leaderships back to a broker
+// after it returns. Unlike Kafka it ignores
+// leader.imbalance.per.broker.percentage and restores every partition. In
+// topic, partition order.
+func PlanPreferredElections(s State) []Record {
+	var out []Record
+	for _, name := range s.TopicNames() {
+		for i, p := range s.Topics[name].Partitions {
+			if len(p.Replicas) == 0 {
+				continue
+			}
+			first := p.Replicas[0]
+			if p.Leader != first && s.Eligible(first) && slices.Contains(p.ISR, first) {
+				out = append(out, ElectLeader{Topic: name, Partition: int32(i), Preferred: true})
 			}
 		}
 	}

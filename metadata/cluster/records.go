@@ -27,6 +27,8 @@ const (
 	TypeAlterPartition      RecordType = 10
 	TypeElectLeader         RecordType = 11
 	TypeAllocateProducerIDs RecordType = 12
+	TypeControlledShutdown  RecordType = 13
+	TypeReassignPartition   RecordType = 14
 )
 
 // Errors of the codec and of Validate.
@@ -169,6 +171,28 @@ type AllocateProducerIDs struct {
 	N int64 `json:"n"`
 }
 
+// ControlledShutdown is a broker's request to leave cleanly (Kafka's
+// controlled shutdown): the broker is marked ShuttingDown, leaves every ISR
+// it is in (unless it is the last member) and hands its leaderships to
+// eligible ISR members; a partition where it is the only ISR member that
+// could lead keeps it as leader. Rejected unless IncarnationID is the
+// registered incarnation.
+type ControlledShutdown struct {
+	NodeID        int32  `json:"node_id"`
+	IncarnationID string `json:"incarnation_id"`
+}
+
+// ReassignPartition starts (or replaces) a reassignment of one partition to
+// the Target replicas (KIP-455), or cancels the one in progress when Target
+// is empty. Target must list distinct registered brokers; its first replica
+// becomes the preferred leader. The reassignment completes inside Apply as
+// soon as every added replica is in the ISR.
+type ReassignPartition struct {
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Target    []int32 `json:"target,omitempty"`
+}
+
 // Type implements Record.
 func (InitCluster) Type() RecordType         { return TypeInitCluster }
 func (RegisterBroker) Type() RecordType      { return TypeRegisterBroker }
@@ -182,6 +206,8 @@ func (AlterConfigs) Type() RecordType        { return TypeAlterConfigs }
 func (AlterPartition) Type() RecordType      { return TypeAlterPartition }
 func (ElectLeader) Type() RecordType         { return TypeElectLeader }
 func (AllocateProducerIDs) Type() RecordType { return TypeAllocateProducerIDs }
+func (ControlledShutdown) Type() RecordType  { return TypeControlledShutdown }
+func (ReassignPartition) Type() RecordType   { return TypeReassignPartition }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
@@ -375,6 +401,32 @@ func (r AllocateProducerIDs) Validate() error {
 	return nil
 }
 
+// Validate implements Record.
+func (r ControlledShutdown) Validate() error {
+	if r.NodeID < 0 || r.IncarnationID == "" {
+		return invalid("controlled shutdown of node %d incarnation %q", r.NodeID, r.IncarnationID)
+	}
+	return nil
+}
+
+// Validate implements Record. A bad target wraps both ErrInvalid and
+// ErrInvalidReplicaAssignment.
+func (r ReassignPartition) Validate() error {
+	if err := ValidateTopicName(r.Topic); err != nil {
+		return err
+	}
+	if r.Partition < 0 {
+		return invalid("reassign partition %s-%d", r.Topic, r.Partition)
+	}
+	if len(r.Target) == 0 {
+		return nil
+	}
+	if err := validateReplicaSet(r.Target); err != nil {
+		return fmt.Errorf("%w: %w: %s-%d: target: %v", ErrInvalid, ErrInvalidReplicaAssignment, r.Topic, r.Partition, err)
+	}
+	return nil
+}
+
 // EncodeRecord encodes a record as its type byte and JSON body.
 func EncodeRecord(r Record) ([]byte, error) {
 	if r == nil {
@@ -420,6 +472,10 @@ func DecodeRecord(b []byte) (Record, error) {
 		r = decodeInto[ElectLeader](b[1:])
 	case TypeAllocateProducerIDs:
 		r = decodeInto[AllocateProducerIDs](b[1:])
+	case TypeControlledShutdown:
+		r = decodeInto[ControlledShutdown](b[1:])
+	case TypeReassignPartition:
+		r = decodeInto[ReassignPartition](b[1:])
 	default:
 		return nil, fmt.Errorf("%w: unknown record type %d", ErrMalformed, b[0])
 	}

@@ -22,6 +22,9 @@ var sampleRecords = []Record{
 	AlterPartition{Topic: "orders", Partition: 0, PartitionEpoch: 3, LeaderEpoch: -1, NewISR: []int32{1}, Leader: ptr(int32(1))},
 	ElectLeader{Topic: "orders", Partition: 1, Preferred: true},
 	AllocateProducerIDs{N: 1000},
+	ControlledShutdown{NodeID: 1, IncarnationID: "inc-1"},
+	ReassignPartition{Topic: "orders", Partition: 0, Target: []int32{3, 1, 2}},
+	ReassignPartition{Topic: "orders", Partition: 1}, // cancel
 }
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -43,7 +46,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		}
 		seen[r.Type()] = true
 	}
-	if len(seen) != int(TypeAllocateProducerIDs) {
+	if len(seen) != int(TypeReassignPartition) {
 		t.Errorf("only %d record types covered", len(seen))
 	}
 }
@@ -69,6 +72,12 @@ func TestDecodeRecordRejects(t *testing.T) {
 		{"zero topic id", append([]byte{byte(TypeCreateTopic)}, `{"name":"a","partitions":[{"replicas":[1]}]}`...), ErrInvalid},
 		{"huge producer block", append([]byte{byte(TypeAllocateProducerIDs)}, `{"n":99999999999}`...), ErrInvalid},
 		{"empty isr", append([]byte{byte(TypeAlterPartition)}, `{"topic":"a","partition":0,"partition_epoch":0,"leader_epoch":0,"new_isr":[]}`...), ErrInvalid},
+		{"shutdown without incarnation", append([]byte{byte(TypeControlledShutdown)}, `{"node_id":1,"incarnation_id":""}`...), ErrInvalid},
+		{"shutdown negative node", append([]byte{byte(TypeControlledShutdown)}, `{"node_id":-2,"incarnation_id":"x"}`...), ErrInvalid},
+		{"reassign duplicate target", append([]byte{byte(TypeReassignPartition)}, `{"topic":"a","partition":0,"target":[1,2,1]}`...), ErrInvalidReplicaAssignment},
+		{"reassign negative target", append([]byte{byte(TypeReassignPartition)}, `{"topic":"a","partition":0,"target":[-1]}`...), ErrInvalid},
+		{"reassign negative partition", append([]byte{byte(TypeReassignPartition)}, `{"topic":"a","partition":-1,"target":[1]}`...), ErrInvalid},
+		{"reassign unknown field", append([]byte{byte(TypeReassignPartition)}, `{"topic":"a","partition":0,"adding":[1]}`...), ErrMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := DecodeRecord(tc.in)

@@ -27,12 +27,16 @@ type State struct {
 
 // Broker is one registered broker.
 type Broker struct {
-	NodeID          int32  `json:"node_id"`
-	IncarnationID   string `json:"incarnation_id"`
-	Addr            string `json:"addr"`
-	Rack            string `json:"rack,omitempty"`
-	Fenced          bool   `json:"fenced,omitempty"`
-	LastHeartbeatMs int64  `json:"last_heartbeat_ms"`
+	NodeID        int32  `json:"node_id"`
+	IncarnationID string `json:"incarnation_id"`
+	Addr          string `json:"addr"`
+	Rack          string `json:"rack,omitempty"`
+	Fenced        bool   `json:"fenced,omitempty"`
+	// ShuttingDown is set by ControlledShutdown: the broker is leaving and
+	// takes no new leaderships or ISR places. A registration with a new
+	// incarnation clears it.
+	ShuttingDown    bool  `json:"shutting_down,omitempty"`
+	LastHeartbeatMs int64 `json:"last_heartbeat_ms"`
 }
 
 // Topic is one topic.
@@ -52,12 +56,58 @@ type Partition struct {
 	LeaderEpoch int32 `json:"leader_epoch"`
 	// PartitionEpoch bumps on every change of the partition.
 	PartitionEpoch int32 `json:"partition_epoch"`
+	// AddingReplicas and RemovingReplicas describe a reassignment in
+	// progress (KIP-455): Replicas is then the target followed by the
+	// original replicas leaving it; AddingReplicas are the target replicas
+	// that were not original replicas, RemovingReplicas the original
+	// replicas not in the target. Both are empty when none is in progress.
+	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
+	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
+}
+
+// Reassigning reports whether a reassignment of p is in progress.
+func (p Partition) Reassigning() bool {
+	return len(p.AddingReplicas) > 0 || len(p.RemovingReplicas) > 0
+}
+
+// TargetReplicas is the replica list p has once its reassignment (if any)
+// completes: Replicas without RemovingReplicas.
+func (p Partition) TargetReplicas() []int32 {
+	out := make([]int32, 0, len(p.Replicas))
+	for _, r := range p.Replicas {
+		if !slices.Contains(p.RemovingReplicas, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Live reports whether node is a registered, unfenced broker.
 func (s State) Live(node int32) bool {
 	b, ok := s.Brokers[node]
 	return ok && !b.Fenced
+}
+
+// Eligible reports whether node may take a leadership or a new ISR place:
+// it is registered, unfenced and not shutting down.
+func (s State) Eligible(node int32) bool {
+	b, ok := s.Brokers[node]
+	return ok && !b.Fenced && !b.ShuttingDown
+}
+
+// LeadersOn returns the number of partitions node leads. A broker in
+// controlled shutdown waits for it to reach 0 (or for its shutdown
+// timeout: the last ISR member of a partition keeps its leadership).
+func (s State) LeadersOn(node int32) int {
+	n := 0
+	for _, t := range s.Topics {
+		for _, p := range t.Partitions {
+			if p.Leader == node {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Topic returns the named topic.

@@ -1,0 +1,460 @@
+package broker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/strata-streaming/strata/metadata"
+	"github.com/strata-streaming/strata/metadata/cluster"
+)
+
+// A node learns the cluster from the metadata quorum: it registers itself
+// (with a fresh incarnation id per process), heartbeats, and follows every
+// applied record. syncLocked brings the node's open topics and partitions
+// in line with the applied state: it opens the partitions assigned to this
+// node, closes those that moved away, applies each partition's role
+// (leader or follower, epochs, ISR) and hands the followers to the replica
+// fetchers. Nothing acts on metadata this node has not applied.
+
+// clusterState is the applied metadata state.
+func (s *Server) clusterState() cluster.State { return s.raft.Node().State() }
+
+// register records this process in the quorum as the node's current
+// incarnation; it retries until the quorum answers or ctx ends.
+func (s *Server) register(ctx context.Context) error {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	s.incarnation = hex.EncodeToString(b[:])
+	rec := cluster.RegisterBroker{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation, Addr: s.cfg.Advertise, Rack: s.cfg.BrokerRack}
+	for {
+		rec.TimeMs = time.Now().UnixMilli()
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, err := s.raft.Node().Propose(pctx, rec)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("broker: registering node %d with the metadata quorum: %w", s.cfg.NodeID, err)
+		}
+		s.logger.Warn("registering with the metadata quorum failed; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// awaitElections waits (within ctx) until the controller has given a
+// leader to every partition this node could lead: after a restart the
+// new incarnation's partitions are leaderless until the next controller
+// step, and a single node should serve at once when Start returns.
+func (s *Server) awaitElections(ctx context.Context) {
+	for ctx.Err() == nil {
+		idx := s.raft.Node().AppliedIndex()
+		st := s.clusterState()
+		pending := false
+		for _, r := range cluster.PlanElections(st) {
+			e, ok := r.(cluster.ElectLeader)
+			if !ok {
+				continue
+			}
+			if t, ok := st.Topic(e.Topic); ok && int(e.Partition) < len(t.Partitions) && slices.Contains(t.Partitions[e.Partition].ISR, s.cfg.NodeID) {
+				pending = true
+				break
+			}
+		}
+		if !pending {
+			return
+		}
+		_ = s.raft.Node().WaitApplied(ctx, idx+1)
+	}
+}
+
+// heartbeatLoop keeps this node unfenced: one BrokerHeartbeat every
+// broker.heartbeat.interval.ms. A heartbeat refused as stale (the state
+// no longer knows this incarnation) registers again.
+func (s *Server) heartbeatLoop() {
+	interval := time.Duration(s.cfg.BrokerHeartbeatIntervalMs) * time.Millisecond
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, 2*interval+time.Second)
+		_, err := s.raft.Node().Propose(ctx, cluster.BrokerHeartbeat{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation, TimeMs: time.Now().UnixMilli()})
+		cancel()
+		if (errors.Is(err, cluster.ErrStaleIncarnation) || errors.Is(err, cluster.ErrBrokerNotRegistered)) && !s.shuttingDown.Load() {
+			if rerr := s.register(s.ctx); rerr != nil && s.ctx.Err() == nil {
+				s.logger.Warn("re-registering failed", "err", rerr)
+			}
+		}
+	}
+}
+
+// followMetadata resynchronises the node with every applied record that
+// changes topics or partitions.
+func (s *Server) followMetadata(a metadata.Applied) {
+	if _, hb := a.Record.(cluster.BrokerHeartbeat); hb && !a.Snapshot {
+		return
+	}
+	if s.ctx.Err() != nil {
+		return
+	}
+	s.topics.adminMu.Lock()
+	s.topics.syncLocked(s.clusterState(), nil)
+	s.topics.adminMu.Unlock()
+}
+
+// isrLoop shrinks the ISR of partitions this node leads when a follower
+// has not caught up for replica.lag.time.max.ms.
+func (s *Server) isrLoop() {
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now().UnixMilli()
+		s.topics.forEachPartition(func(p *partition) {
+			if isr := p.laggingISR(now, s.cfg.ReplicaLagTimeMaxMs); isr != nil {
+				s.proposeISR(p, isr)
+			}
+		})
+	}
+}
+
+// proposeISR commits a new ISR for a partition this node leads (Kafka's
+// AlterPartition), with the partition epoch it was decided at.
+func (s *Server) proposeISR(p *partition, isr []int32) {
+	r := p.currentRole()
+	rec := cluster.AlterPartition{Topic: p.topic.name, Partition: p.index, PartitionEpoch: r.partitionEpoch, LeaderEpoch: r.leaderEpoch, NewISR: isr}
+	go func() {
+		defer p.isrChangeDone()
+		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+		defer cancel()
+		if _, err := s.raft.Node().Propose(ctx, rec); err != nil && s.ctx.Err() == nil {
+			s.logger.Info("ISR change not committed", "topic", rec.Topic, "partition", rec.Partition, "isr", isr, "err", err)
+			return
+		}
+		s.logger.Info("ISR changed", "topic", rec.Topic, "partition", rec.Partition, "isr", isr)
+	}()
+}
+
+// hosted reports whether this node holds a replica of the partition.
+func (s *Server) hosted(p cluster.Partition) bool { return slices.Contains(p.Replicas, s.cfg.NodeID) }
+
+// syncLocked makes the open topics and partitions match st. Partitions
+// listed in startOffsets start their logs there (recovery from the
+// bucket). It returns the topics whose partitions could not be opened.
+// Needs adminMu.
+func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[int32]int64) map[string]error {
+	s := m.s
+	failed := map[string]error{}
+	// Topics gone (or replaced by a new topic of the same name).
+	for _, ts := range m.all() {
+		t, ok := st.Topics[ts.meta.Name]
+		if !ok || metadata.TopicID(t.ID) != ts.meta.ID {
+			m.dropLocked(ts)
+		}
+	}
+	now := time.Now().UnixMilli()
+	var changes []leadershipChange
+	for _, name := range st.TopicNames() {
+		t := st.Topics[name]
+		meta := metadata.Topic{Name: name, ID: metadata.TopicID(t.ID), LeaderEpochs: make([]int32, len(t.Partitions)), Configs: maps.Clone(t.Configs)}
+		if meta.Configs == nil {
+			meta.Configs = map[string]string{}
+		}
+		for i, p := range t.Partitions {
+			meta.LeaderEpochs[i] = p.LeaderEpoch
+		}
+		ts := m.get(name)
+		isNew := ts == nil
+		if isNew {
+			ts = &topicState{name: name, id: meta.ID, meta: meta, config: resolveTopicConfig(&s.cfg, meta.Configs)}
+		}
+		m.mu.RLock()
+		parts := slices.Clone(ts.partitions)
+		configChanged := !maps.Equal(ts.meta.Configs, meta.Configs)
+		metaChanged := isNew || configChanged || len(ts.meta.LeaderEpochs) != len(meta.LeaderEpochs)
+		m.mu.RUnlock()
+		cfg := resolveTopicConfig(&s.cfg, meta.Configs)
+		for len(parts) < len(t.Partitions) {
+			parts = append(parts, nil)
+		}
+		var openErr error
+		for i, cp := range t.Partitions {
+			p := parts[i]
+			switch {
+			case s.hosted(cp) && p == nil:
+				err := createPartitionAt(s, ts, int32(i), startOffsets[name])
+				if err == nil {
+					p, err = openPartition(s, ts, int32(i), cp.LeaderEpoch)
+				}
+				if err != nil {
+					openErr = fmt.Errorf("partition %d: %w", i, err)
+					s.logger.Error("cannot open partition", "topic", name, "partition", i, "err", err)
+					continue
+				}
+				parts[i] = p
+			case !s.hosted(cp) && p != nil:
+				// The replica moved to other nodes (reassignment).
+				m.removePartition(p)
+				parts[i] = nil
+				continue
+			}
+			if p == nil {
+				continue
+			}
+			if configChanged {
+				p.log.UpdateConfig(cfg.storageConfig())
+			}
+			became, lost := p.setRole(roleOf(cp), now)
+			if became || lost {
+				changes = append(changes, leadershipChange{p: p, leader: became})
+			}
+		}
+		if openErr != nil {
+			failed[name] = openErr
+		}
+		m.mu.Lock()
+		if metaChanged {
+			// Written only on a change: readers of the name and id go
+			// through the immutable fields, the rest under mu.
+			ts.meta, ts.config = meta, cfg
+		}
+		ts.partitions = parts
+		if isNew {
+			m.byName[name] = ts
+			m.byID[meta.ID] = ts
+		}
+		m.mu.Unlock()
+		if isNew {
+			s.logger.Info("topic opened", "topic", name, "partitions", len(t.Partitions), "topic_id", meta.ID.String())
+		}
+	}
+	if s.fetchers != nil {
+		s.fetchers.update(st, m.allPartitions())
+	}
+	for _, c := range changes {
+		s.onLeadershipChange(c)
+	}
+	return failed
+}
+
+type leadershipChange struct {
+	p      *partition
+	leader bool // became leader; false: lost leadership
+}
+
+// onLeadershipChange moves the coordinators of internal-topic partitions
+// with their leadership.
+func (s *Server) onLeadershipChange(c leadershipChange) {
+	if s.groups == nil || s.txns == nil {
+		return // at open: the coordinators adopt what they find
+	}
+	if c.leader && c.p.remote.enabled() {
+		// The previous leader may have uploaded more since this node
+		// last read the manifest.
+		p := c.p
+		s.goTask(func() {
+			if err := p.remote.refresh(s.ctx); err != nil && s.ctx.Err() == nil {
+				s.logger.Warn("reading the remote log manifest after a leader change", "topic", p.topic.name, "partition", p.index, "err", err)
+			}
+		})
+	}
+	switch c.p.topic.name {
+	case consumerOffsetsTopic:
+		s.groups.onLeadership(c.p, c.leader)
+	case transactionStateTopic:
+		s.txns.onLeadership(c.p, c.leader)
+	}
+	if !c.leader {
+		s.logger.Info("leadership moved away", "topic", c.p.topic.name, "partition", c.p.index, "leader", c.p.currentRole().leader, "epoch", c.p.leaderEpoch())
+	}
+}
+
+// dropLocked forgets a deleted topic and removes its directories. Needs adminMu.
+func (m *topicManager) dropLocked(t *topicState) {
+	m.mu.Lock()
+	if m.byName[t.meta.Name] == t {
+		delete(m.byName, t.meta.Name)
+	}
+	delete(m.byID, t.meta.ID)
+	parts := t.partitions
+	m.mu.Unlock()
+	for _, p := range parts {
+		if p != nil {
+			m.removePartition(p)
+		}
+	}
+	m.s.logger.Info("topic deleted", "topic", t.meta.Name)
+	if m.s.groups != nil {
+		m.s.groups.onTopicDeleted(t.meta.Name) // committed offsets go with the topic, as in Kafka
+	}
+}
+
+// removePartition stops serving a partition and deletes its directory.
+func (m *topicManager) removePartition(p *partition) {
+	p.role.Store(&replicaRole{leader: cluster.NoLeader, leaderEpoch: p.leaderEpoch()})
+	p.solo.Store(false)
+	p.wakeWaiters()
+	p.remote.stop()
+	if err := p.log.Delete(); err != nil {
+		m.s.logger.Error("removing partition directory", "dir", p.log.Dir(), "err", err)
+	}
+}
+
+// hostedDirs is the set of partition directory names this node keeps.
+func (s *Server) hostedDirs(st cluster.State) map[string]bool {
+	out := map[string]bool{}
+	for name, t := range st.Topics {
+		for i, p := range t.Partitions {
+			if s.hosted(p) {
+				out[partitionDirName(name, int32(i))] = true
+			}
+		}
+	}
+	return out
+}
+
+// removeStrayDir deletes a partition directory this node no longer hosts.
+func (s *Server) removeStrayDir(name string) error {
+	s.logger.Info("removing directory of a partition not hosted here", "dir", name)
+	return os.RemoveAll(filepath.Join(s.cfg.DataDir, name))
+}
+
+// eligibleBrokers counts the registered brokers that may take replicas
+// (at least 1: this node, before it has registered).
+func (s *Server) eligibleBrokers() int {
+	st := s.clusterState()
+	n := 0
+	for _, id := range st.BrokerIDs() {
+		if st.Eligible(id) {
+			n++
+		}
+	}
+	return max(n, 1)
+}
+
+// internalReplicationFactor is the replication factor of an internal topic
+// (offsets.topic.replication.factor and its transaction-log twin): the
+// configured one, capped by the number of controllers configured (one on a
+// single node) so a small cluster can still create it.
+func (s *Server) internalReplicationFactor(configured int16) int16 {
+	voters, err := metadata.ParseVoters(s.cfg.ControllerQuorumVoters)
+	n := int16(len(voters))
+	if err != nil || n < 1 {
+		n = 1
+	}
+	return min(configured, n)
+}
+
+// brokerAddr is one live broker's advertised endpoint.
+type brokerAddr struct {
+	id   int32
+	host string
+	port int32
+	rack *string
+}
+
+// liveBrokers lists the unfenced registered brokers (Metadata,
+// DescribeCluster), in id order; before this node has registered, itself.
+func (s *Server) liveBrokers(st cluster.State) []brokerAddr {
+	var out []brokerAddr
+	for _, id := range st.BrokerIDs() {
+		b := st.Brokers[id]
+		if b.Fenced {
+			continue
+		}
+		out = append(out, s.brokerAddrOf(b.NodeID, b.Addr, b.Rack))
+	}
+	if len(out) == 0 {
+		out = append(out, s.brokerAddrOf(s.cfg.NodeID, s.cfg.Advertise, s.cfg.BrokerRack))
+	}
+	return out
+}
+
+func (s *Server) brokerAddrOf(id int32, addr, rack string) brokerAddr {
+	b := brokerAddr{id: id, host: addr, port: 9092}
+	if host, port, err := net.SplitHostPort(addr); err == nil {
+		p, _ := strconv.Atoi(port)
+		b.host, b.port = host, int32(p)
+	}
+	if rack != "" {
+		b.rack = &rack
+	}
+	return b
+}
+
+// controllerID is the node id of the active controller (the raft leader),
+// -1 while there is none.
+func (s *Server) controllerID() int32 {
+	id := s.raft.Node().LeaderID()
+	if id < 0 {
+		return -1
+	}
+	return id
+}
+
+// controlledShutdown hands this node's leaderships to other in-sync
+// replicas before it stops (controlled.shutdown.enable): clients see a
+// leader change instead of an outage. It waits, up to timeout, until the
+// node leads nothing another eligible ISR member could lead.
+func (s *Server) controlledShutdown(timeout time.Duration) {
+	s.shuttingDown.Store(true)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
+	_, err := s.raft.Node().Propose(pctx, cluster.ControlledShutdown{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation})
+	pcancel()
+	if err != nil {
+		s.logger.Warn("controlled shutdown not committed; stopping anyway", "err", err)
+		return
+	}
+	for ctx.Err() == nil {
+		idx := s.raft.Node().AppliedIndex()
+		if s.movableLeaderships(s.clusterState()) == 0 {
+			s.logger.Info("controlled shutdown: leaderships moved", "still_leading", s.clusterState().LeadersOn(s.cfg.NodeID))
+			return
+		}
+		_ = s.raft.Node().WaitApplied(ctx, idx+1)
+	}
+	s.logger.Warn("controlled shutdown: timed out with leaderships left", "leading", s.clusterState().LeadersOn(s.cfg.NodeID))
+}
+
+// movableLeaderships counts partitions this node leads that have another
+// eligible ISR member.
+func (s *Server) movableLeaderships(st cluster.State) int {
+	n := 0
+	for _, t := range st.Topics {
+		for _, p := range t.Partitions {
+			if p.Leader != s.cfg.NodeID {
+				continue
+			}
+			for _, r := range p.ISR {
+				if r != s.cfg.NodeID && st.Eligible(r) {
+					n++
+					break
+				}
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,334 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/metadata/cluster"
+)
+
+// Followers replicate with Kafka's own protocol: one fetcher per leader
+// node sends Fetch requests carrying this node's id as the replica id for
+// every partition it follows there, long-polling like a consumer; the
+// leader answers up to its log end offset and learns from the fetch offset
+// how far the follower has come. Before the first fetch under a new leader
+// epoch a follower asks the leader, with OffsetForLeaderEpoch, where its
+// last epoch ends there and cuts any divergent tail.
+
+// fetcherManager owns the fetchers, one per leader node.
+type fetcherManager struct {
+	s  *Server
+	mu sync.Mutex
+	m  map[int32]*replicaFetcher
+}
+
+func newFetcherManager(s *Server) *fetcherManager {
+	return &fetcherManager{s: s, m: map[int32]*replicaFetcher{}}
+}
+
+// update hands each followed partition to the fetcher of its leader and
+// stops fetchers left with none.
+func (fm *fetcherManager) update(st cluster.State, parts []*partition) {
+	byLeader := map[int32][]*partition{}
+	for _, p := range parts {
+		r := p.currentRole()
+		if r.leader == fm.s.cfg.NodeID || r.leader == cluster.NoLeader {
+			continue
+		}
+		byLeader[r.leader] = append(byLeader[r.leader], p)
+	}
+	fm.mu.Lock()
+	defer fm.mu.Unlock()
+	for id, f := range fm.m {
+		b, ok := st.Brokers[id]
+		if len(byLeader[id]) == 0 || !ok || b.Addr != f.addr {
+			f.stop()
+			delete(fm.m, id)
+		}
+	}
+	for id, ps := range byLeader {
+		b, ok := st.Brokers[id]
+		if !ok {
+			continue
+		}
+		f := fm.m[id]
+		if f == nil {
+			f = newReplicaFetcher(fm.s, id, b.Addr)
+			fm.m[id] = f
+		}
+		f.set(ps)
+	}
+}
+
+func (fm *fetcherManager) close() {
+	fm.mu.Lock()
+	fs := fm.m
+	fm.m = map[int32]*replicaFetcher{}
+	fm.mu.Unlock()
+	for _, f := range fs {
+		f.stop()
+	}
+}
+
+// replicaFetcher replicates the partitions one leader leads.
+type replicaFetcher struct {
+	s      *Server
+	leader int32
+	addr   string
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	wake   chan struct{}
+
+	mu    sync.Mutex
+	parts []*partition
+}
+
+func newReplicaFetcher(s *Server, leader int32, addr string) *replicaFetcher {
+	ctx, cancel := context.WithCancel(s.ctx)
+	f := &replicaFetcher{s: s, leader: leader, addr: addr, ctx: ctx, cancel: cancel, done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	go f.run()
+	return f
+}
+
+func (f *replicaFetcher) set(ps []*partition) {
+	f.mu.Lock()
+	f.parts = ps
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *replicaFetcher) stop() {
+	f.cancel()
+	<-f.done
+}
+
+func (f *replicaFetcher) snapshot() []*partition {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.parts
+}
+
+func (f *replicaFetcher) run() {
+	defer close(f.done)
+	cl, err := kgo.NewClient(
+		kgo.SeedBrokers(f.addr),
+		kgo.ClientID("strata-replica-fetcher"),
+		kgo.DialTimeout(2*time.Second),
+		kgo.RetryTimeout(time.Second),
+	)
+	if err != nil {
+		f.s.logger.Error("replica fetcher: client", "leader", f.leader, "err", err)
+		return
+	}
+	defer cl.Close()
+	seeds := cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return
+	}
+	b := seeds[0]
+	backoff := 50 * time.Millisecond
+	for f.ctx.Err() == nil {
+		err := f.round(b)
+		if err == nil {
+			backoff = 50 * time.Millisecond
+			continue
+		}
+		if f.ctx.Err() != nil {
+			return
+		}
+		f.s.logger.Debug("replica fetch failed", "leader", f.leader, "err", err)
+		select {
+		case <-f.ctx.Done():
+			return
+		case <-f.wake:
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// round truncates what needs truncating, then sends one Fetch.
+func (f *replicaFetcher) round(b *kgo.Broker) error {
+	parts := f.snapshot()
+	var active []*partition
+	for _, p := range parts {
+		if p.currentRole().leader != f.leader || p.log == nil {
+			continue
+		}
+		if p.takeTruncation() {
+			if err := f.truncate(b, p); err != nil {
+				p.rep.Lock()
+				p.rep.needsTruncate = true
+				p.rep.Unlock()
+				return err
+			}
+		}
+		active = append(active, p)
+	}
+	if len(active) == 0 {
+		select {
+		case <-f.ctx.Done():
+		case <-f.wake:
+		case <-time.After(time.Second):
+		}
+		return nil
+	}
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID = f.s.cfg.NodeID
+	req.ReplicaState.ID = f.s.cfg.NodeID
+	req.ReplicaState.Epoch = -1
+	req.MaxWaitMillis = int32(f.s.cfg.ReplicaFetchWaitMaxMs)
+	req.MinBytes = 1
+	req.MaxBytes = f.s.cfg.ReplicaFetchMaxBytes
+	req.SessionEpoch = -1
+	epochs := map[*partition]int32{}
+	index := map[string]int{}
+	for _, p := range active {
+		name := p.topic.name
+		i, ok := index[name]
+		if !ok {
+			i = len(req.Topics)
+			index[name] = i
+			t := kmsg.NewFetchRequestTopic()
+			t.Topic = name
+			t.TopicID = p.topic.id
+			req.Topics = append(req.Topics, t)
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = p.index
+		rp.FetchOffset = p.log.LogEndOffset()
+		rp.CurrentLeaderEpoch = p.leaderEpoch()
+		rp.LogStartOffset = p.log.LogStartOffset()
+		rp.PartitionMaxBytes = f.s.cfg.ReplicaFetchMaxBytes
+		epochs[p] = rp.CurrentLeaderEpoch
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+	}
+	ctx, cancel := context.WithTimeout(f.ctx, time.Duration(f.s.cfg.ReplicaFetchWaitMaxMs)*time.Millisecond+5*time.Second)
+	defer cancel()
+	kresp, err := b.Request(ctx, req)
+	if err != nil {
+		return err
+	}
+	resp := kresp.(*kmsg.FetchResponse)
+	if resp.ErrorCode != 0 {
+		return kerr.ErrorForCode(resp.ErrorCode)
+	}
+	byKey := map[string]map[int32]*partition{}
+	for _, p := range active {
+		name := p.topic.name
+		if byKey[name] == nil {
+			byKey[name] = map[int32]*partition{}
+		}
+		byKey[name][p.index] = p
+	}
+	var firstErr error
+	for _, rt := range resp.Topics {
+		name := rt.Topic
+		if name == "" {
+			for _, p := range active {
+				if p.topic.id == rt.TopicID {
+					name = p.topic.name
+					break
+				}
+			}
+		}
+		for _, rp := range rt.Partitions {
+			p := byKey[name][rp.Partition]
+			if p == nil {
+				continue
+			}
+			if err := f.handle(p, epochs[p], &rp); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	return firstErr
+}
+
+func (f *replicaFetcher) handle(p *partition, epoch int32, rp *kmsg.FetchResponseTopicPartition) error {
+	switch err := kerr.ErrorForCode(rp.ErrorCode); {
+	case err == nil:
+	case errors.Is(err, kerr.OffsetOutOfRange):
+		if p.log.LogEndOffset() < rp.LogStartOffset {
+			// Behind the leader's log start (retention, tiering): start
+			// there; older records are the object store's to serve.
+			return p.restartAt(rp.LogStartOffset)
+		}
+		// Ahead of the leader: reconcile epochs again.
+		p.rep.Lock()
+		p.rep.needsTruncate = true
+		p.rep.Unlock()
+		return err
+	default:
+		// Not leader / fenced / unknown epoch: the metadata will move
+		// this partition; wait for it.
+		return err
+	}
+	if err := p.appendReplica(rp.RecordBatches, epoch, rp.HighWatermark); err != nil {
+		if errors.Is(err, errNotLeaderForPartition) {
+			return nil
+		}
+		f.s.logger.Error("replica append failed", "topic", p.topic.name, "partition", p.index, "err", err)
+		return err
+	}
+	return nil
+}
+
+// truncate asks the leader where this follower's latest epoch ends and
+// cuts the log there (KIP-101, KIP-279).
+func (f *replicaFetcher) truncate(b *kgo.Broker, p *partition) error {
+	latest := p.log.LatestEpoch()
+	if latest < 0 {
+		return nil // nothing written under any epoch: nothing can diverge
+	}
+	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
+	req.ReplicaID = f.s.cfg.NodeID
+	t := kmsg.NewOffsetForLeaderEpochRequestTopic()
+	t.Topic = p.topic.name
+	rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
+	rp.Partition = p.index
+	rp.CurrentLeaderEpoch = p.leaderEpoch()
+	rp.LeaderEpoch = latest
+	t.Partitions = append(t.Partitions, rp)
+	req.Topics = append(req.Topics, t)
+	ctx, cancel := context.WithTimeout(f.ctx, 5*time.Second)
+	defer cancel()
+	kresp, err := b.Request(ctx, req)
+	if err != nil {
+		return err
+	}
+	resp := kresp.(*kmsg.OffsetForLeaderEpochResponse)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return errors.New("broker: malformed OffsetForLeaderEpoch response")
+	}
+	sp := resp.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(sp.ErrorCode); err != nil {
+		return err
+	}
+	if sp.EndOffset < 0 {
+		return nil
+	}
+	cut := sp.EndOffset
+	if sp.LeaderEpoch < latest {
+		// The leader never had our latest epoch: our log diverges where
+		// its last common epoch ends on our side, if that is earlier.
+		if _, ours := p.log.EndOffsetForEpoch(sp.LeaderEpoch); ours >= 0 {
+			cut = min(cut, ours)
+		}
+	}
+	if cut < p.log.LogEndOffset() {
+		f.s.logger.Info("truncating divergent replica tail", "topic", p.topic.name, "partition", p.index, "from", p.log.LogEndOffset(), "to", cut, "leader", f.leader)
+		return p.truncateTo(cut)
+	}
+	return nil
+}

@@ -1,0 +1,387 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// testCluster is n in-process nodes (ids 1..n) forming one metadata quorum
+// on loopback ports chosen at run time.
+type testCluster struct {
+	t     testing.TB
+	nodes []*testBroker
+}
+
+func freeLoopbackAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startTestCluster(t testing.TB, n int, tune ...func(*Config)) *testCluster {
+	t.Helper()
+	c := &testCluster{t: t}
+	var voters []string
+	raftAddrs := make([]string, n)
+	for i := range n {
+		raftAddrs[i] = freeLoopbackAddr(t)
+		voters = append(voters, fmt.Sprintf("%d@%s", i+1, raftAddrs[i]))
+	}
+	for i := range n {
+		cfg := DefaultConfig()
+		cfg.NodeID = int32(i + 1)
+		cfg.DataDir = t.TempDir()
+		cfg.Listen = freeLoopbackAddr(t)
+		cfg.HTTPListen = ""
+		cfg.ControllerQuorumVoters = strings.Join(voters, ",")
+		cfg.ControllerListen = raftAddrs[i]
+		for _, f := range tune {
+			f(&cfg)
+		}
+		c.nodes = append(c.nodes, &testBroker{t: t, cfg: cfg})
+	}
+	c.startAll()
+	t.Cleanup(func() {
+		for _, nb := range c.nodes {
+			nb.stop()
+		}
+	})
+	return c
+}
+
+// startAll starts every stopped node concurrently (a node waits for a
+// quorum before NewServer returns).
+func (c *testCluster) startAll() {
+	c.t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.nodes))
+	for i, nb := range c.nodes {
+		if nb.srv != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = nb.tryStart()
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			c.t.Fatalf("node %d: %v", i+1, err)
+		}
+	}
+}
+
+func (tb *testBroker) tryStart() error {
+	level := slog.LevelWarn
+	if os.Getenv("STRATA_TEST_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("node", tb.cfg.NodeID)
+	srv, err := NewServer(tb.cfg, logger)
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		srv.Close()
+		return err
+	}
+	tb.srv = srv
+	return nil
+}
+
+func (c *testCluster) bootstrap() []string {
+	var out []string
+	for _, nb := range c.nodes {
+		out = append(out, nb.cfg.Listen)
+	}
+	return out
+}
+
+func (c *testCluster) client(opts ...kgo.Opt) *kgo.Client {
+	c.t.Helper()
+	base := []kgo.Opt{kgo.SeedBrokers(c.bootstrap()...), kgo.RetryTimeout(30 * time.Second)}
+	if os.Getenv("STRATA_TEST_DEBUG") != "" {
+		base = append(base, kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelDebug, nil)))
+	}
+	cl, err := kgo.NewClient(append(base, opts...)...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(cl.Close)
+	return cl
+}
+
+// node returns the running node with the id.
+func (c *testCluster) node(id int32) *testBroker { return c.nodes[id-1] }
+
+func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Three nodes: a topic with three replicas per partition is written with
+// acks=all; every node ends with the same log, Metadata names every broker
+// and a leader per partition, and records are readable.
+func TestReplicationThreeNodes(t *testing.T) {
+	c := startTestCluster(t, 3)
+	ctx := testContext(t)
+	cl := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("rep"))
+	adm := kadm.NewClient(cl)
+	res, err := adm.CreateTopic(ctx, 3, 3, map[string]*string{"min.insync.replicas": ptr("2")}, "rep")
+	if err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	const n = 300
+	for i := range n {
+		r := &kgo.Record{Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i)}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+	}
+	md, err := adm.Metadata(ctx, "rep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(md.Brokers) != 3 {
+		t.Fatalf("metadata lists %d brokers, want 3", len(md.Brokers))
+	}
+	leaders := map[int32]bool{}
+	for _, p := range md.Topics["rep"].Partitions {
+		if len(p.Replicas) != 3 || len(p.ISR) != 3 {
+			t.Errorf("partition %d: replicas %v isr %v", p.Partition, p.Replicas, p.ISR)
+		}
+		leaders[p.Leader] = true
+	}
+	if len(leaders) != 3 {
+		t.Errorf("leaders %v: want the three partitions led by three nodes", leaders)
+	}
+	// Every replica converges on the leader's log end offset.
+	for part := int32(0); part < 3; part++ {
+		waitUntil(t, 10*time.Second, fmt.Sprintf("replicas of partition %d in step", part), func() bool {
+			var ends []int64
+			for _, nb := range c.nodes {
+				p := nb.srv.topics.partition("rep", part)
+				if p == nil {
+					return false
+				}
+				ends = append(ends, p.log.LogEndOffset())
+			}
+			return ends[0] == ends[1] && ends[1] == ends[2] && ends[0] > 0
+		})
+	}
+	got := consumeKeys(t, c.client(), "rep", n)
+	for i := range n {
+		if !got[fmt.Sprintf("k%d", i)] {
+			t.Fatalf("record k%d missing", i)
+		}
+	}
+}
+
+// consumeAll reads a topic from the start until want distinct keys arrived.
+func consumeKeys(t testing.TB, cl *kgo.Client, topic string, want int) map[string]bool {
+	t.Helper()
+	cl.AddConsumeTopics(topic)
+	cl.SetOffsets(map[string]map[int32]kgo.EpochOffset{})
+	got := map[string]bool{}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for len(got) < want {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of %d records", len(got), want)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got[string(r.Key)] = true })
+	}
+	return got
+}
+
+// leaderOf asks the cluster which node leads the partition (-1 if none).
+func leaderOf(ctx context.Context, adm *kadm.Client, topic string, partition int32) (leader int32, isr []int32) {
+	md, err := adm.Metadata(ctx, topic)
+	if err != nil {
+		return -1, nil
+	}
+	p, ok := md.Topics[topic].Partitions[partition]
+	if !ok {
+		return -1, nil
+	}
+	return p.Leader, p.ISR
+}
+
+// steadyProducer produces acks=all records with unique keys until stopped,
+// remembering every acknowledged key and the longest gap between acks.
+type steadyProducer struct {
+	mu     sync.Mutex
+	acked  map[string]bool
+	last   time.Time
+	maxGap time.Duration
+	errs   int
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+func startSteadyProducer(cl *kgo.Client, topic string, every time.Duration) *steadyProducer {
+	sp := &steadyProducer{acked: map[string]bool{}, last: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(sp.done)
+		inflight := make(chan struct{}, 32)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-sp.stop:
+				for range cap(inflight) {
+					inflight <- struct{}{}
+				}
+				return
+			case <-tick.C:
+			}
+			inflight <- struct{}{}
+			key := fmt.Sprintf("k%06d", i)
+			cl.Produce(context.Background(), &kgo.Record{Topic: topic, Key: []byte(key), Value: []byte(key)}, func(r *kgo.Record, err error) {
+				defer func() { <-inflight }()
+				sp.mu.Lock()
+				defer sp.mu.Unlock()
+				if err != nil {
+					sp.errs++
+					return
+				}
+				now := time.Now()
+				if gap := now.Sub(sp.last); gap > sp.maxGap {
+					sp.maxGap = gap
+				}
+				sp.last = now
+				sp.acked[key] = true
+			})
+		}
+	}()
+	return sp
+}
+
+func (sp *steadyProducer) ackedCount() int {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return len(sp.acked)
+}
+
+// takeGap returns the longest gap between acks so far and starts anew.
+func (sp *steadyProducer) takeGap() time.Duration {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	g := sp.maxGap
+	sp.maxGap = 0
+	return g
+}
+
+func (sp *steadyProducer) finish() map[string]bool {
+	close(sp.stop)
+	<-sp.done
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.acked
+}
+
+// A partition leader stops (rounds over different victims) while a
+// producer writes with acks=all: a new leader takes over within seconds,
+// the old one rejoins the ISR after it restarts, and no acknowledged
+// record is lost.
+func TestReplicationLeaderFailover(t *testing.T) {
+	// No controlled shutdown: the stop is as abrupt as a crash can be in
+	// process (connections and the raft member just go away).
+	c := startTestCluster(t, 3, func(cfg *Config) { cfg.ControlledShutdownEnable = false })
+	ctx := testContext(t)
+	adm := kadm.NewClient(c.client())
+	if res, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": ptr("2")}, "fo"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	prod := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(1000), kgo.MetadataMinAge(250*time.Millisecond), kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
+	sp := startSteadyProducer(prod, "fo", 3*time.Millisecond)
+	for round := 0; round < 3; round++ {
+		before := sp.ackedCount()
+		waitUntil(t, 20*time.Second, "acks flowing", func() bool { return sp.ackedCount() > before+100 })
+		var victim int32
+		waitUntil(t, 10*time.Second, "a leader", func() bool {
+			victim, _ = leaderOf(ctx, adm, "fo", 0)
+			return victim > 0
+		})
+		sp.takeGap()
+		c.node(victim).stop()
+		waitUntil(t, 20*time.Second, "a new leader", func() bool {
+			l, _ := leaderOf(ctx, adm, "fo", 0)
+			return l > 0 && l != victim
+		})
+		at := sp.ackedCount()
+		waitUntil(t, 20*time.Second, "acks resuming", func() bool { return sp.ackedCount() > at+50 })
+		gap := sp.takeGap()
+		t.Logf("round %d: stopped leader %d; longest gap between acks %v", round, victim, gap)
+		c.startAll()
+		waitUntil(t, 30*time.Second, "the restarted node back in the ISR", func() bool {
+			_, isr := leaderOf(ctx, adm, "fo", 0)
+			return len(isr) == 3
+		})
+	}
+	acked := sp.finish()
+	got := consumeKeys(t, c.client(), "fo", len(acked))
+	for k := range acked {
+		if !got[k] {
+			t.Errorf("acknowledged record %s lost", k)
+		}
+	}
+	t.Logf("%d records acknowledged, all read back", len(acked))
+}
+
+// A node stopping with controlled shutdown hands its leaderships over
+// before it exits, and gets them back (preferred leaders) after it returns.
+func TestReplicationControlledShutdown(t *testing.T) {
+	c := startTestCluster(t, 3)
+	ctx := testContext(t)
+	adm := kadm.NewClient(c.client())
+	if res, err := adm.CreateTopic(ctx, 3, 3, nil, "cs"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	var victim int32
+	waitUntil(t, 10*time.Second, "a leader", func() bool {
+		victim, _ = leaderOf(ctx, adm, "cs", 0)
+		return victim > 0
+	})
+	c.node(victim).stop()
+	st := c.node(victim%3 + 1).srv.clusterState()
+	if n := st.LeadersOn(victim); n != 0 {
+		t.Fatalf("node %d still leads %d partitions after its controlled shutdown", victim, n)
+	}
+	c.startAll()
+	waitUntil(t, 20*time.Second, "preferred leaders restored", func() bool {
+		md, err := adm.Metadata(ctx, "cs")
+		if err != nil {
+			return false
+		}
+		for _, p := range md.Topics["cs"].Partitions {
+			if len(p.Replicas) == 0 || p.Leader != p.Replicas[0] || len(p.ISR) != 3 {
+				return false
+			}
+		}
+		return true
+	})
+}
