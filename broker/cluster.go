@@ -146,7 +146,7 @@ func (s *Server) proposeISR(p *partition, isr []int32) {
 	rec := cluster.AlterPartition{Topic: p.topic.name, Partition: p.index, PartitionEpoch: r.partitionEpoch, LeaderEpoch: r.leaderEpoch, NewISR: isr}
 	go func() {
 		defer p.isrChangeDone()
-		ctx, cancel := context.WithTimeout(s.ctx, 5*time.Second)
+		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
 		defer cancel()
 		if _, err := s.raft.Node().Propose(ctx, rec); err != nil && s.ctx.Err() == nil {
 			s.logger.Info("ISR change not committed", "topic", rec.Topic, "partition", rec.Partition, "isr", isr, "err", err)
@@ -421,9 +421,17 @@ func (s *Server) controlledShutdown(timeout time.Duration) {
 	s.shuttingDown.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	pctx, pcancel := context.WithTimeout(ctx, 5*time.Second)
-	_, err := s.raft.Node().Propose(pctx, cluster.ControlledShutdown{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation})
-	pcancel()
+	// Short attempts: a proposal forwarded to a raft leader that just
+	// went away is dropped, not failed.
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+		_, err = s.raft.Node().Propose(pctx, cluster.ControlledShutdown{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation})
+		pcancel()
+		if err == nil || errors.Is(err, cluster.ErrRejected) {
+			break
+		}
+	}
 	if err != nil {
 		s.logger.Warn("controlled shutdown not committed; stopping anyway", "err", err)
 		return

@@ -385,3 +385,51 @@ func TestReplicationControlledShutdown(t *testing.T) {
 		return true
 	})
 }
+
+// Transactions span partitions led by different nodes: the coordinator
+// writes markers on other leaders with WriteTxnMarkers, so committed
+// records become visible to read_committed consumers and aborted ones
+// never do.
+func TestReplicationTransactionsAcrossNodes(t *testing.T) {
+	c := startTestCluster(t, 3)
+	ctx := testContext(t)
+	adm := kadm.NewClient(c.client())
+	if res, err := adm.CreateTopic(ctx, 3, 3, nil, "tx"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	waitUntil(t, 10*time.Second, "leaders on three nodes", func() bool {
+		md, err := adm.Metadata(ctx, "tx")
+		if err != nil {
+			return false
+		}
+		seen := map[int32]bool{}
+		for _, p := range md.Topics["tx"].Partitions {
+			seen[p.Leader] = true
+		}
+		return len(seen) == 3 && !seen[-1]
+	})
+	prod := c.client(kgo.TransactionalID("tx-across"), kgo.DefaultProduceTopic("tx"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for round, commit := range []bool{true, false, true} {
+		if err := prod.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for part := int32(0); part < 3; part++ {
+			key := fmt.Sprintf("r%d-p%d", round, part)
+			if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte(key), Partition: part}).FirstErr(); err != nil {
+				t.Fatalf("produce %s: %v", key, err)
+			}
+		}
+		if err := prod.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatalf("end transaction %d: %v", round, err)
+		}
+	}
+	got := consumeKeys(t, c.client(kgo.FetchIsolationLevel(kgo.ReadCommitted())), "tx", 6)
+	for round, commit := range []bool{true, false, true} {
+		for part := 0; part < 3; part++ {
+			key := fmt.Sprintf("r%d-p%d", round, part)
+			if got[key] != commit {
+				t.Errorf("%s: read_committed sees it = %v, want %v", key, got[key], commit)
+			}
+		}
+	}
+}

@@ -44,6 +44,7 @@ type Server struct {
 	// replica fetchers, and whether a controlled shutdown has begun.
 	incarnation  string
 	fetchers     *fetcherManager
+	peers        peerClients // clients to other nodes (transaction markers)
 	shuttingDown atomic.Bool
 	stopMetadata func()
 
@@ -161,6 +162,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	s.groups = newGroupCoordinator(s)
 	s.txns = newTxnCoordinator(s)
 	s.fetchers = newFetcherManager(s)
+	s.peers.s = s
 	s.goTask(s.heartbeatLoop)
 	s.goTask(s.isrLoop)
 	s.stopMetadata = s.raft.Node().Subscribe(s.followMetadata)
@@ -328,6 +330,7 @@ func (s *Server) Close() error {
 	}
 	s.fetchers.close()
 	s.tasks.Wait()
+	s.peers.close()
 	s.groups.close()
 	err := s.topics.close()
 	if cerr := s.store.Close(); err == nil {

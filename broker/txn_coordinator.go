@@ -224,16 +224,26 @@ func (c *txnCoordinator) writeMarkers(m txn.Markers) error {
 			return err
 		}
 	}
+	// Partitions this node leads are marked here; the others through
+	// WriteTxnMarkers to their leaders, one request per leader.
+	st := c.s.clusterState()
+	remote := map[int32][]txn.TopicPartition{}
 	for _, tp := range m.Partitions {
-		p := c.s.topics.partition(tp.Topic, tp.Partition)
-		if p == nil {
-			continue // deleted meanwhile: nothing to mark
+		leader := c.s.cfg.NodeID
+		if t, ok := st.Topic(tp.Topic); ok && int(tp.Partition) < len(t.Partitions) {
+			leader = t.Partitions[tp.Partition].Leader
 		}
-		if _, err := p.writeTxnMarker(m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch); err != nil {
-			return fmt.Errorf("marker for %s-%d: %w", tp.Topic, tp.Partition, err)
+		if leader != c.s.cfg.NodeID {
+			remote[leader] = append(remote[leader], tp)
+			continue
 		}
-		if tp.Topic == consumerOffsetsTopic && c.s.groups != nil {
-			c.s.groups.completeTxnOffsets(tp.Partition, m.ProducerID, m.Commit)
+		if code := c.s.writeMarkerReplicated(tp.Topic, tp.Partition, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch); code != 0 {
+			return fmt.Errorf("marker for %s-%d: %w", tp.Topic, tp.Partition, kerr.ErrorForCode(code))
+		}
+	}
+	for leader, tps := range remote {
+		if err := c.s.sendMarkers(leader, m, tps); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -253,6 +263,10 @@ func (sh *txnShard) persistLocked(records []txn.Record, now time.Time) error {
 	res := sh.part.appendRecords(raw, cfg.maxMessageBytes(), false, true)
 	if res.code != 0 {
 		return fmt.Errorf("broker: append to %s-%d: %s %s", transactionStateTopic, sh.index, kerr.ErrorForCode(res.code), res.message)
+	}
+	// The decision counts once the ISR has it: a new leader replays it.
+	if err := sh.part.awaitReplicated(res.lastOffset, 30*time.Second, sh.c.s.ctx.Done()); err != nil {
+		return fmt.Errorf("broker: %s-%d offset %d not committed: %w", transactionStateTopic, sh.index, res.lastOffset, err)
 	}
 	return nil
 }

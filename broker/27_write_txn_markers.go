@@ -1,0 +1,182 @@
+package broker
+
+// WriteTxnMarkers (key 27): a transaction coordinator on another node asks
+// this node to write COMMIT or ABORT markers on partitions it leads, as
+// Kafka's coordinators do between brokers.
+//   - Each marker is appended like the local coordinator's (same producer
+//     epoch check, aborted-transaction index, last stable offset) and the
+//     answer waits until the ISR has it, so a decided transaction is never
+//     left open on a partition by a failover.
+//   - A partition this node does not lead gets NOT_LEADER_OR_FOLLOWER; the
+//     coordinator retries at the new leader.
+//   - On a __consumer_offsets partition the groups then settle the
+//     transaction's offsets.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/txn"
+)
+
+func init() {
+	registerAPI(kmsg.WriteTxnMarkers, 0, 1, handleWriteTxnMarkers)
+}
+
+func handleWriteTxnMarkers(rc *requestContext, req *kmsg.WriteTxnMarkersRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
+	for _, m := range req.Markers {
+		rm := kmsg.NewWriteTxnMarkersResponseMarker()
+		rm.ProducerID = m.ProducerID
+		for _, t := range m.Topics {
+			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+			rt.Topic = t.Topic
+			for _, part := range t.Partitions {
+				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+				rp.Partition = part
+				rp.ErrorCode = rc.countError(rc.s.writeMarkerReplicated(t.Topic, part, m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch))
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rm.Topics = append(rm.Topics, rt)
+		}
+		resp.Markers = append(resp.Markers, rm)
+	}
+	return resp
+}
+
+// writeMarkerReplicated writes one marker on a partition this node leads
+// and waits until the ISR has it; it returns a Kafka error code (0: done).
+func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID int64, epoch int16, commit bool, coordinatorEpoch int32) int16 {
+	p, code := s.topics.leaderPartition(topic, partition)
+	if p == nil {
+		if code == kerr.UnknownTopicOrPartition.Code {
+			return 0 // deleted meanwhile: nothing to mark
+		}
+		return code
+	}
+	offset, err := p.writeTxnMarker(producerID, epoch, commit, coordinatorEpoch)
+	switch {
+	case errors.Is(err, errNotLeaderForPartition):
+		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, kerr.InvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch.Code
+	case err != nil:
+		s.logger.Error("writing a transaction marker", "topic", topic, "partition", partition, "err", err)
+		return kerr.KafkaStorageError.Code
+	}
+	if topic == consumerOffsetsTopic && s.groups != nil {
+		s.groups.completeTxnOffsets(partition, producerID, commit)
+	}
+	switch err := p.awaitReplicated(offset, 30*time.Second, s.ctx.Done()); {
+	case errors.Is(err, errReplicationTimeout):
+		return kerr.RequestTimedOut.Code
+	case err != nil:
+		return kerr.NotLeaderForPartition.Code
+	}
+	return 0
+}
+
+// sendMarkers asks another node to write a transaction's markers on the
+// partitions it leads.
+func (s *Server) sendMarkers(leader int32, m txn.Markers, tps []txn.TopicPartition) error {
+	if leader < 0 {
+		return fmt.Errorf("markers of %s: a partition has no leader", m.TransactionalID)
+	}
+	cl, err := s.peers.client(leader)
+	if err != nil {
+		return err
+	}
+	req := kmsg.NewPtrWriteTxnMarkersRequest()
+	rm := kmsg.NewWriteTxnMarkersRequestMarker()
+	rm.ProducerID, rm.ProducerEpoch, rm.Committed, rm.CoordinatorEpoch = m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch
+	index := map[string]int{}
+	for _, tp := range tps {
+		i, ok := index[tp.Topic]
+		if !ok {
+			i = len(rm.Topics)
+			index[tp.Topic] = i
+			t := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+			t.Topic = tp.Topic
+			rm.Topics = append(rm.Topics, t)
+		}
+		rm.Topics[i].Partitions = append(rm.Topics[i].Partitions, tp.Partition)
+	}
+	req.Markers = append(req.Markers, rm)
+	ctx, cancel := context.WithTimeout(s.ctx, 35*time.Second)
+	defer cancel()
+	kresp, err := cl.Request(ctx, req)
+	if err != nil {
+		return fmt.Errorf("markers of %s to node %d: %w", m.TransactionalID, leader, err)
+	}
+	resp := kresp.(*kmsg.WriteTxnMarkersResponse)
+	for _, rm := range resp.Markers {
+		for _, rt := range rm.Topics {
+			for _, rp := range rt.Partitions {
+				if err := kerr.ErrorForCode(rp.ErrorCode); err != nil {
+					return fmt.Errorf("marker for %s-%d at node %d: %w", rt.Topic, rp.Partition, leader, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// peerClients are franz-go clients to the other nodes, one per node
+// address, for the broker's own requests (transaction markers).
+type peerClients struct {
+	s  *Server
+	mu sync.Mutex
+	m  map[int32]*peerClient
+}
+
+type peerClient struct {
+	addr string
+	cl   *kgo.Client
+}
+
+// client returns a client bound to the node's current address, whose
+// Request goes to that node.
+func (pc *peerClients) client(id int32) (*kgo.Broker, error) {
+	b, ok := pc.s.clusterState().Brokers[id]
+	if !ok {
+		return nil, fmt.Errorf("broker: node %d is not registered", id)
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.m == nil {
+		pc.m = map[int32]*peerClient{}
+	}
+	c := pc.m[id]
+	if c == nil || c.addr != b.Addr {
+		if c != nil {
+			c.cl.Close()
+		}
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ClientID("strata-broker"), kgo.DialTimeout(2*time.Second))
+		if err != nil {
+			return nil, err
+		}
+		c = &peerClient{addr: b.Addr, cl: cl}
+		pc.m[id] = c
+	}
+	seeds := c.cl.SeedBrokers()
+	if len(seeds) == 0 {
+		return nil, fmt.Errorf("broker: no connection to node %d", id)
+	}
+	return seeds[0], nil
+}
+
+func (pc *peerClients) close() {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	for _, c := range pc.m {
+		c.cl.Close()
+	}
+	pc.m = nil
+}
