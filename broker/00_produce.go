@@ -88,6 +88,7 @@ type pendingAck struct {
 	topic, partition int // response positions
 	p                *partition
 	last             int64
+	epoch            int32 // the leader epoch of the append
 	minISR           int64
 }
 
@@ -101,7 +102,7 @@ func (rc *requestContext) awaitAcks(resp *kmsg.ProduceResponse, waits []*pending
 	deadline := time.Now().Add(timeout)
 	for _, w := range waits {
 		sp := &resp.Topics[w.topic].Partitions[w.partition]
-		err := w.p.awaitReplicated(w.last, max(time.Until(deadline), 0), rc.s.ctx.Done())
+		err := w.p.awaitReplicated(w.last, w.epoch, max(time.Until(deadline), 0), rc.s.ctx.Done())
 		code := int16(0)
 		switch {
 		case errors.Is(err, errReplicationTimeout):
@@ -173,7 +174,7 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 	}
 	if acks == -1 {
 		// acks=all: the answer waits until the whole ISR has the batch.
-		*wait = &pendingAck{p: p, last: res.lastOffset, minISR: cfg.minInsyncReplicas()}
+		*wait = &pendingAck{p: p, last: res.lastOffset, epoch: res.leaderEpoch, minISR: cfg.minInsyncReplicas()}
 	}
 	sp.BaseOffset = res.baseOffset
 	sp.LogAppendTime = res.logAppendTime

@@ -260,19 +260,14 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		out.errorCode = rc.countError(kerr.UnknownTopicID.Code)
 		return out, nil
 	}
-	p := rc.s.topics.partition(t.key.topic, t.key.partition)
+	p, code := rc.s.topics.leaderPartition(t.key.topic, t.key.partition)
 	if p == nil {
-		out.errorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
+		out.errorCode = rc.countError(code)
 		return out, nil
 	}
 	if req.Version >= 13 && p.topic.meta.ID != metadata.TopicID(t.topicID) {
 		// The session's topic was deleted and a new one took its name.
 		out.errorCode = rc.countError(kerr.UnknownTopicID.Code)
-		return out, nil
-	}
-	if !p.isLeader() {
-		out.errorCode = rc.countError(kerr.NotLeaderForPartition.Code)
-		out.hasRecords = false
 		return out, nil
 	}
 	replica := fetchReplicaID(req)
@@ -286,8 +281,8 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 			return out, nil
 		}
 		// A follower's fetch offset is its log end offset.
-		if isr := p.followerFetched(replica, t.state.fetchOffset, time.Now().UnixMilli()); isr != nil {
-			rc.s.proposeISR(p, isr)
+		if isr, role := p.followerFetched(replica, t.state.fetchOffset, time.Now().UnixMilli()); isr != nil {
+			rc.s.proposeISR(p, role, isr)
 		}
 		if local := p.log.LogStartOffset(); t.state.fetchOffset < local {
 			// Followers copy only the local log: what is below it lives in

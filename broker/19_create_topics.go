@@ -3,8 +3,11 @@ package broker
 // CreateTopics (key 19), v0–v7.
 //
 //   - num_partitions / replication_factor -1 take num.partitions and
-//     default.replication.factor; a manual replica assignment must place
-//     each partition on this node alone.
+//     default.replication.factor; the replicas are spread over the
+//     eligible brokers (and racks) by the controller's plan; a replication
+//     factor above the eligible brokers is INVALID_REPLICATION_FACTOR. A
+//     manual replica assignment lists partitions 0..n-1, each with the same
+//     number of distinct registered brokers (INVALID_REPLICA_ASSIGNMENT).
 //   - Configs are validated by their Kafka names (INVALID_CONFIG);
 //     validate_only checks everything and creates nothing.
 //   - TOPIC_ALREADY_EXISTS, INVALID_TOPIC_EXCEPTION (also for a name that
@@ -43,24 +46,23 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 			continue
 		}
 		partitions, rf := rt.NumPartitions, rt.ReplicationFactor
+		var assignments [][]int32
 		if len(rt.ReplicaAssignment) > 0 {
 			if partitions != -1 || rf != -1 {
 				fail(kerr.InvalidRequest.Code, "num_partitions and replication_factor must be -1 with a replica assignment")
 				resp.Topics = append(resp.Topics, st)
 				continue
 			}
-			bad := false
-			for i, a := range rt.ReplicaAssignment {
-				if a.Partition != int32(i) || len(a.Replicas) != 1 || a.Replicas[0] != rc.s.cfg.NodeID {
-					bad = true
-				}
-			}
-			if bad {
-				fail(kerr.InvalidReplicaAssignment.Code, "replica assignment must list partitions 0..n-1, each on this node alone")
+			if msg := rc.s.checkAssignment(rt.ReplicaAssignment); msg != "" {
+				fail(kerr.InvalidReplicaAssignment.Code, msg)
 				resp.Topics = append(resp.Topics, st)
 				continue
 			}
-			partitions, rf = int32(len(rt.ReplicaAssignment)), 1
+			partitions, rf = int32(len(rt.ReplicaAssignment)), int16(len(rt.ReplicaAssignment[0].Replicas))
+			assignments = make([][]int32, len(rt.ReplicaAssignment))
+			for _, a := range rt.ReplicaAssignment {
+				assignments[a.Partition] = a.Replicas
+			}
 		}
 		configs := map[string]string{}
 		for _, c := range rt.Configs {
@@ -77,7 +79,7 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 				partitions, configs = int32(len(t.partitions)), t.meta.Configs
 			}
 		} else {
-			t, terr = rc.s.topics.create(rt.Topic, partitions, rf, configs, req.ValidateOnly)
+			t, terr = rc.s.topics.createAssigned(rt.Topic, partitions, rf, configs, assignments, req.ValidateOnly)
 		}
 		if terr != nil {
 			fail(terr.code, terr.message)
@@ -87,7 +89,10 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 		if partitions == -1 {
 			partitions = rc.s.cfg.NumPartitions
 		}
-		st.NumPartitions, st.ReplicationFactor = partitions, 1
+		if rf == -1 {
+			rf = rc.s.cfg.DefaultReplicationFactor
+		}
+		st.NumPartitions, st.ReplicationFactor = partitions, rf
 		if t != nil {
 			st.TopicID = t.meta.ID
 		}

@@ -39,10 +39,15 @@ func handleOffsetForLeaderEpoch(rc *requestContext, req *kmsg.OffsetForLeaderEpo
 			case rp.LeaderEpoch > p.leaderEpoch():
 				// An epoch newer than any this leader knows: undefined,
 				// as in Kafka (sp keeps -1, -1).
-			case rp.LeaderEpoch == p.leaderEpoch() || rp.LeaderEpoch > p.log.LatestEpoch():
+			case rp.LeaderEpoch == p.leaderEpoch():
 				// The current epoch (possibly with no batch written in
 				// it yet) ends at the log end.
-				sp.LeaderEpoch, sp.EndOffset = min(rp.LeaderEpoch, p.leaderEpoch()), p.log.LogEndOffset()
+				sp.LeaderEpoch, sp.EndOffset = rp.LeaderEpoch, p.log.LogEndOffset()
+			case rp.LeaderEpoch > p.log.LatestEpoch():
+				// Newer than any epoch in the log: the largest epoch at
+				// or below it is the log's latest, which ends at the
+				// log end (KIP-279).
+				sp.LeaderEpoch, sp.EndOffset = p.log.LatestEpoch(), p.log.LogEndOffset()
 			default:
 				sp.LeaderEpoch, sp.EndOffset = p.endOffsetForEpoch(rp.LeaderEpoch)
 			}

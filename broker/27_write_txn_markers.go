@@ -61,7 +61,7 @@ func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID
 		}
 		return code
 	}
-	offset, err := p.writeTxnMarker(producerID, epoch, commit, coordinatorEpoch)
+	offset, leaderEpoch, err := p.writeTxnMarkerEpoch(producerID, epoch, commit, coordinatorEpoch)
 	switch {
 	case errors.Is(err, errNotLeaderForPartition):
 		return kerr.NotLeaderForPartition.Code
@@ -74,7 +74,7 @@ func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID
 	if topic == consumerOffsetsTopic && s.groups != nil {
 		s.groups.completeTxnOffsets(partition, producerID, commit)
 	}
-	switch err := p.awaitReplicated(offset, 30*time.Second, s.ctx.Done()); {
+	switch err := p.awaitReplicated(offset, leaderEpoch, 30*time.Second, s.ctx.Done()); {
 	case errors.Is(err, errReplicationTimeout):
 		return kerr.RequestTimedOut.Code
 	case err != nil:

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/strata-streaming/strata/metadata"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
@@ -111,12 +113,12 @@ func (s *Server) followMetadata(a metadata.Applied) {
 	if _, hb := a.Record.(cluster.BrokerHeartbeat); hb && !a.Snapshot {
 		return
 	}
-	if s.ctx.Err() != nil {
-		return
-	}
 	s.topics.adminMu.Lock()
+	defer s.topics.adminMu.Unlock()
+	if s.ctx.Err() != nil {
+		return // closing: the logs are being (or have been) closed
+	}
 	s.topics.syncLocked(s.clusterState(), nil)
-	s.topics.adminMu.Unlock()
 }
 
 // isrLoop shrinks the ISR of partitions this node leads when a follower
@@ -132,8 +134,8 @@ func (s *Server) isrLoop() {
 		}
 		now := time.Now().UnixMilli()
 		s.topics.forEachPartition(func(p *partition) {
-			if isr := p.laggingISR(now, s.cfg.ReplicaLagTimeMaxMs); isr != nil {
-				s.proposeISR(p, isr)
+			if isr, role := p.laggingISR(now, s.cfg.ReplicaLagTimeMaxMs); isr != nil {
+				s.proposeISR(p, role, isr)
 			}
 		})
 	}
@@ -141,8 +143,7 @@ func (s *Server) isrLoop() {
 
 // proposeISR commits a new ISR for a partition this node leads (Kafka's
 // AlterPartition), with the partition epoch it was decided at.
-func (s *Server) proposeISR(p *partition, isr []int32) {
-	r := p.currentRole()
+func (s *Server) proposeISR(p *partition, r *replicaRole, isr []int32) {
 	rec := cluster.AlterPartition{Topic: p.topic.name, Partition: p.index, PartitionEpoch: r.partitionEpoch, LeaderEpoch: r.leaderEpoch, NewISR: isr}
 	go func() {
 		defer p.isrChangeDone()
@@ -175,6 +176,7 @@ func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[
 	}
 	now := time.Now().UnixMilli()
 	var changes []leadershipChange
+	var removed []*partition
 	for _, name := range st.TopicNames() {
 		t := st.Topics[name]
 		meta := metadata.Topic{Name: name, ID: metadata.TopicID(t.ID), LeaderEpochs: make([]int32, len(t.Partitions)), Configs: maps.Clone(t.Configs)}
@@ -214,8 +216,9 @@ func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[
 				}
 				parts[i] = p
 			case !s.hosted(cp) && p != nil:
-				// The replica moved to other nodes (reassignment).
-				m.removePartition(p)
+				// The replica moved to other nodes (reassignment): removed
+				// once the topic no longer lists it.
+				removed = append(removed, p)
 				parts[i] = nil
 				continue
 			}
@@ -252,6 +255,9 @@ func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[
 	if s.fetchers != nil {
 		s.fetchers.update(st, m.allPartitions())
 	}
+	for _, p := range removed {
+		m.removePartition(p)
+	}
 	for _, c := range changes {
 		s.onLeadershipChange(c)
 	}
@@ -273,7 +279,7 @@ func (s *Server) onLeadershipChange(c leadershipChange) {
 		// The previous leader may have uploaded more since this node
 		// last read the manifest.
 		p := c.p
-		s.goTask(func() {
+		s.goRoleTask(func() {
 			if err := p.remote.refresh(s.ctx); err != nil && s.ctx.Err() == nil {
 				s.logger.Warn("reading the remote log manifest after a leader change", "topic", p.topic.name, "partition", p.index, "err", err)
 			}
@@ -465,4 +471,30 @@ func (s *Server) movableLeaderships(st cluster.State) int {
 		}
 	}
 	return n
+}
+
+// checkAssignment validates a manual replica assignment (CreateTopics):
+// partitions 0..n-1 in order, the same non-zero replica count for each,
+// distinct registered brokers. It returns "" or what is wrong.
+func (s *Server) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) string {
+	st := s.clusterState()
+	for i, a := range as {
+		if a.Partition != int32(i) {
+			return fmt.Sprintf("replica assignment must list partitions 0..%d in order", len(as)-1)
+		}
+		if len(a.Replicas) == 0 || len(a.Replicas) != len(as[0].Replicas) {
+			return "every partition needs the same, non-zero number of replicas"
+		}
+		seen := map[int32]bool{}
+		for _, r := range a.Replicas {
+			if _, ok := st.Brokers[r]; !ok {
+				return fmt.Sprintf("partition %d: broker %d is not registered", i, r)
+			}
+			if seen[r] {
+				return fmt.Sprintf("partition %d: broker %d listed twice", i, r)
+			}
+			seen[r] = true
+		}
+	}
+	return ""
 }

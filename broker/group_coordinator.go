@@ -92,7 +92,11 @@ func (c *groupCoordinator) onLeadership(p *partition, leader bool) {
 		return
 	}
 	sh.unload(shardLoading)
-	sh.part = p
+	if sh.part != p {
+		// Only after the partition was removed and opened again (a
+		// reassignment back here); the shard is not serving meanwhile.
+		sh.part = p
+	}
 	c.startLoad(sh, false)
 }
 

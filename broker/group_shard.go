@@ -240,7 +240,7 @@ func (sh *groupShard) append(batch []byte) error {
 		sh.c.s.logger.Error("group coordinator write failed", "partition", sh.index, "err", err)
 		return err
 	}
-	return sh.awaitHighWatermark(res.lastOffset)
+	return sh.awaitHighWatermark(res.lastOffset, res.leaderEpoch)
 }
 
 // appendTxn appends a TxnOffsetCommit's transactional batch. It opens the
@@ -252,7 +252,7 @@ func (sh *groupShard) appendTxn(batch []byte) error {
 	if err != nil {
 		return err
 	}
-	return sh.awaitHighWatermark(res.LastOffset)
+	return sh.awaitHighWatermark(res.LastOffset, res.LeaderEpoch)
 }
 
 // txnCommit handles TxnOffsetCommit for a group (creating an offsets-only
@@ -309,8 +309,8 @@ func encodeTxnKVBatch(keys, values [][]byte, producerID int64, epoch int16, now 
 // awaitHighWatermark waits until the record at offset is committed: the
 // ISR has it (at once on a single node). A shard whose partition lost its
 // leadership meanwhile fails the write; the new leader's shard decides.
-func (sh *groupShard) awaitHighWatermark(offset int64) error {
-	err := sh.part.awaitReplicated(offset, 30*time.Second, sh.c.s.ctx.Done())
+func (sh *groupShard) awaitHighWatermark(offset int64, epoch int32) error {
+	err := sh.part.awaitReplicated(offset, epoch, 30*time.Second, sh.c.s.ctx.Done())
 	if err != nil {
 		return fmt.Errorf("broker: group write at %s-%d offset %d not committed: %w", consumerOffsetsTopic, sh.index, offset, err)
 	}
@@ -419,6 +419,12 @@ func (sh *groupShard) load() error {
 	sh.mu.groups = gs
 	sh.mu.deadline = next
 	sh.mu.state = shardActive
+	if !sh.part.isLeader() {
+		// Leadership moved while loading (or a failed write's reload
+		// raced the move): another node coordinates these groups.
+		sh.mu.groups = map[string]*groups.Group{}
+		sh.mu.state = shardUnloaded
+	}
 	sh.mu.Unlock()
 	sh.c.poke()
 	if records > 0 {
@@ -428,7 +434,7 @@ func (sh *groupShard) load() error {
 }
 
 // replay calls fn with the key and value of every record of the log up to
-// its high watermark, in order, with its batch's producer id and whether
+// its end, in order, with its batch's producer id and whether
 // the batch is transactional; and marker with each transaction marker.
 func (sh *groupShard) replay(fn func(key, value []byte, producerID int64, transactional bool), marker func(producerID int64, commit bool)) error {
 	return replayLog(sh.c.s, sh.part, consumerOffsetsTopic, sh.index, func(batch []byte, h storage.BatchHeader) error {
@@ -454,7 +460,10 @@ func (sh *groupShard) replay(fn func(key, value []byte, producerID int64, transa
 }
 
 // replayLog calls fn with every batch of an internal topic's partition up
-// to its high watermark, in order (for the coordinators' loads).
+// to its log end, in order (for the coordinators' loads). A coordinator
+// loads when its node becomes the partition's leader, whose whole log is
+// the partition's from then on: its high watermark may still trail records
+// the previous leader had committed.
 func replayLog(s *Server, part *partition, topic string, index int32, fn func(batch []byte, h storage.BatchHeader) error) error {
 	l := part.log
 	offset := l.LogStartOffset()
@@ -462,7 +471,7 @@ func replayLog(s *Server, part *partition, topic string, index int32, fn func(ba
 		if err := s.ctx.Err(); err != nil {
 			return err
 		}
-		end := part.highWatermark()
+		end := l.LogEndOffset()
 		if offset >= end {
 			return nil
 		}

@@ -56,6 +56,7 @@ type partition struct {
 		isrPending    bool                        // an AlterPartition is in flight
 		needsTruncate bool                        // follower: reconcile with the new leader first
 		epochStart    int64                       // leader: where its leader epoch began
+		pendingAdd    int32                       // leader: follower being added to the ISR, -1 none
 	}
 
 	waitersMu struct {
@@ -84,6 +85,7 @@ func openPartition(s *Server, t *topicState, index int32, leaderEpoch int32) (*p
 	}
 	p := &partition{topic: t, index: index, log: l, self: s.cfg.NodeID}
 	p.hw.Store(l.LogStartOffset())
+	p.rep.pendingAdd = -1
 	p.mu.producers = producers
 	p.noteUnstableLocked()
 	p.epoch.Store(leaderEpoch)
@@ -155,22 +157,29 @@ func (p *partition) noteUnstableLocked() {
 // transaction ends, an abort is entered in the aborted-transaction index,
 // and the last stable offset moves. It returns the marker's offset.
 func (p *partition) writeTxnMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (int64, error) {
+	offset, _, err := p.writeTxnMarkerEpoch(producerID, epoch, commit, coordinatorEpoch)
+	return offset, err
+}
+
+// writeTxnMarkerEpoch is writeTxnMarker that also returns the leader epoch
+// the marker was written under.
+func (p *partition) writeTxnMarkerEpoch(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (int64, int32, error) {
 	batch := storage.EncodeControlBatch(producerID, epoch, commit, coordinatorEpoch, time.Now().UnixMilli())
 	headers, err := storage.ValidateBatches(batch)
 	if err != nil {
-		return -1, err
+		return -1, 0, err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.isLeader() {
-		return -1, errNotLeaderForPartition
+		return -1, 0, errNotLeaderForPartition
 	}
 	if err := p.mu.producers.checkMarker(producerID, epoch); err != nil {
-		return -1, err
+		return -1, 0, err
 	}
 	res, err := p.log.Append(batch, headers, storage.AppendOptions{LeaderEpoch: p.epoch.Load()})
 	if err != nil {
-		return -1, err
+		return -1, 0, err
 	}
 	lso := p.mu.producers.lastStableOffsetAfterTxn(producerID, res.FirstOffset)
 	aborted, err := p.mu.producers.completeTxn(producerID, epoch, res.FirstOffset, commit, lso)
@@ -179,7 +188,7 @@ func (p *partition) writeTxnMarker(producerID int64, epoch int16, commit bool, c
 	}
 	p.noteUnstableLocked()
 	p.wakeWaiters()
-	return res.FirstOffset, err
+	return res.FirstOffset, res.LeaderEpoch, err
 }
 
 // appendResult is the outcome of one produce to one partition.
@@ -189,7 +198,8 @@ type appendResult struct {
 	baseOffset    int64
 	lastOffset    int64
 	logAppendTime int64
-	duplicate     bool // an idempotent retry, acknowledged without appending
+	duplicate     bool  // an idempotent retry, acknowledged without appending
+	leaderEpoch   int32 // the epoch the records were appended (or found) under
 	// needsTxnVerify: nothing was appended; the batch opens a transaction
 	// on this partition and the coordinator must confirm it first.
 	needsTxnVerify bool
@@ -251,7 +261,7 @@ func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppe
 			return appendResult{code: code}
 		}
 		if dup != nil {
-			return appendResult{baseOffset: dup.FirstOffset, lastOffset: dup.LastOffset, logAppendTime: -1, duplicate: true}
+			return appendResult{baseOffset: dup.FirstOffset, lastOffset: dup.LastOffset, logAppendTime: -1, duplicate: true, leaderEpoch: opts.LeaderEpoch}
 		}
 		if h.IsTransactional() && !txnVerified && !p.mu.producers.txnOngoingFor(h.ProducerID, h.ProducerEpoch) {
 			return appendResult{needsTxnVerify: true}
@@ -271,7 +281,7 @@ func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppe
 	}
 	p.recordAppendedLocked(headers, res.FirstOffset, now)
 	p.wakeWaiters()
-	return appendResult{baseOffset: res.FirstOffset, lastOffset: res.LastOffset, logAppendTime: res.LogAppendTime}
+	return appendResult{baseOffset: res.FirstOffset, lastOffset: res.LastOffset, logAppendTime: res.LogAppendTime, leaderEpoch: opts.LeaderEpoch}
 }
 
 // appendUnchecked appends batches the broker itself wrote (TxnOffsetCommit's

@@ -106,6 +106,7 @@ func (p *partition) setRole(r *replicaRole, nowMs int64) (becameLeader, lostLead
 	}
 	p.solo.Store(isLeader && len(r.isr) == 1 && r.isr[0] == p.self)
 	p.rep.isrPending = false
+	p.rep.pendingAdd = -1
 	p.role.Store(r)
 	p.advanceHWLocked()
 	p.rep.Unlock()
@@ -141,6 +142,13 @@ func (p *partition) advanceHWLocked() bool {
 		}
 		hw = min(hw, f.leo)
 	}
+	if id := p.rep.pendingAdd; id >= 0 {
+		// Kafka's "maximal ISR": a follower being added counts from the
+		// moment it is proposed, so it never joins lacking committed records.
+		if f := p.rep.followers[id]; f != nil && f.leo >= 0 {
+			hw = min(hw, f.leo)
+		}
+	}
 	return p.storeHWLocked(hw)
 }
 
@@ -148,15 +156,16 @@ func (p *partition) advanceHWLocked() bool {
 // offset) on the leader: the high watermark may move, and a follower out
 // of the ISR that has caught up is proposed for it. It returns the ISR
 // the partition should have when that differs from the current one.
-func (p *partition) followerFetched(id int32, offset int64, nowMs int64) (expand []int32) {
+func (p *partition) followerFetched(id int32, offset int64, nowMs int64) (expand []int32, role *replicaRole) {
 	p.rep.Lock()
 	r := p.role.Load()
 	f := p.rep.followers[id]
-	if r == nil || r.leader != p.self || f == nil {
-		p.rep.Unlock()
-		return nil
-	}
 	leo := p.log.LogEndOffset()
+	if r == nil || r.leader != p.self || f == nil || offset > leo {
+		// Not ours, or a follower ahead of us (it will truncate): no progress.
+		p.rep.Unlock()
+		return nil, nil
+	}
 	switch {
 	case offset >= leo:
 		f.lastCaughtUpMs = nowMs
@@ -166,25 +175,47 @@ func (p *partition) followerFetched(id int32, offset int64, nowMs int64) (expand
 	f.prevLeaderLEO, f.prevFetchMs = leo, nowMs
 	f.leo = offset
 	moved := p.advanceHWLocked()
-	if !slices.Contains(r.isr, id) && !p.rep.isrPending && offset >= p.highWatermark() && offset >= p.rep.epochStart {
-		p.rep.isrPending = true
-		expand = append(slices.Clone(r.isr), id)
-	}
+	candidate := !slices.Contains(r.isr, id) && !p.rep.isrPending && offset >= p.highWatermark() && offset >= p.rep.epochStart
 	p.rep.Unlock()
 	if moved {
 		p.wakeWaiters()
 	}
-	return expand
+	if !candidate {
+		return nil, nil
+	}
+	return p.proposeExpansion(id, offset)
+}
+
+// proposeExpansion marks follower id as joining the ISR if it still has
+// everything committed. It holds mu (no append in between) so that, when
+// the ISR was this node alone, the high watermark stops following the log
+// end at a point the follower has already reached.
+func (p *partition) proposeExpansion(id int32, offset int64) ([]int32, *replicaRole) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rep.Lock()
+	defer p.rep.Unlock()
+	r := p.role.Load()
+	if r == nil || r.leader != p.self || p.rep.isrPending || slices.Contains(r.isr, id) || offset < p.highWatermark() {
+		return nil, nil
+	}
+	if p.solo.Load() {
+		p.storeHWLocked(p.log.LogEndOffset())
+		p.solo.Store(false)
+	}
+	p.rep.isrPending = true
+	p.rep.pendingAdd = id
+	return append(slices.Clone(r.isr), id), r
 }
 
 // laggingISR returns the ISR without the followers that have not caught
 // up for lagMaxMs, or nil when nothing changes (or a change is pending).
-func (p *partition) laggingISR(nowMs, lagMaxMs int64) []int32 {
+func (p *partition) laggingISR(nowMs, lagMaxMs int64) ([]int32, *replicaRole) {
 	p.rep.Lock()
 	defer p.rep.Unlock()
 	r := p.role.Load()
 	if r == nil || r.leader != p.self || p.rep.isrPending || len(r.isr) <= 1 {
-		return nil
+		return nil, nil
 	}
 	var keep []int32
 	for _, id := range r.isr {
@@ -195,17 +226,28 @@ func (p *partition) laggingISR(nowMs, lagMaxMs int64) []int32 {
 		keep = append(keep, id)
 	}
 	if len(keep) == len(r.isr) {
-		return nil
+		return nil, nil
 	}
 	p.rep.isrPending = true
-	return keep
+	return keep, r
 }
 
-// isrChangeDone clears the pending mark after a proposal (applied or not).
+// isrChangeDone clears the pending mark after a proposal (applied or not);
+// with the ISR still this node alone the high watermark follows the log
+// end again.
 func (p *partition) isrChangeDone() {
+	p.mu.Lock()
 	p.rep.Lock()
 	p.rep.isrPending = false
+	p.rep.pendingAdd = -1
+	r := p.role.Load()
+	if r != nil && r.leader == p.self && len(r.isr) == 1 && r.isr[0] == p.self && !p.solo.Load() {
+		p.storeHWLocked(p.log.LogEndOffset())
+		p.solo.Store(true)
+	}
 	p.rep.Unlock()
+	p.mu.Unlock()
+	p.wakeWaiters()
 }
 
 // takeTruncation reports (once) that a follower must reconcile its log with
@@ -229,6 +271,9 @@ func (p *partition) truncateTo(offset int64) error {
 	if err := p.log.TruncateTo(offset); err != nil {
 		return err
 	}
+	p.rep.Lock()
+	p.hw.Store(min(p.hw.Load(), p.log.LogEndOffset()))
+	p.rep.Unlock()
 	return p.reloadProducersLocked()
 }
 
@@ -239,6 +284,9 @@ func (p *partition) restartAt(offset int64) error {
 	if err := p.log.TruncateFully(offset); err != nil {
 		return err
 	}
+	p.rep.Lock()
+	p.hw.Store(offset)
+	p.rep.Unlock()
 	return p.reloadProducersLocked()
 }
 
@@ -264,7 +312,24 @@ func (p *partition) appendReplica(records []byte, leaderEpoch int32, leaderHW in
 	if r == nil || r.leader == p.self || r.leaderEpoch != leaderEpoch {
 		return errNotLeaderForPartition
 	}
+	p.rep.Lock()
+	pending := p.rep.needsTruncate
+	p.rep.Unlock()
+	if pending {
+		return errNotLeaderForPartition // reconcile with the leader first
+	}
 	leo := p.log.LogEndOffset()
+	if leo == p.log.LogStartOffset() && len(records) >= storage.BatchHeaderSize {
+		// An empty log (a new replica, or one restarted at the leader's
+		// log start) takes the first batch's base even when the start
+		// fell inside it (DeleteRecords can put it there).
+		if h, err := storage.ParseBatchHeader(records); err == nil && h.BaseOffset < leo && h.LastOffset() >= leo {
+			if err := p.log.TruncateFully(h.BaseOffset); err != nil {
+				return err
+			}
+			leo = h.BaseOffset
+		}
+	}
 	// Skip batches below the log end (a retried fetch).
 	for len(records) >= storage.BatchHeaderSize {
 		h, err := storage.ParseBatchHeader(records)
@@ -319,16 +384,19 @@ func completeBatches(b []byte) []byte {
 	return b[:n]
 }
 
-// awaitHighWatermark waits until the high watermark passes offset (acks=-1),
-// the timeout passes, leadership is lost or the server stops.
-func (p *partition) awaitReplicated(offset int64, timeout time.Duration, done <-chan struct{}) error {
+// awaitReplicated waits until the high watermark passes offset (acks=-1),
+// appended under leader epoch epoch, the timeout passes, leadership is
+// lost (or moved away and back: the epoch differs) or the server stops.
+func (p *partition) awaitReplicated(offset int64, epoch int32, timeout time.Duration, done <-chan struct{}) error {
+	if p.leaderEpoch() != epoch {
+		return errNotLeaderForPartition
+	}
 	if p.highWatermark() > offset {
 		return nil
 	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	wake := make(chan struct{}, 1)
-	epoch := p.leaderEpoch()
 	for {
 		p.addWaiter(wake)
 		if p.highWatermark() > offset {

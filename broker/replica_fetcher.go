@@ -161,10 +161,13 @@ func (f *replicaFetcher) run() {
 func (f *replicaFetcher) round(b *kgo.Broker) error {
 	parts := f.snapshot()
 	var active []*partition
+	roles := map[*partition]*replicaRole{}
 	for _, p := range parts {
-		if p.currentRole().leader != f.leader || p.log == nil {
+		r := p.currentRole()
+		if r.leader != f.leader {
 			continue
 		}
+		roles[p] = r
 		if p.takeTruncation() {
 			if err := f.truncate(b, p); err != nil {
 				p.rep.Lock()
@@ -207,7 +210,7 @@ func (f *replicaFetcher) round(b *kgo.Broker) error {
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition = p.index
 		rp.FetchOffset = p.log.LogEndOffset()
-		rp.CurrentLeaderEpoch = p.leaderEpoch()
+		rp.CurrentLeaderEpoch = roles[p].leaderEpoch
 		rp.LogStartOffset = p.log.LogStartOffset()
 		rp.PartitionMaxBytes = f.s.cfg.ReplicaFetchMaxBytes
 		epochs[p] = rp.CurrentLeaderEpoch
@@ -281,6 +284,12 @@ func (f *replicaFetcher) handle(p *partition, epoch int32, rp *kmsg.FetchRespons
 		f.s.logger.Error("replica append failed", "topic", p.topic.name, "partition", p.index, "err", err)
 		return err
 	}
+	// The leader's log start (retention, DeleteRecords) moves ours too.
+	if lso := rp.LogStartOffset; lso > p.log.LogStartOffset() && lso <= min(p.log.LogEndOffset(), p.highWatermark()) {
+		if err := p.log.DeleteRecordsBefore(lso); err != nil {
+			f.s.logger.Warn("following the leader's log start", "topic", p.topic.name, "partition", p.index, "offset", lso, "err", err)
+		}
+	}
 	return nil
 }
 
@@ -315,10 +324,12 @@ func (f *replicaFetcher) truncate(b *kgo.Broker, p *partition) error {
 	if err := kerr.ErrorForCode(sp.ErrorCode); err != nil {
 		return err
 	}
-	if sp.EndOffset < 0 {
-		return nil
-	}
 	cut := sp.EndOffset
+	if cut < 0 {
+		// The leader knows no epoch at or below ours: keep only what we
+		// know was committed (Kafka truncates to the high watermark).
+		cut = p.highWatermark()
+	}
 	if sp.LeaderEpoch < latest {
 		// The leader never had our latest epoch: our log diverges where
 		// its last common epoch ends on our side, if that is earlier.

@@ -42,9 +42,12 @@ type Server struct {
 
 	// Cluster membership (cluster.go): this process's incarnation id, the
 	// replica fetchers, and whether a controlled shutdown has begun.
-	incarnation  string
-	fetchers     *fetcherManager
-	peers        peerClients // clients to other nodes (transaction markers)
+	incarnation string
+	fetchers    *fetcherManager
+	peers       peerClients // clients to other nodes (transaction markers)
+	// roleTasks are goroutines started by metadata syncs (coordinator
+	// loads, manifest refreshes); Close waits for them under adminMu.
+	roleTasks    sync.WaitGroup
 	shuttingDown atomic.Bool
 	stopMetadata func()
 
@@ -205,6 +208,16 @@ func (s *Server) Addr() string { return s.listener.Addr().String() }
 // HTTPAddr is the bound admin HTTP address ("" if disabled).
 func (s *Server) HTTPAddr() string { return s.httpAddr }
 
+// goRoleTask runs fn for a metadata sync (which holds adminMu) in a
+// goroutine that Close waits for.
+func (s *Server) goRoleTask(fn func()) {
+	s.roleTasks.Add(1)
+	go func() {
+		defer s.roleTasks.Done()
+		fn()
+	}()
+}
+
 // goTask runs fn in a goroutine that Close waits for.
 func (s *Server) goTask(fn func()) {
 	s.tasks.Add(1)
@@ -332,7 +345,10 @@ func (s *Server) Close() error {
 	s.tasks.Wait()
 	s.peers.close()
 	s.groups.close()
+	s.topics.adminMu.Lock() // no metadata sync from here on (it checks ctx under the lock)
+	s.roleTasks.Wait()
 	err := s.topics.close()
+	s.topics.adminMu.Unlock()
 	if cerr := s.store.Close(); err == nil {
 		err = cerr
 	}

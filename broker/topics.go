@@ -121,6 +121,15 @@ func (m *topicManager) partition(topic string, index int32) *partition {
 	return t.partitions[index]
 }
 
+// exists reports whether the partition exists in the cluster (wherever it
+// is hosted).
+func (m *topicManager) exists(topic string, index int32) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	t := m.byName[topic]
+	return t != nil && index >= 0 && int(index) < len(t.partitions)
+}
+
 // leaderPartition returns the partition when this node leads it, else the
 // error code to answer: UNKNOWN_TOPIC_OR_PARTITION when it does not exist,
 // NOT_LEADER_OR_FOLLOWER when another node (or none) leads it.
@@ -199,6 +208,12 @@ func newTopicError(err *kerr.Error, format string, args ...any) *topicError {
 
 // create makes a topic durable and opens its partitions.
 func (m *topicManager) create(name string, partitions int32, replicationFactor int16, configs map[string]string, validateOnly bool) (*topicState, *topicError) {
+	return m.createAssigned(name, partitions, replicationFactor, configs, nil, validateOnly)
+}
+
+// createAssigned is create with an optional manual replica assignment (one
+// replica list per partition, already checked by checkAssignment).
+func (m *topicManager) createAssigned(name string, partitions int32, replicationFactor int16, configs map[string]string, assignments [][]int32, validateOnly bool) (*topicState, *topicError) {
 	if err := validateTopicName(name); err != nil {
 		return nil, newTopicError(kerr.InvalidTopicException, "%v", err)
 	}
@@ -217,7 +232,7 @@ func (m *topicManager) create(name string, partitions int32, replicationFactor i
 	if replicationFactor <= 0 {
 		return nil, newTopicError(kerr.InvalidReplicationFactor, "replication factor must be positive, got %d", replicationFactor)
 	}
-	if live := m.s.eligibleBrokers(); int(replicationFactor) > live {
+	if live := m.s.eligibleBrokers(); assignments == nil && int(replicationFactor) > live {
 		return nil, newTopicError(kerr.InvalidReplicationFactor, "replication factor %d is larger than the %d available brokers", replicationFactor, live)
 	}
 	if err := validateTopicConfigs(configs); err != nil {
@@ -234,7 +249,7 @@ func (m *topicManager) create(name string, partitions int32, replicationFactor i
 	if validateOnly {
 		return nil, nil
 	}
-	meta := metadata.Topic{Name: name, ID: metadata.NewTopicID(), LeaderEpochs: make([]int32, partitions), Configs: configs, ReplicationFactor: int(replicationFactor)}
+	meta := metadata.Topic{Name: name, ID: metadata.NewTopicID(), LeaderEpochs: make([]int32, partitions), Configs: configs, ReplicationFactor: int(replicationFactor), Assignments: assignments}
 	return m.createLocked(meta, nil)
 }
 

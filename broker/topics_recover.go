@@ -102,11 +102,20 @@ func (m *topicManager) recoverFromBucket(ctx context.Context, name, which string
 	for _, mf := range loaded {
 		starts[mf.Partition] = mf.NextOffset()
 	}
-	meta := metadata.Topic{Name: name, ID: topicID, LeaderEpochs: make([]int32, partitions), Configs: configs}
+	// The recovered partitions start on this node alone (their logs start
+	// at the remote end here); reassign them to add replicas.
+	assignments := make([][]int32, partitions)
+	for i := range assignments {
+		assignments[i] = []int32{m.s.cfg.NodeID}
+	}
+	meta := metadata.Topic{Name: name, ID: topicID, LeaderEpochs: make([]int32, partitions), Configs: configs, Assignments: assignments}
 	t, terr := m.createLocked(meta, starts)
 	if terr == nil {
 		parts, _, _ := m.snapshot(t)
 		for _, p := range parts {
+			if p == nil {
+				continue
+			}
 			if _, err := p.remote.load(ctx); err != nil {
 				m.s.logger.Warn("recovered partition's manifest not loaded; will retry", "topic", name, "partition", p.index, "err", err)
 			}

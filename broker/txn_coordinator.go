@@ -130,17 +130,25 @@ func (c *txnCoordinator) onLeadership(p *partition, leader bool) {
 		return
 	}
 	sh := shards[p.index]
-	sh.mu.Lock()
-	sh.coord = nil
-	if leader {
-		sh.part = p
-	}
-	sh.mu.Unlock()
-	if leader {
-		if err := sh.load(); err != nil {
-			c.s.logger.Error("transaction coordinator partition failed to load", "partition", p.index, "err", err)
+	// Off the metadata goroutine: an operation in flight holds the shard
+	// lock while it waits for replication.
+	c.s.goRoleTask(func() {
+		sh.mu.Lock()
+		if p.isLeader() != leader {
+			sh.mu.Unlock()
+			return // changed again meanwhile; that change has its own call
 		}
-	}
+		sh.coord = nil
+		if leader {
+			sh.part = p
+		}
+		sh.mu.Unlock()
+		if leader {
+			if err := sh.load(); err != nil {
+				c.s.logger.Error("transaction coordinator partition failed to load", "partition", p.index, "err", err)
+			}
+		}
+	})
 }
 
 // run ticks every loaded shard once a second: transaction timeouts and
@@ -165,6 +173,12 @@ func (c *txnCoordinator) run() {
 		shards := c.shards
 		c.mu.Unlock()
 		for _, sh := range shards {
+			sh.mu.Lock()
+			loaded := sh.coord != nil
+			sh.mu.Unlock()
+			if !loaded {
+				continue // led by another node
+			}
 			// Tick, and retry the markers of transactions decided
 			// earlier whose marker writes failed (Kafka's marker
 			// channel retries the same way until they land).
@@ -188,7 +202,7 @@ func (sh *txnShard) do(fn func(coord *txn.Coordinator, now time.Time) txn.Effect
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.coord == nil {
-		return nil // led by another node
+		return kerr.NotCoordinator // leadership moved since shardFor
 	}
 	now := time.Now()
 	eff := fn(sh.coord, now)
@@ -265,7 +279,7 @@ func (sh *txnShard) persistLocked(records []txn.Record, now time.Time) error {
 		return fmt.Errorf("broker: append to %s-%d: %s %s", transactionStateTopic, sh.index, kerr.ErrorForCode(res.code), res.message)
 	}
 	// The decision counts once the ISR has it: a new leader replays it.
-	if err := sh.part.awaitReplicated(res.lastOffset, 30*time.Second, sh.c.s.ctx.Done()); err != nil {
+	if err := sh.part.awaitReplicated(res.lastOffset, res.leaderEpoch, 30*time.Second, sh.c.s.ctx.Done()); err != nil {
 		return fmt.Errorf("broker: %s-%d offset %d not committed: %w", transactionStateTopic, sh.index, res.lastOffset, err)
 	}
 	return nil
@@ -302,6 +316,9 @@ func (sh *txnShard) load() error {
 	}
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	if !sh.part.isLeader() {
+		return nil // leadership moved while loading: stay unloaded
+	}
 	sh.coord = coord
 	return sh.applyLocked(txn.Effects{Markers: coord.PendingMarkers()}, time.Now())
 }

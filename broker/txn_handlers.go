@@ -10,6 +10,7 @@ package broker
 // (they are local on one node).
 
 import (
+	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -37,6 +38,9 @@ func (rc *requestContext) txnCall(id string, fn func(coord *txn.Coordinator, now
 		answer, eff = fn(coord, now)
 		return eff
 	})
+	if errors.Is(err, kerr.NotCoordinator) {
+		return kerr.NotCoordinator
+	}
 	if err != nil {
 		rc.s.logger.Error("transaction coordinator write failed", "transactional_id", id, "err", err)
 		return kerr.CoordinatorNotAvailable
@@ -124,7 +128,7 @@ func (rc *requestContext) addPartitionsToTxn(id string, pid int64, epoch int16, 
 	for _, t := range topics {
 		for _, p := range t.partitions {
 			tp := txn.TopicPartition{Topic: t.name, Partition: p}
-			if rc.s.topics.partition(t.name, p) == nil {
+			if !rc.s.topics.exists(t.name, p) {
 				unknown[tp] = true
 			}
 			tps = append(tps, tp)

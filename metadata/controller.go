@@ -28,11 +28,18 @@ func (n *Node) controllerLoop() {
 		case <-ctx.Done():
 		}
 	}()
+	leading := false
 	for {
 		if n.IsLeader() {
+			if !leading && n.cfg.run != nil {
+				n.cfg.run.tookOver(n.cfg.Clock.Now())
+			}
+			leading = true
 			if err := n.ControllerStep(ctx); err != nil && ctx.Err() == nil {
 				n.cfg.Logger.Warn("metadata: controller step", "node", n.cfg.NodeID, "err", err)
 			}
+		} else {
+			leading = false
 		}
 		select {
 		case <-n.stopc:
@@ -49,6 +56,42 @@ type controllerRun struct {
 	// lastRebalance is when the preferred-leader rebalance last ran (zero:
 	// never, so the first step runs it).
 	lastRebalance time.Time
+	// leaderSince is when this node last became the active controller.
+	leaderSince time.Time
+}
+
+func (r *controllerRun) tookOver(now time.Time) {
+	r.mu.Lock()
+	r.leaderSince = now
+	r.mu.Unlock()
+}
+
+// fencingView is the state PlanFencing should judge at now. Heartbeats
+// cannot commit while there is no raft leader, so right after a controller
+// change every broker looks silent; Kafka's controller starts every
+// broker's session afresh when it takes over. Here a broker's last
+// heartbeat counts as no older than half a session before the takeover:
+// live brokers (heartbeating several times per session) are never fenced
+// for the election's gap, while one that died with the old controller is
+// fenced half a session after the takeover.
+func (r *controllerRun) fencingView(s cluster.State, session time.Duration) cluster.State {
+	if r == nil {
+		return s
+	}
+	r.mu.Lock()
+	since := r.leaderSince
+	r.mu.Unlock()
+	if since.IsZero() {
+		return s
+	}
+	floor := since.Add(-session / 2).UnixMilli()
+	brokers := make(map[int32]cluster.Broker, len(s.Brokers))
+	for id, b := range s.Brokers {
+		b.LastHeartbeatMs = max(b.LastHeartbeatMs, floor)
+		brokers[id] = b
+	}
+	s.Brokers = brokers
+	return s
 }
 
 // rebalanceDue reports whether the preferred-leader rebalance is due at
@@ -98,7 +141,8 @@ func (n *Node) ControllerStep(ctx context.Context) error {
 		}
 	}
 	now := n.cfg.Clock.Now()
-	if err := propose(cluster.PlanFencing(n.State(), now.UnixMilli(), n.cfg.SessionTimeout.Milliseconds())...); err != nil {
+	view := n.cfg.run.fencingView(n.State(), n.cfg.SessionTimeout)
+	if err := propose(cluster.PlanFencing(view, now.UnixMilli(), n.cfg.SessionTimeout.Milliseconds())...); err != nil {
 		return err
 	}
 	if err := propose(cluster.PlanElections(n.State())...); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -131,12 +132,19 @@ func (s *RaftStore) CreateTopic(t Topic) error {
 	if t.Partitions() < 1 {
 		return fmt.Errorf("metadata: topic %s: no partitions", t.Name)
 	}
-	parts, err := s.assign(int(t.Partitions()), t.ReplicationFactor)
-	if err != nil {
-		return err
+	var parts []cluster.PartitionAssignment
+	if t.Assignments != nil {
+		for _, r := range t.Assignments {
+			parts = append(parts, cluster.PartitionAssignment{Replicas: slices.Clone(r)})
+		}
+	} else {
+		var err error
+		if parts, err = s.assign(int(t.Partitions()), t.ReplicationFactor); err != nil {
+			return err
+		}
 	}
 	rec := cluster.CreateTopic{Name: t.Name, ID: cluster.TopicID(t.ID), Partitions: parts, Configs: maps.Clone(t.Configs)}
-	_, err = s.propose(rec)
+	_, err := s.propose(rec)
 	return storeError(err, t.Name)
 }
 

@@ -42,6 +42,9 @@ type Topic struct {
 	Configs map[string]string `json:"configs,omitempty"`
 	// ReplicationFactor is the replica count of new partitions (0: 1).
 	ReplicationFactor int `json:"-"`
+	// Assignments, when set, places each new partition on these replicas
+	// (first: preferred leader) instead of the balanced plan.
+	Assignments [][]int32 `json:"-"`
 }
 
 // Partitions returns the partition count.

@@ -121,7 +121,7 @@ func (l *Log) appendLocked(batches []byte, headers []BatchHeader, opts AppendOpt
 	}
 	l.mu.Unlock()
 
-	res := AppendResult{FirstOffset: firstOffset, LastOffset: lastOffset, LogAppendTime: -1}
+	res := AppendResult{FirstOffset: firstOffset, LastOffset: lastOffset, LogAppendTime: -1, LeaderEpoch: opts.LeaderEpoch}
 	if opts.LogAppendTime > 0 {
 		res.LogAppendTime = opts.LogAppendTime
 	}

@@ -97,6 +97,7 @@ type AppendResult struct {
 	FirstOffset   int64
 	LastOffset    int64
 	LogAppendTime int64 // -1 if not used
+	LeaderEpoch   int32 // the epoch stamped (AppendOptions.LeaderEpoch)
 }
 
 // FileChunk is a byte range of a segment file to send with sendfile.

@@ -42,6 +42,7 @@ func newTopicCmd() *cobra.Command {
 		newTopicAlterConfigCmd(),
 		newTopicRecoverCmd(),
 		newTopicPurgeCmd(),
+		newTopicReassignCmd(),
 	)
 	return cmd
 }

@@ -5,6 +5,9 @@
 // data directory, and stops it in the test's cleanup. Kill ends a process as
 // a crash would; Restart brings it back on the same ports and data.
 //
+// StartCluster runs several such processes as one cluster whose raft links
+// pass through fault-injecting TCP proxies (see Cluster and Proxy).
+//
 // Processes are only ever signalled by their own PID.
 package brokertest
 
@@ -64,6 +67,13 @@ func Binary(t testing.TB) string {
 	return binPath
 }
 
+// UseBinary makes Binary return path instead of building one, if Binary
+// has not run yet in this process. Test packages that build strata
+// themselves (e2e) call it to share their binary.
+func UseBinary(path string) {
+	buildOnce.Do(func() { binPath = path })
+}
+
 // Broker is one `strata server` process (or, after Kill, its ports and data).
 type Broker struct {
 	t        testing.TB
@@ -72,12 +82,14 @@ type Broker struct {
 	DataDir  string
 	extra    []string
 	logDir   string
+	name     string // how logs name the process, e.g. "node 2"
 
 	mu     sync.Mutex
 	starts int
 	cmd    *exec.Cmd
 	log    *os.File
-	done   chan struct{}
+	done   chan struct{}    // closed when the current process has exited
+	state  *os.ProcessState // of the last process, once it has exited
 }
 
 // Start runs a broker with extra flags (e.g. "--set", "k=v") and waits until
@@ -85,6 +97,15 @@ type Broker struct {
 // output.
 func Start(t testing.TB, extraFlags ...string) *Broker {
 	t.Helper()
+	b := newBroker(t, "strata server", extraFlags)
+	b.start()
+	return b
+}
+
+// newBroker prepares a broker on fresh ports and data directory, without
+// starting it, and registers the cleanup that kills it and, if the test
+// failed, logs its output.
+func newBroker(t testing.TB, name string, extraFlags []string) *Broker {
 	b := &Broker{
 		t:        t,
 		Addr:     FreeAddr(t),
@@ -92,6 +113,7 @@ func Start(t testing.TB, extraFlags ...string) *Broker {
 		DataDir:  filepath.Join(t.TempDir(), "data"),
 		extra:    extraFlags,
 		logDir:   t.TempDir(),
+		name:     name,
 	}
 	t.Cleanup(func() {
 		b.Kill()
@@ -99,7 +121,6 @@ func Start(t testing.TB, extraFlags ...string) *Broker {
 			b.dumpLogs()
 		}
 	})
-	b.start()
 	return b
 }
 
@@ -135,53 +156,69 @@ func (b *Broker) runningLocked() bool {
 
 func (b *Broker) start() {
 	b.t.Helper()
+	if err := b.launch(); err != nil {
+		b.t.Fatalf("brokertest: %v", err)
+	}
+	if err := b.awaitReady(startTimeout); err != nil {
+		b.t.Fatalf("brokertest: %v", err)
+	}
+}
+
+// launch starts the process without waiting for it to serve. It does not
+// touch the testing.TB, so it may run on any goroutine.
+func (b *Broker) launch() error {
 	bin := Binary(b.t)
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.runningLocked() {
-		b.mu.Unlock()
-		b.t.Fatalf("brokertest: already running")
+		return fmt.Errorf("%s: already running", b.name)
 	}
 	b.starts++
 	logFile, err := os.Create(filepath.Join(b.logDir, fmt.Sprintf("server-%d.log", b.starts)))
 	if err != nil {
-		b.mu.Unlock()
-		b.t.Fatalf("brokertest: %v", err)
+		return err
 	}
 	args := append([]string{"server", "--listen", b.Addr, "--http-listen", b.HTTPAddr, "--data-dir", b.DataDir}, b.extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
-		b.mu.Unlock()
 		logFile.Close()
-		b.t.Fatalf("brokertest: starting %s: %v", bin, err)
+		return fmt.Errorf("%s: starting %s: %w", b.name, bin, err)
 	}
 	done := make(chan struct{})
-	b.cmd, b.log, b.done = cmd, logFile, done
-	b.mu.Unlock()
+	b.cmd, b.log, b.done, b.state = cmd, logFile, done, nil
 	go func() {
 		_ = cmd.Wait()
+		logFile.Close()
+		b.mu.Lock()
+		b.state = cmd.ProcessState
+		b.mu.Unlock()
 		close(done)
 	}()
-	b.waitReady(done)
+	return nil
 }
 
-func (b *Broker) waitReady(done chan struct{}) {
-	b.t.Helper()
+// awaitReady polls until the Kafka port and /healthz answer, the process
+// exits, or timeout passes. It does not touch the testing.TB.
+func (b *Broker) awaitReady(timeout time.Duration) error {
+	b.mu.Lock()
+	done := b.done
+	b.mu.Unlock()
 	client := &http.Client{Timeout: time.Second}
-	deadline := time.Now().Add(startTimeout)
+	deadline := time.Now().Add(timeout)
 	var lastErr error
 	for time.Now().Before(deadline) {
 		select {
 		case <-done:
-			b.t.Fatalf("brokertest: strata server exited during startup; log:\n%s", b.logTail())
+			return fmt.Errorf("%s exited during startup (%s); log:\n%s", b.name, b.ExitStatus(), b.logTail())
 		default:
 		}
 		if lastErr = b.probe(client); lastErr == nil {
-			return
+			return nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	b.t.Fatalf("brokertest: not ready after %s: %v; log:\n%s", startTimeout, lastErr, b.logTail())
+	return fmt.Errorf("%s not ready after %s: %v; log:\n%s", b.name, timeout, lastErr, b.logTail())
 }
 
 func (b *Broker) probe(client *http.Client) error {
@@ -201,28 +238,63 @@ func (b *Broker) probe(client *http.Client) error {
 	return nil
 }
 
-// Stop sends SIGTERM and waits for a clean exit.
+// Stop sends SIGTERM and waits for the process to exit. It fails the test
+// only if the process outlives stopTimeout; ExitStatus tells how it ended.
 func (b *Broker) Stop() {
 	b.t.Helper()
+	if err := b.stop(); err != nil {
+		b.Kill()
+		b.t.Fatalf("brokertest: %v", err)
+	}
+}
+
+// stop sends SIGTERM and waits up to stopTimeout for the exit.
+func (b *Broker) stop() error {
 	b.mu.Lock()
 	cmd, done := b.cmd, b.done
 	b.mu.Unlock()
 	if cmd == nil {
-		return
+		return nil
 	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-done:
+		return nil
 	case <-time.After(stopTimeout):
-		b.Kill()
-		b.t.Fatalf("brokertest: no exit within %s of SIGTERM", stopTimeout)
+		return fmt.Errorf("%s (pid %d): no exit within %s of SIGTERM", b.name, cmd.Process.Pid, stopTimeout)
 	}
+}
+
+// ExitStatus describes how the last process ended ("exit status 0",
+// "signal: killed"), or says that it is running or was never started.
+func (b *Broker) ExitStatus() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.cmd == nil:
+		return "never started"
+	case b.state == nil:
+		return "running"
+	default:
+		return b.state.String()
+	}
+}
+
+// ExitCode is the last process's exit code: -1 while it runs, if it was
+// never started, or if a signal ended it.
+func (b *Broker) ExitCode() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state == nil {
+		return -1
+	}
+	return b.state.ExitCode()
 }
 
 // Kill sends SIGKILL, as a crash would, and waits for the process to go.
 func (b *Broker) Kill() {
 	b.mu.Lock()
-	cmd, done, logFile := b.cmd, b.done, b.log
+	cmd, done := b.cmd, b.done
 	b.mu.Unlock()
 	if cmd == nil {
 		return
@@ -235,7 +307,6 @@ func (b *Broker) Kill() {
 	case <-time.After(stopTimeout):
 		b.t.Errorf("brokertest: pid %d alive %s after SIGKILL", cmd.Process.Pid, stopTimeout)
 	}
-	logFile.Close()
 }
 
 // Restart starts the broker again on the same ports and data directory.
@@ -268,6 +339,6 @@ func (b *Broker) dumpLogs() {
 		if len(s) > 8000 {
 			s = s[len(s)-8000:]
 		}
-		b.t.Logf("strata server log, process %d of %d:\n%s", i, b.starts, s)
+		b.t.Logf("%s log, process %d of %d:\n%s", b.name, i, b.starts, s)
 	}
 }

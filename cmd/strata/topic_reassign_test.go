@@ -1,0 +1,276 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker"
+	"github.com/strata-streaming/strata/internal/brokertest"
+)
+
+// reassignCluster is n in-process brokers (ids 1..n) sharing one metadata
+// quorum on loopback ports chosen at run time.
+type reassignCluster struct {
+	addrs   []string
+	servers []*broker.Server
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startReassignCluster(t *testing.T, n int) *reassignCluster {
+	t.Helper()
+	raftAddrs := make([]string, n)
+	var voters []string
+	for i := range n {
+		raftAddrs[i] = freeAddr(t)
+		voters = append(voters, fmt.Sprintf("%d@%s", i+1, raftAddrs[i]))
+	}
+	c := &reassignCluster{addrs: make([]string, n), servers: make([]*broker.Server, n)}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		cfg := broker.DefaultConfig()
+		cfg.NodeID = int32(i + 1)
+		cfg.DataDir = t.TempDir()
+		cfg.Listen = freeAddr(t)
+		cfg.HTTPListen = ""
+		cfg.ControllerQuorumVoters = strings.Join(voters, ",")
+		cfg.ControllerListen = raftAddrs[i]
+		c.addrs[i] = cfg.Listen
+		wg.Add(1)
+		go func() { // each node waits for a quorum before NewServer returns
+			defer wg.Done()
+			srv, err := broker.NewServer(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err == nil {
+				if err = srv.Start(); err != nil {
+					_ = srv.Close()
+				} else {
+					c.servers[i] = srv
+				}
+			}
+			errs[i] = err
+		}()
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for i := range c.servers {
+			c.stop(int32(i + 1))
+		}
+	})
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("node %d: %v", i+1, err)
+		}
+	}
+	return c
+}
+
+// stop closes node id if it is running.
+func (c *reassignCluster) stop(id int32) {
+	if srv := c.servers[id-1]; srv != nil {
+		_ = srv.Close()
+		c.servers[id-1] = nil
+	}
+}
+
+// replicasOf asks node 1 (bypassing any client cache) for a partition's
+// replicas and ISR.
+func (c *reassignCluster) replicasOf(t *testing.T, topic string) (replicas, isr []int32) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("metadata of %s: %v %+v", topic, err, resp)
+	}
+	p := resp.Topics[0].Partitions[0]
+	return p.Replicas, p.ISR
+}
+
+// TestTopicReassignCLI drives `strata topic reassign` against a three-node
+// cluster: a move with --replicas and --wait, a move back with a plan
+// file, a stuck move (to a stopped node) listed, waited on with a timeout
+// and cancelled, and the broker's refusals.
+func TestTopicReassignCLI(t *testing.T) {
+	c := startReassignCluster(t, 3)
+	addr := strings.Join(c.addrs, ",")
+	cli(t, addr, "", "topic", "create", "mv", "-p", "1", "-r", "1")
+	cli(t, addr, "a\nb\nc\n", "produce", "mv")
+	replicas, _ := c.replicasOf(t, "mv")
+	if len(replicas) != 1 {
+		t.Fatalf("replicas %v, want one", replicas)
+	}
+	home := replicas[0]
+	var others []int32
+	for id := int32(1); id <= 3; id++ {
+		if id != home {
+			others = append(others, id)
+		}
+	}
+	target := fmt.Sprintf("%d,%d", others[0], others[1])
+
+	out := cli(t, addr, "", "topic", "reassign", "mv", "--partition", "0", "--replicas", target, "--wait", "--wait-interval", "50ms")
+	for _, want := range []string{"reassigning mv-0 to replicas " + target, "mv-0: done, replicas " + target, "done after "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("reassign --wait output lacks %q:\n%s", want, out)
+		}
+	}
+	if got, isr := c.replicasOf(t, "mv"); !slices.Equal(got, others) || len(isr) != 2 {
+		t.Fatalf("after the move: replicas %v isr %v, want %v", got, isr, others)
+	}
+	if out := cli(t, addr, "", "topic", "reassign", "--list"); strings.TrimSpace(out) != "no reassignment in progress" {
+		t.Fatalf("--list after the move: %q", out)
+	}
+
+	// Back home with a plan file in kafka-reassign-partitions' format.
+	plan := filepath.Join(t.TempDir(), "plan.json")
+	body := fmt.Sprintf(`{"version":1,"partitions":[{"topic":"mv","partition":0,"replicas":[%d],"log_dirs":["any"]}]}`, home)
+	if err := os.WriteFile(plan, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out = cli(t, addr, "", "topic", "reassign", "--plan", plan, "--wait", "--wait-interval", "50ms")
+	if !strings.Contains(out, fmt.Sprintf("mv-0: done, replicas %d ", home)) {
+		t.Fatalf("plan --wait output:\n%s", out)
+	}
+	if got := cli(t, addr, "", "consume", "mv", "--from-beginning", "-n", "3", "--format", "%v\n"); got != "a\nb\nc\n" {
+		t.Fatalf("records after two moves: %q", got)
+	}
+
+	// A move to a stopped node cannot finish: it is listed, --wait gives
+	// up at --wait-timeout, and --cancel reverts it.
+	down := others[0]
+	c.stop(down)
+	var live []string
+	for i, a := range c.addrs {
+		if int32(i+1) != down {
+			live = append(live, a)
+		}
+	}
+	addr = strings.Join(live, ",")
+	cli(t, addr, "", "topic", "reassign", "mv", "-p", "0", "--replicas", fmt.Sprint(down))
+	out = cli(t, addr, "", "topic", "reassign", "--list", "mv")
+	wantRow := fmt.Sprintf("mv     0          %d,%d       %d       %d", down, home, down, home)
+	if !strings.Contains(out, "TOPIC  PARTITION  REPLICAS  ADDING  REMOVING") || !strings.Contains(out, wantRow) {
+		t.Fatalf("--list during a stuck move:\n%s\nwant row %q", out, wantRow)
+	}
+	err := cliErr(t, addr, "", "topic", "reassign", "mv", "-p", "0", "--wait", "--wait-timeout", "300ms", "--wait-interval", "50ms")
+	if !strings.Contains(err.Error(), "still reassigning mv-0") {
+		t.Fatalf("--wait on a stuck move: %v", err)
+	}
+	out = cli(t, addr, "", "topic", "reassign", "mv", "-p", "0", "--cancel")
+	if !strings.Contains(out, "cancelled the reassignment of mv-0") {
+		t.Fatalf("--cancel printed %q", out)
+	}
+	if got, _ := c.replicasOf(t, "mv"); !slices.Equal(got, []int32{home}) {
+		t.Fatalf("replicas after cancel %v, want [%d]", got, home)
+	}
+	if out := cli(t, addr, "", "topic", "reassign", "mv", "-p", "0", "--wait"); !strings.HasPrefix(out, fmt.Sprintf("mv-0: no reassignment in progress, replicas %d ", home)) {
+		t.Fatalf("--wait with nothing in progress printed %q", out)
+	}
+
+	// Refusals from the broker: one line each, with the Kafka error name.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mv", "-p", "0", "--cancel"}, "NO_REASSIGNMENT_IN_PROGRESS"},
+		{[]string{"mv", "-p", "0", "--replicas", fmt.Sprintf("%d,%d", home, home)}, "INVALID_REPLICA_ASSIGNMENT"},
+		{[]string{"mv", "-p", "0", "--replicas", "42"}, "broker 42 is not registered"},
+		{[]string{"nope", "-p", "0", "--replicas", "1"}, "UNKNOWN_TOPIC_OR_PARTITION"},
+	} {
+		err := cliErr(t, addr, "", append([]string{"topic", "reassign"}, tc.args...)...)
+		if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("reassign %v: error %q, want one line with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// Bad input is refused before anything is sent (the broker address is
+// dead, so reaching it would fail differently).
+func TestTopicReassignBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"mv", "--replicas", "2,3"}, "--partition is required"},
+		{[]string{"mv", "-p", "0"}, "give --replicas IDS, --cancel or --wait"},
+		{[]string{"-p", "0", "--replicas", "2"}, "name a TOPIC"},
+		{[]string{"mv", "-p", "0", "--replicas", "2,x"}, `"x" is not a broker id`},
+		{[]string{"mv", "-p", "0", "--replicas", "-1"}, `"-1" is not a broker id`},
+		{[]string{"mv", "-p", "-1", "--replicas", "2"}, "partitions are numbered from 0"},
+		{[]string{"--list", "--cancel"}, "--list cannot be combined"},
+		{[]string{"mv", "-p", "0", "--cancel", "--replicas", "2"}, "exclusive"},
+		{[]string{"mv", "--plan", write("p0.json", `{"version":1,"partitions":[]}`)}, "give no TOPIC"},
+		{[]string{"--plan", filepath.Join(dir, "missing.json")}, "reading plan"},
+		{[]string{"--plan", write("p1.json", `{"version":1,`)}, "unexpected EOF"},
+		{[]string{"--plan", write("p2.json", `{"version":2,"partitions":[{"topic":"t","partition":0,"replicas":[1]}]}`)}, "version 2, want 1"},
+		{[]string{"--plan", write("p3.json", `{"version":1,"partitions":[]}`)}, "no partitions"},
+		{[]string{"--plan", write("p4.json", `{"version":1,"partitions":[{"topic":"t","replicas":[1]}]}`)}, "has no partition"},
+		{[]string{"--plan", write("p5.json", `{"version":1,"partitions":[{"topic":"t","partition":0,"replica":[1]}]}`)}, `unknown field "replica"`},
+		{[]string{"--plan", write("p6.json", `{"version":1,"partitions":[{"topic":"t","partition":0}]}`)}, "t-0 has no replicas"},
+		{[]string{"--plan", write("p7.json", `{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1]},{"topic":"t","partition":0,"replicas":[2]}]}`)}, "t-0 is listed twice"},
+	}
+	for _, tc := range cases {
+		res := runCLI(t, 10*time.Second, "", append([]string{"-b", "127.0.0.1:1", "--timeout", "2s", "topic", "reassign"}, tc.args...)...)
+		if res.err == nil || !strings.Contains(res.err.Error(), tc.want) || strings.Contains(res.err.Error(), "\n") {
+			t.Errorf("reassign %v: error %v, want one line with %q", tc.args, res.err, tc.want)
+		}
+	}
+
+	// Valid input against a dead address fails fast with the usual words.
+	res := runCLI(t, 10*time.Second, "", "-b", "127.0.0.1:1", "--timeout", "2s", "topic", "reassign", "--list")
+	if res.err == nil || !strings.Contains(res.err.Error(), "cannot reach brokers 127.0.0.1:1") {
+		t.Errorf("--list against a dead broker: %v", res.err)
+	}
+
+	// The binary prints the error as one line on stderr and exits 1.
+	cmd := exec.Command(brokertest.Binary(t), "topic", "reassign", "--list", "--cancel")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit: %v, want status 1", err)
+	}
+	if got := stderr.String(); strings.Count(got, "\n") != 1 || !strings.HasPrefix(got, "strata: --list cannot be combined") {
+		t.Fatalf("stderr %q, want one line", got)
+	}
+}

@@ -1,0 +1,36 @@
+package metadata
+
+import (
+	"testing"
+	"time"
+
+	"github.com/strata-streaming/strata/metadata/cluster"
+)
+
+// Right after a controller change every broker's last committed heartbeat
+// is as old as the election; the new controller fences only a broker still
+// silent half a session after it took over.
+func TestFencingViewAfterTakeover(t *testing.T) {
+	session := 1500 * time.Millisecond
+	t0 := time.UnixMilli(1_700_000_000_000)
+	st := cluster.State{Brokers: map[int32]cluster.Broker{
+		1: {NodeID: 1, IncarnationID: "a", Addr: "h:1", LastHeartbeatMs: t0.Add(-2 * time.Second).UnixMilli()},
+	}}
+	run := &controllerRun{}
+	fenced := func(now time.Time) bool {
+		return len(cluster.PlanFencing(run.fencingView(st, session), now.UnixMilli(), session.Milliseconds())) > 0
+	}
+	if !fenced(t0) {
+		t.Fatal("without a takeover a broker silent for 2 s must be fenced")
+	}
+	run.tookOver(t0)
+	if fenced(t0.Add(session/2 - time.Millisecond)) {
+		t.Error("fenced within half a session of the takeover")
+	}
+	if !fenced(t0.Add(session/2 + 10*time.Millisecond)) {
+		t.Error("not fenced half a session after the takeover")
+	}
+	if st.Brokers[1].LastHeartbeatMs != t0.Add(-2*time.Second).UnixMilli() {
+		t.Error("fencingView modified the state")
+	}
+}
