@@ -206,7 +206,7 @@ func (rc *requestContext) fetchTopicName(version int16, name string, id [16]byte
 	if t == nil {
 		return "", true
 	}
-	return t.meta.Name, false
+	return t.name, false
 }
 
 // readFetchTargets reads every target once. In an incremental session only
@@ -265,7 +265,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		out.errorCode = rc.countError(code)
 		return out, nil
 	}
-	if req.Version >= 13 && p.topic.meta.ID != metadata.TopicID(t.topicID) {
+	if req.Version >= 13 && p.topic.id != metadata.TopicID(t.topicID) {
 		// The session's topic was deleted and a new one took its name.
 		out.errorCode = rc.countError(kerr.UnknownTopicID.Code)
 		return out, nil

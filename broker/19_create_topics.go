@@ -76,7 +76,8 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 			// strata topic recover NAME --from-bucket
 			t, terr = rc.s.topics.recoverFromBucket(rc.s.ctx, rt.Topic, v, req.ValidateOnly)
 			if t != nil {
-				partitions, configs = int32(len(t.partitions)), t.meta.Configs
+				parts, _, meta := rc.s.topics.snapshot(t)
+				partitions, configs = int32(len(parts)), meta.Configs
 			}
 		} else {
 			t, terr = rc.s.topics.createAssigned(rt.Topic, partitions, rf, configs, assignments, req.ValidateOnly)
@@ -94,7 +95,7 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 		}
 		st.NumPartitions, st.ReplicationFactor = partitions, rf
 		if t != nil {
-			st.TopicID = t.meta.ID
+			st.TopicID = t.id
 		}
 		if req.Version >= 5 {
 			eff := resolveTopicConfig(&rc.s.cfg, configs)

@@ -41,7 +41,7 @@ func handleDeleteTopics(rc *requestContext, req *kmsg.DeleteTopicsRequest) kmsg.
 		if t.name != nil {
 			name = *t.name
 		} else if ts := rc.s.topics.getByID(metadata.TopicID(t.id)); ts != nil {
-			name = ts.meta.Name
+			name = ts.name
 		} else {
 			st.ErrorCode = rc.countError(kerr.UnknownTopicID.Code)
 			resp.Topics = append(resp.Topics, st)
@@ -49,7 +49,7 @@ func handleDeleteTopics(rc *requestContext, req *kmsg.DeleteTopicsRequest) kmsg.
 		}
 		st.Topic = &name
 		if ts := rc.s.topics.get(name); ts != nil {
-			st.TopicID = ts.meta.ID
+			st.TopicID = ts.id
 		}
 		if terr := rc.s.topics.delete(name); terr != nil {
 			st.ErrorCode = rc.countError(terr.code)

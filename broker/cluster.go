@@ -169,8 +169,8 @@ func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[
 	failed := map[string]error{}
 	// Topics gone (or replaced by a new topic of the same name).
 	for _, ts := range m.all() {
-		t, ok := st.Topics[ts.meta.Name]
-		if !ok || metadata.TopicID(t.ID) != ts.meta.ID {
+		t, ok := st.Topics[ts.name]
+		if !ok || metadata.TopicID(t.ID) != ts.id {
 			m.dropLocked(ts)
 		}
 	}
@@ -242,7 +242,9 @@ func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[
 			// through the immutable fields, the rest under mu.
 			ts.meta, ts.config = meta, cfg
 		}
-		ts.partitions = parts
+		if !slices.Equal(ts.partitions, parts) {
+			ts.partitions = parts
+		}
 		if isNew {
 			m.byName[name] = ts
 			m.byID[meta.ID] = ts
@@ -299,10 +301,10 @@ func (s *Server) onLeadershipChange(c leadershipChange) {
 // dropLocked forgets a deleted topic and removes its directories. Needs adminMu.
 func (m *topicManager) dropLocked(t *topicState) {
 	m.mu.Lock()
-	if m.byName[t.meta.Name] == t {
-		delete(m.byName, t.meta.Name)
+	if m.byName[t.name] == t {
+		delete(m.byName, t.name)
 	}
-	delete(m.byID, t.meta.ID)
+	delete(m.byID, t.id)
 	parts := t.partitions
 	m.mu.Unlock()
 	for _, p := range parts {
@@ -310,9 +312,9 @@ func (m *topicManager) dropLocked(t *topicState) {
 			m.removePartition(p)
 		}
 	}
-	m.s.logger.Info("topic deleted", "topic", t.meta.Name)
+	m.s.logger.Info("topic deleted", "topic", t.name)
 	if m.s.groups != nil {
-		m.s.groups.onTopicDeleted(t.meta.Name) // committed offsets go with the topic, as in Kafka
+		m.s.groups.onTopicDeleted(t.name) // committed offsets go with the topic, as in Kafka
 	}
 }
 
@@ -411,10 +413,17 @@ func (s *Server) brokerAddrOf(id int32, addr, rack string) brokerAddr {
 
 // controllerID is the node id of the active controller (the raft leader),
 // -1 while there is none.
+//
+// Clients send admin requests to the controller they are told of, so it
+// must be a broker: when the raft leader is a controller-only node, this
+// node answers for it (as KRaft brokers name a broker, not the quorum).
 func (s *Server) controllerID() int32 {
 	id := s.raft.Node().LeaderID()
 	if id < 0 {
 		return -1
+	}
+	if st := s.clusterState(); !st.Live(id) {
+		return s.cfg.NodeID
 	}
 	return id
 }

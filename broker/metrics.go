@@ -79,7 +79,7 @@ func (c *partitionCollector) Describe(ch chan<- *prometheus.Desc) {
 
 func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	c.topics.forEachPartition(func(p *partition) {
-		labels := []string{p.topic.meta.Name, strconv.Itoa(int(p.index))}
+		labels := []string{p.topic.name, strconv.Itoa(int(p.index))}
 		ch <- prometheus.MustNewConstMetric(c.size, prometheus.GaugeValue, float64(p.log.Size()), labels...)
 		ch <- prometheus.MustNewConstMetric(c.startOffset, prometheus.GaugeValue, float64(p.logStartOffset()), labels...)
 		ch <- prometheus.MustNewConstMetric(c.endOffset, prometheus.GaugeValue, float64(p.log.LogEndOffset()), labels...)

@@ -70,11 +70,11 @@ func partitionDirName(topic string, index int32) string {
 }
 
 func openPartition(s *Server, t *topicState, index int32, leaderEpoch int32) (*partition, error) {
-	dir := filepath.Join(s.cfg.DataDir, partitionDirName(t.meta.Name, index))
+	dir := filepath.Join(s.cfg.DataDir, partitionDirName(t.name, index))
 	if err := checkPartitionTopicID(dir, t); err != nil {
 		return nil, err
 	}
-	l, err := storage.Open(dir, t.config.storageConfig(), storage.Options{Logger: s.logger.With("partition", partitionDirName(t.meta.Name, index))})
+	l, err := storage.Open(dir, t.config.storageConfig(), storage.Options{Logger: s.logger.With("partition", partitionDirName(t.name, index))})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
@@ -99,7 +99,7 @@ func openPartition(s *Server, t *topicState, index int32, leaderEpoch int32) (*p
 const partitionMetadataFile = "partition.metadata"
 
 func checkPartitionTopicID(dir string, t *topicState) error {
-	want := "topic_id: " + t.meta.ID.String() + "\n"
+	want := "topic_id: " + t.id.String() + "\n"
 	raw, err := os.ReadFile(filepath.Join(dir, partitionMetadataFile))
 	switch {
 	case err == nil && string(raw) == want:

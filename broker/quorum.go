@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/strata-streaming/strata/metadata"
@@ -38,8 +39,11 @@ func openMetadata(cfg Config, logger *slog.Logger) (*metadata.RaftStore, error) 
 	if err != nil {
 		return nil, fmt.Errorf("broker: --roles: %w", err)
 	}
-	if !roles.Controller || !roles.Broker {
-		return nil, errors.New("broker: --roles: only controller,broker (both in one process) is supported until multi-node clusters land")
+	if roles.Broker && !roles.Controller {
+		return nil, errors.New("broker: --roles broker: broker-only nodes (following the quorum without voting) are not built yet; run controller,broker")
+	}
+	if roles.Controller && !slices.ContainsFunc(voters, func(v metadata.Voter) bool { return v.ID == cfg.NodeID }) && len(voters) > 0 {
+		return nil, fmt.Errorf("broker: --node-id %d is not among --controllers", cfg.NodeID)
 	}
 
 	raftDir := filepath.Join(dir, "raft")

@@ -433,3 +433,87 @@ func TestReplicationTransactionsAcrossNodes(t *testing.T) {
 		}
 	}
 }
+
+// A --roles controller node votes in the quorum but hosts nothing: brokers
+// place replicas only on themselves, and the cluster keeps working with it
+// as one of three voters.
+func TestReplicationControllerOnlyNode(t *testing.T) {
+	var voters []string
+	raft := make([]string, 3)
+	for i := range raft {
+		raft[i] = freeLoopbackAddr(t)
+		voters = append(voters, fmt.Sprintf("%d@%s", i+1, raft[i]))
+	}
+	cfgFor := func(id int) Config {
+		cfg := DefaultConfig()
+		cfg.NodeID = int32(id)
+		cfg.DataDir = t.TempDir()
+		cfg.Listen = freeLoopbackAddr(t)
+		cfg.HTTPListen = ""
+		cfg.ControllerQuorumVoters = strings.Join(voters, ",")
+		cfg.ControllerListen = raft[id-1]
+		return cfg
+	}
+	ctrlCfg := cfgFor(3)
+	ctrlCfg.ProcessRoles = "controller"
+	ctrlCfg.HTTPListen = "127.0.0.1:0"
+	if _, err := NewServer(ctrlCfg, nil); err == nil {
+		t.Fatal("NewServer accepted --roles controller")
+	}
+	c := &testCluster{t: t}
+	for id := 1; id <= 2; id++ {
+		c.nodes = append(c.nodes, &testBroker{t: t, cfg: cfgFor(id)})
+	}
+	var ctrl *ControllerNode
+	var ctrlErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctrl, ctrlErr = NewControllerNode(ctrlCfg, nil)
+	}()
+	c.startAll()
+	<-done
+	if ctrlErr != nil {
+		t.Fatal(ctrlErr)
+	}
+	t.Cleanup(func() {
+		for _, nb := range c.nodes {
+			nb.stop()
+		}
+		ctrl.Close()
+	})
+	ctx := testContext(t)
+	adm := kadm.NewClient(c.client())
+	if res, err := adm.CreateTopic(ctx, 4, 3, nil, "three"); err == nil && res.Err == nil {
+		t.Fatal("RF=3 accepted with two brokers")
+	}
+	if res, err := adm.CreateTopic(ctx, 4, 2, nil, "two"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	md, err := adm.Metadata(ctx, "two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(md.Brokers) != 2 {
+		t.Errorf("metadata lists %d brokers, want 2", len(md.Brokers))
+	}
+	for _, p := range md.Topics["two"].Partitions {
+		for _, r := range p.Replicas {
+			if r == 3 {
+				t.Errorf("partition %d has a replica on the controller-only node", p.Partition)
+			}
+		}
+	}
+	if md.Controller != 1 && md.Controller != 2 {
+		t.Errorf("controller %d is not a broker", md.Controller)
+	}
+	cl := c.client(kgo.DefaultProduceTopic("two"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	for i := range 50 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Key: fmt.Appendf(nil, "k%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := consumeKeys(t, c.client(), "two", 50); len(got) != 50 {
+		t.Fatalf("read %d keys", len(got))
+	}
+}

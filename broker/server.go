@@ -73,6 +73,9 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if r, err := metadata.ParseRoles(cfg.ProcessRoles); err == nil && !r.Broker {
+		return nil, errors.New("broker: --roles controller runs no broker (use NewControllerNode)")
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -132,6 +135,9 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	regCtx, regCancel := context.WithTimeout(ctx, 60*time.Second)
 	err = s.register(regCtx)
 	if err == nil {
+		// Heartbeats start now: opening a large data directory must not
+		// get the node fenced.
+		s.goTask(s.heartbeatLoop)
 		s.awaitElections(regCtx)
 	}
 	regCancel()
@@ -146,6 +152,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	if s.tiered, err = newTieredStorage(s, objects); err != nil {
 		ln.Close()
 		cancel()
+		s.tasks.Wait()
 		store.Close()
 		objects.Close()
 		return nil, err
@@ -156,6 +163,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		ln.Close()
 		cancel()
+		s.tasks.Wait()
 		s.tiered.close()
 		store.Close()
 		objects.Close()
@@ -166,7 +174,6 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	s.txns = newTxnCoordinator(s)
 	s.fetchers = newFetcherManager(s)
 	s.peers.s = s
-	s.goTask(s.heartbeatLoop)
 	s.goTask(s.isrLoop)
 	s.stopMetadata = s.raft.Node().Subscribe(s.followMetadata)
 	// Catch up with what was applied before the subscription.

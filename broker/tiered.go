@@ -93,7 +93,7 @@ func (t *tieredStorage) loadManifests(parts []*partition) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			if _, err := p.remote.load(t.s.ctx); err != nil {
-				t.s.logger.Warn("remote log manifest not loaded; will retry", "topic", p.topic.meta.Name, "partition", p.index, "err", err)
+				t.s.logger.Warn("remote log manifest not loaded; will retry", "topic", p.topic.name, "partition", p.index, "err", err)
 			}
 		}()
 	}
@@ -104,7 +104,7 @@ func (t *tieredStorage) loadManifests(parts []*partition) {
 			// wiped directory): everything it has is remote, and offsets
 			// must not be reused. Start it empty at the remote end.
 			if err := p.resetLocalLog(m.NextOffset()); err != nil {
-				t.s.logger.Error("resetting a local log behind its remote log", "topic", p.topic.meta.Name, "partition", p.index, "err", err)
+				t.s.logger.Error("resetting a local log behind its remote log", "topic", p.topic.name, "partition", p.index, "err", err)
 			}
 		}
 	}
@@ -146,7 +146,7 @@ func (t *tieredStorage) loop() {
 				defer r.running.Store(false)
 				if !leader {
 					if err := r.refresh(r.ctx); err != nil {
-						t.s.logger.Debug("follower manifest refresh failed", "topic", p.topic.meta.Name, "partition", p.index, "err", err)
+						t.s.logger.Debug("follower manifest refresh failed", "topic", p.topic.name, "partition", p.index, "err", err)
 					}
 					return
 				}
@@ -207,7 +207,7 @@ func newRemoteLog(t *tieredStorage, p *partition) *remoteLog {
 	return &remoteLog{
 		t:       t,
 		p:       p,
-		prefix:  tiering.PartitionPrefix(p.topic.meta.Name, fmt.Sprintf("%x", p.topic.meta.ID[:]), p.index),
+		prefix:  tiering.PartitionPrefix(p.topic.name, fmt.Sprintf("%x", p.topic.id[:]), p.index),
 		ctx:     ctx,
 		cancel:  cancel,
 		indexes: map[string]any{},
@@ -334,12 +334,12 @@ func (r *remoteLog) runTask(ctx context.Context) {
 	}
 	r.failures++
 	r.failing.Store(true)
-	r.t.uploadErrors.WithLabelValues(r.p.topic.meta.Name).Inc()
+	r.t.uploadErrors.WithLabelValues(r.p.topic.name).Inc()
 	backoff := time.Duration(r.t.s.cfg.RemoteLogRetryBackoffMs) * time.Millisecond << min(r.failures-1, 16)
 	backoff = min(backoff, time.Duration(r.t.s.cfg.RemoteLogRetryBackoffMaxMs)*time.Millisecond)
 	backoff += time.Duration(rand.Int64N(int64(backoff)/5 + 1)) // jitter, so partitions do not retry in step
 	r.retryAt.Store(time.Now().Add(backoff).UnixMilli())
-	r.t.s.logger.Warn("remote log task failed; will retry", "topic", r.p.topic.meta.Name, "partition", r.p.index,
+	r.t.s.logger.Warn("remote log task failed; will retry", "topic", r.p.topic.name, "partition", r.p.index,
 		"failures", r.failures, "retry_in", backoff.Round(time.Millisecond), "err", err)
 }
 
@@ -472,11 +472,11 @@ func (r *remoteLog) upload(ctx context.Context, m *tiering.Manifest, seg storage
 			old = append(old, segmentKeys(r.prefix, s)...)
 		}
 		r.deleteObjects(old)
-		r.t.s.logger.Info("remote log: compacted segment replaced remote segments", "topic", r.p.topic.meta.Name, "partition", r.p.index,
+		r.t.s.logger.Info("remote log: compacted segment replaced remote segments", "topic", r.p.topic.name, "partition", r.p.index,
 			"base_offset", seg.BaseOffset, "next_offset", seg.NextOffset, "replaced", len(replaced))
 	}
-	r.t.uploadedBytes.WithLabelValues(r.p.topic.meta.Name).Add(float64(seg.Size))
-	r.t.s.logger.Debug("remote log: segment uploaded", "topic", r.p.topic.meta.Name, "partition", r.p.index,
+	r.t.uploadedBytes.WithLabelValues(r.p.topic.name).Add(float64(seg.Size))
+	r.t.s.logger.Debug("remote log: segment uploaded", "topic", r.p.topic.name, "partition", r.p.index,
 		"base_offset", seg.BaseOffset, "next_offset", seg.NextOffset, "bytes", seg.Size)
 	return next, nil
 }
@@ -521,7 +521,7 @@ func (r *remoteLog) sweepOrphans(ctx context.Context) {
 	}
 	if len(orphans) > 0 {
 		r.deleteObjects(orphans)
-		r.t.orphansDeleted.WithLabelValues(r.p.topic.meta.Name).Add(float64(len(orphans)))
+		r.t.orphansDeleted.WithLabelValues(r.p.topic.name).Add(float64(len(orphans)))
 		r.t.s.logger.Info("remote log: orphaned objects deleted", "prefix", r.prefix, "count", len(orphans))
 	}
 }
@@ -621,9 +621,9 @@ func (r *remoteLog) dropFirst(ctx context.Context, m *tiering.Manifest, n int, s
 		size += s.Size
 	}
 	r.deleteObjects(keys)
-	r.t.deletedBytes.WithLabelValues(r.p.topic.meta.Name).Add(float64(size))
+	r.t.deletedBytes.WithLabelValues(r.p.topic.name).Add(float64(size))
 	if n > 0 {
-		r.t.s.logger.Info("remote log: segments deleted", "topic", r.p.topic.meta.Name, "partition", r.p.index,
+		r.t.s.logger.Info("remote log: segments deleted", "topic", r.p.topic.name, "partition", r.p.index,
 			"segments", n, "remote_log_start_offset", next.StartOffset())
 	}
 	return nil
@@ -699,7 +699,7 @@ func (c *tieredCollector) Collect(ch chan<- prometheus.Metric) {
 		if m == nil {
 			return
 		}
-		labels := []string{p.topic.meta.Name, fmt.Sprint(p.index)}
+		labels := []string{p.topic.name, fmt.Sprint(p.index)}
 		failing := 0.0
 		if p.remote.failing.Load() {
 			failing = 1
@@ -723,14 +723,14 @@ func (p *partition) resetLocalLog(start int64) error {
 	s := p.remote.t.s
 	dir := p.log.Dir()
 	s.logger.Warn("local log ends below its remote log; starting it empty at the remote end",
-		"topic", p.topic.meta.Name, "partition", p.index, "local_end_offset", p.log.LogEndOffset(), "remote_end_offset", start)
+		"topic", p.topic.name, "partition", p.index, "local_end_offset", p.log.LogEndOffset(), "remote_end_offset", start)
 	if err := p.log.Delete(); err != nil {
 		return err
 	}
 	if err := checkPartitionTopicID(dir, p.topic); err != nil {
 		return err
 	}
-	l, err := storage.CreateAt(dir, start, p.topic.config.storageConfig(), storage.Options{Logger: s.logger.With("partition", partitionDirName(p.topic.meta.Name, p.index))})
+	l, err := storage.CreateAt(dir, start, p.topic.config.storageConfig(), storage.Options{Logger: s.logger.With("partition", partitionDirName(p.topic.name, p.index))})
 	if err != nil {
 		return err
 	}

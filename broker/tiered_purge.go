@@ -29,7 +29,7 @@ func (t *tieredStorage) purgeTopic(ctx context.Context, topic string) (purgeResu
 	}
 	live := ""
 	if ts := t.s.topics.get(topic); ts != nil {
-		live = fmt.Sprintf("%x", ts.meta.ID[:])
+		live = fmt.Sprintf("%x", ts.id[:])
 	}
 	prefix := "v1/" + topic + "-"
 	objects, err := t.store.List(ctx, prefix)

@@ -329,7 +329,7 @@ func (r *remoteLog) fetchRemote(offset int64, maxBytes int, minOneBatch, readCom
 			_, err = r.abortedFor(rw, offset)
 		}
 		if err != nil && !errors.Is(err, errNotRemote) && ctx.Err() == nil {
-			t.s.logger.Warn("remote read failed", "topic", r.p.topic.meta.Name, "partition", r.p.index, "offset", offset, "err", err)
+			t.s.logger.Warn("remote read failed", "topic", r.p.topic.name, "partition", r.p.index, "offset", offset, "err", err)
 		}
 	}()
 	return nil, nil, false, nil

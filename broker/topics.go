@@ -486,5 +486,5 @@ func (m *topicManager) close() error {
 }
 
 func sortTopics(ts []*topicState) {
-	sort.Slice(ts, func(i, j int) bool { return ts[i].meta.Name < ts[j].meta.Name })
+	sort.Slice(ts, func(i, j int) bool { return ts[i].name < ts[j].name })
 }

@@ -140,7 +140,7 @@ func createPartitionAt(s *Server, t *topicState, index int32, startOffsets map[i
 	if !ok || start == 0 {
 		return nil
 	}
-	dir := filepath.Join(s.cfg.DataDir, partitionDirName(t.meta.Name, index))
+	dir := filepath.Join(s.cfg.DataDir, partitionDirName(t.name, index))
 	if err := checkPartitionTopicID(dir, t); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/strata-streaming/strata/broker"
+	"github.com/strata-streaming/strata/metadata"
 )
 
 // serverCmd is kept for addAddonFlags: add-ons register in their files'
@@ -111,6 +112,11 @@ then the dedicated flags below when given.`,
 			cfg.HTTPListen = httpListen
 			cfg.ObjectStore = objectStore
 
+			if r, err := metadata.ParseRoles(cfg.ProcessRoles); err != nil {
+				return fmt.Errorf("--roles: %w", err)
+			} else if r.Controller && !r.Broker {
+				return runControllerOnly(cfg, logger)
+			}
 			srv, err := broker.NewServer(cfg, logger)
 			if err != nil {
 				return err
@@ -207,4 +213,19 @@ func parseLogLevel(s string) (slog.Level, error) {
 		return 0, fmt.Errorf("--log-level %q: want debug, info, warn or error", s)
 	}
 	return l, nil
+}
+
+// runControllerOnly runs a --roles controller node: a metadata quorum voter
+// with no Kafka listener, until SIGTERM or SIGINT.
+func runControllerOnly(cfg broker.Config, logger *slog.Logger) error {
+	ctrl, err := broker.NewControllerNode(cfg, logger)
+	if err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	sig := <-sigs
+	signal.Stop(sigs)
+	logger.Info("shutting down", "signal", sig.String())
+	return ctrl.Close()
 }
