@@ -29,7 +29,7 @@ import (
 // fetchers. Nothing acts on metadata this node has not applied.
 
 // clusterState is the applied metadata state.
-func (s *Server) clusterState() cluster.State { return s.raft.Node().State() }
+func (s *Server) clusterState() cluster.State { return s.raft.Member().State() }
 
 // register records this process in the quorum as the node's current
 // incarnation; it retries until the quorum answers or ctx ends.
@@ -41,7 +41,7 @@ func (s *Server) register(ctx context.Context) error {
 	for {
 		rec.TimeMs = time.Now().UnixMilli()
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := s.raft.Node().Propose(pctx, rec)
+		_, err := s.raft.Member().Propose(pctx, rec)
 		cancel()
 		if err == nil {
 			return nil
@@ -63,7 +63,7 @@ func (s *Server) register(ctx context.Context) error {
 // step, and a single node should serve at once when Start returns.
 func (s *Server) awaitElections(ctx context.Context) {
 	for ctx.Err() == nil {
-		idx := s.raft.Node().AppliedIndex()
+		idx := s.raft.Member().AppliedIndex()
 		st := s.clusterState()
 		pending := false
 		for _, r := range cluster.PlanElections(st) {
@@ -79,7 +79,7 @@ func (s *Server) awaitElections(ctx context.Context) {
 		if !pending {
 			return
 		}
-		_ = s.raft.Node().WaitApplied(ctx, idx+1)
+		_ = s.raft.Member().WaitApplied(ctx, idx+1)
 	}
 }
 
@@ -97,7 +97,7 @@ func (s *Server) heartbeatLoop() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, 2*interval+time.Second)
-		_, err := s.raft.Node().Propose(ctx, cluster.BrokerHeartbeat{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation, TimeMs: time.Now().UnixMilli()})
+		_, err := s.raft.Member().Propose(ctx, cluster.BrokerHeartbeat{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation, TimeMs: time.Now().UnixMilli()})
 		cancel()
 		if (errors.Is(err, cluster.ErrStaleIncarnation) || errors.Is(err, cluster.ErrBrokerNotRegistered)) && !s.shuttingDown.Load() {
 			if rerr := s.register(s.ctx); rerr != nil && s.ctx.Err() == nil {
@@ -149,7 +149,7 @@ func (s *Server) proposeISR(p *partition, r *replicaRole, isr []int32) {
 		defer p.isrChangeDone()
 		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
 		defer cancel()
-		if _, err := s.raft.Node().Propose(ctx, rec); err != nil && s.ctx.Err() == nil {
+		if _, err := s.raft.Member().Propose(ctx, rec); err != nil && s.ctx.Err() == nil {
 			s.logger.Info("ISR change not committed", "topic", rec.Topic, "partition", rec.Partition, "isr", isr, "err", err)
 			return
 		}
@@ -418,7 +418,7 @@ func (s *Server) brokerAddrOf(id int32, addr, rack string) brokerAddr {
 // must be a broker: when the raft leader is a controller-only node, this
 // node answers for it (as KRaft brokers name a broker, not the quorum).
 func (s *Server) controllerID() int32 {
-	id := s.raft.Node().LeaderID()
+	id := s.raft.Member().LeaderID()
 	if id < 0 {
 		return -1
 	}
@@ -441,7 +441,7 @@ func (s *Server) controlledShutdown(timeout time.Duration) {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		pctx, pcancel := context.WithTimeout(ctx, time.Second)
-		_, err = s.raft.Node().Propose(pctx, cluster.ControlledShutdown{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation})
+		_, err = s.raft.Member().Propose(pctx, cluster.ControlledShutdown{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation})
 		pcancel()
 		if err == nil || errors.Is(err, cluster.ErrRejected) {
 			break
@@ -452,12 +452,12 @@ func (s *Server) controlledShutdown(timeout time.Duration) {
 		return
 	}
 	for ctx.Err() == nil {
-		idx := s.raft.Node().AppliedIndex()
+		idx := s.raft.Member().AppliedIndex()
 		if s.movableLeaderships(s.clusterState()) == 0 {
 			s.logger.Info("controlled shutdown: leaderships moved", "still_leading", s.clusterState().LeadersOn(s.cfg.NodeID))
 			return
 		}
-		_ = s.raft.Node().WaitApplied(ctx, idx+1)
+		_ = s.raft.Member().WaitApplied(ctx, idx+1)
 	}
 	s.logger.Warn("controlled shutdown: timed out with leaderships left", "leading", s.clusterState().LeadersOn(s.cfg.NodeID))
 }

@@ -40,7 +40,15 @@ func openMetadata(cfg Config, logger *slog.Logger) (*metadata.RaftStore, error) 
 		return nil, fmt.Errorf("broker: --roles: %w", err)
 	}
 	if roles.Broker && !roles.Controller {
-		return nil, errors.New("broker: --roles broker: broker-only nodes (following the quorum without voting) are not built yet; run controller,broker")
+		// A broker-only node follows the controllers' committed log as an
+		// observer; it keeps no raft log of its own.
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		store, err := metadata.OpenObserverStore(ctx, metadata.ObserverConfig{NodeID: cfg.NodeID, Controllers: voters, Logger: logger})
+		if err != nil {
+			return nil, fmt.Errorf("broker: --roles broker: %w", err)
+		}
+		return store, nil
 	}
 	if roles.Controller && !slices.ContainsFunc(voters, func(v metadata.Voter) bool { return v.ID == cfg.NodeID }) && len(voters) > 0 {
 		return nil, fmt.Errorf("broker: --node-id %d is not among --controllers", cfg.NodeID)
@@ -106,7 +114,7 @@ func migrateFileStore(from *metadata.FileStore, to *metadata.RaftStore) error {
 	if err != nil {
 		return err
 	}
-	if cur := to.Node().State().NextProducerID; next > cur {
+	if cur := to.Member().State().NextProducerID; next > cur {
 		if _, err := to.AllocateProducerIDs(next - cur); err != nil {
 			return err
 		}

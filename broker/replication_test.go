@@ -517,3 +517,78 @@ func TestReplicationControllerOnlyNode(t *testing.T) {
 		t.Fatalf("read %d keys", len(got))
 	}
 }
+
+// A --roles broker node follows the quorum as an observer: it registers,
+// hosts replicas, leads partitions and fails over like any broker, without
+// a vote.
+func TestReplicationBrokerOnlyNode(t *testing.T) {
+	c := startTestCluster(t, 3)
+	bcfg := DefaultConfig()
+	bcfg.NodeID = 4
+	bcfg.ProcessRoles = "broker"
+	bcfg.DataDir = t.TempDir()
+	bcfg.Listen = freeLoopbackAddr(t)
+	bcfg.HTTPListen = ""
+	bcfg.ControllerQuorumVoters = c.nodes[0].cfg.ControllerQuorumVoters
+	b4 := &testBroker{t: t, cfg: bcfg}
+	c.nodes = append(c.nodes, b4)
+	c.startAll()
+	ctx := testContext(t)
+	adm := kadm.NewClient(c.client())
+	waitUntil(t, 10*time.Second, "four brokers", func() bool {
+		md, err := adm.Metadata(ctx)
+		return err == nil && len(md.Brokers) == 4
+	})
+	if res, err := adm.CreateTopic(ctx, 4, 3, map[string]*string{"min.insync.replicas": ptr("2")}, "obs"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	md, err := adm.Metadata(ctx, "obs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	led := false
+	for _, p := range md.Topics["obs"].Partitions {
+		led = led || p.Leader == 4
+	}
+	if !led {
+		t.Fatalf("the broker-only node leads no partition: %+v", md.Topics["obs"].Partitions)
+	}
+	cl := c.client(kgo.DefaultProduceTopic("obs"), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.MetadataMinAge(250*time.Millisecond))
+	produce := func(from, to int) {
+		for i := from; i < to; i++ {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Key: fmt.Appendf(nil, "k%d", i)}).FirstErr(); err != nil {
+				t.Fatalf("produce %d: %v", i, err)
+			}
+		}
+	}
+	produce(0, 100)
+	b4.stop()
+	produce(100, 200) // its partitions moved to voters
+	c.startAll()
+	waitUntil(t, 30*time.Second, "node 4 back in every ISR", func() bool {
+		md, err := adm.Metadata(ctx, "obs")
+		if err != nil {
+			return false
+		}
+		for _, p := range md.Topics["obs"].Partitions {
+			in := false
+			for _, r := range p.ISR {
+				in = in || r == 4
+			}
+			onIt := false
+			for _, r := range p.Replicas {
+				onIt = onIt || r == 4
+			}
+			if onIt && !in {
+				return false
+			}
+		}
+		return true
+	})
+	if got := consumeKeys(t, c.client(), "obs", 200); len(got) != 200 {
+		t.Fatalf("read %d keys", len(got))
+	}
+	if b4.srv.raft.Node() != nil || b4.srv.raft.Observer() == nil {
+		t.Error("the broker-only node runs a raft voter")
+	}
+}

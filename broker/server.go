@@ -175,7 +175,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	s.fetchers = newFetcherManager(s)
 	s.peers.s = s
 	s.goTask(s.isrLoop)
-	s.stopMetadata = s.raft.Node().Subscribe(s.followMetadata)
+	s.stopMetadata = s.raft.Member().Subscribe(s.followMetadata)
 	// Catch up with what was applied before the subscription.
 	s.topics.adminMu.Lock()
 	s.topics.syncLocked(s.clusterState(), nil)

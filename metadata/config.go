@@ -65,6 +65,11 @@ type Config struct {
 	// ClusterID is what the first leader proposes (random when empty).
 	ClusterID string
 
+	// ObserverRing is how many recent applied records the node keeps (at
+	// least; up to twice as many) to catch observers up record by record;
+	// an observer further behind gets a snapshot first (4096).
+	ObserverRing int
+
 	// ProposeTimeout bounds the controller's own proposals (5 s).
 	ProposeTimeout time.Duration
 	Logger         *slog.Logger
@@ -110,6 +115,9 @@ func (c *Config) setDefaults() {
 	}
 	// Each node gets its own controller-run state, even from a shared Config.
 	c.run = &controllerRun{}
+	if c.ObserverRing <= 0 {
+		c.ObserverRing = 4096
+	}
 	if c.ProposeTimeout <= 0 {
 		c.ProposeTimeout = 5 * time.Second
 	}

@@ -52,6 +52,24 @@
 //     broker acts only on metadata it has applied.
 //  4. Close stops the loops, subscriptions and transport and closes the WAL.
 //
+// # Observers (broker-only nodes)
+//
+// A node with --roles broker is no voter: an Observer follows the metadata
+// log from one controller at a time over the observer protocol, served on
+// the controllers' raft listener (a connection opening with the magic
+// "SOB1", which no raft frame length can equal; see observerMagic). The
+// controller sends a snapshot of its applied state when the observer is
+// older than its ring of recent records (Config.ObserverRing, 4096), then
+// every record it applies, with the raft leader id and a beat every
+// 500 ms. The observer applies them with cluster.Apply into its own State,
+// so it holds exactly the controllers' state, and resumes from its index
+// on another controller when its connection fails, goes silent, or its
+// controller loses the leader. Its Propose goes through the connected
+// controller's Propose (errors.Is works for the cluster sentinels) and
+// returns once the observer has applied the record. Node and Observer both
+// implement Member; RaftStore serves the broker from either
+// (OpenRaftStore, OpenObserverStore). Observers keep nothing on disk.
+//
 // Raft ids are Kafka node ids plus one (raft reserves 0). Membership is
 // static: the voters come from configuration on every start.
 //

@@ -76,6 +76,8 @@ type Node struct {
 	log       *wal.WAL
 	rn        *raft.RawNode
 	transport Transport
+	// hub serves observers; nil unless the transport is TCP.
+	hub *observerHub
 
 	recvc  chan *raftpb.Message
 	propc  chan proposal
@@ -194,15 +196,17 @@ func StartNode(cfg Config) (*Node, error) {
 	n.transport = cfg.Transport
 	if n.transport == nil {
 		n.transport = nopTransport{}
-		if len(cfg.Voters) > 1 {
-			listen := cfg.ListenAddr
-			var peers []Voter
-			for _, v := range cfg.Voters {
-				if v.ID == cfg.NodeID && listen == "" {
-					listen = v.Addr
-				}
-				peers = append(peers, v)
+		listen := cfg.ListenAddr
+		var peers []Voter
+		for _, v := range cfg.Voters {
+			if v.ID == cfg.NodeID && listen == "" {
+				listen = v.Addr
 			}
+			peers = append(peers, v)
+		}
+		// A lone voter with a raft address listens too: observers
+		// (broker-only nodes) follow it there.
+		if len(cfg.Voters) > 1 || listen != "" {
 			tr, err := NewTCPTransport(TCPConfig{NodeID: cfg.NodeID, Listen: listen, Peers: peers, Logger: cfg.Logger})
 			if err != nil {
 				w.Close()
@@ -211,7 +215,15 @@ func StartNode(cfg Config) (*Node, error) {
 			n.transport = tr
 		}
 	}
+	if tr, ok := n.transport.(*TCPTransport); ok {
+		n.hub = n.startObserverHub()
+		tr.setObserverHandler(n.serveObserver)
+	}
 	if err := n.transport.Start(n.deliver); err != nil {
+		if n.hub != nil {
+			n.hub.cancel()
+			n.wg.Wait()
+		}
 		w.Close()
 		return nil, err
 	}

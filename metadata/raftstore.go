@@ -21,8 +21,12 @@ import (
 // it onto the richer partition state (replicas, ISR, leader, epochs): the
 // epochs read are the quorum's, and UpdateTopic changes the partition count
 // and configs only — leader epochs move with leader changes.
+//
+// On a broker-only node the member is an *Observer (OpenObserverStore):
+// reads come from its copy of the applied state and changes go through
+// the controller it is connected to.
 type RaftStore struct {
-	node    *Node
+	node    Member
 	owned   bool
 	timeout time.Duration
 }
@@ -32,6 +36,15 @@ var _ Store = (*RaftStore)(nil)
 // NewRaftStore serves the Store interface from a running node; closing the
 // store does not close the node. timeout bounds each change (0: 10 s).
 func NewRaftStore(n *Node, timeout time.Duration) *RaftStore {
+	return newMemberStore(n, timeout)
+}
+
+// NewMemberStore is NewRaftStore for any Member (a *Node or an *Observer).
+func NewMemberStore(m Member, timeout time.Duration) *RaftStore {
+	return newMemberStore(m, timeout)
+}
+
+func newMemberStore(n Member, timeout time.Duration) *RaftStore {
 	if timeout <= 0 {
 		timeout = 10 * time.Second
 	}
@@ -46,7 +59,23 @@ func OpenRaftStore(ctx context.Context, cfg Config) (*RaftStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := NewRaftStore(n, 0)
+	return openMemberStore(ctx, n)
+}
+
+// OpenObserverStore starts an observer (a broker-only node) with cfg and
+// waits (within ctx) until it has applied a state with a cluster id.
+// Closing the store closes the observer.
+func OpenObserverStore(ctx context.Context, cfg ObserverConfig) (*RaftStore, error) {
+	o, err := StartObserver(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return openMemberStore(ctx, o)
+}
+
+// openMemberStore owns n and waits for the cluster id.
+func openMemberStore(ctx context.Context, n Member) (*RaftStore, error) {
+	s := newMemberStore(n, 0)
 	s.owned = true
 	for {
 		// Read the index first: a state without a cluster id at or after
@@ -63,8 +92,22 @@ func OpenRaftStore(ctx context.Context, cfg Config) (*RaftStore, error) {
 	return s, nil
 }
 
-// Node is the quorum member behind the store.
-func (s *RaftStore) Node() *Node { return s.node }
+// Node is the raft voter behind the store; nil when the store follows
+// the quorum as an observer (use Member).
+func (s *RaftStore) Node() *Node {
+	n, _ := s.node.(*Node)
+	return n
+}
+
+// Member is the node's member of the metadata log: a *Node on a
+// controller, an *Observer on a broker-only node.
+func (s *RaftStore) Member() Member { return s.node }
+
+// Observer is the observer behind the store; nil on a controller.
+func (s *RaftStore) Observer() *Observer {
+	o, _ := s.node.(*Observer)
+	return o
+}
 
 func (s *RaftStore) propose(rec cluster.Record) (Applied, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)

@@ -7,11 +7,22 @@ import "sync"
 // meanwhile). Rejected records are not delivered. The returned function
 // stops the subscription; Close stops all.
 func (n *Node) Subscribe(fn func(Applied)) (cancel func()) {
+	return n.subscribe(fn, nil)
+}
+
+// subscribe is Subscribe; start, when set, is called with the applied
+// view at the moment of registration, before fn can run. A batch being
+// published concurrently may be both in that view and delivered: fn must
+// skip records at or below the view's index.
+func (n *Node) subscribe(fn func(Applied), start func(*appliedView)) (cancel func()) {
 	s := &subscriber{fn: fn, wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	n.mu.Lock()
 	if n.mu.closed {
 		n.mu.Unlock()
 		return func() {}
+	}
+	if start != nil {
+		start(n.view.Load())
 	}
 	n.mu.subs[s] = struct{}{}
 	n.mu.Unlock()

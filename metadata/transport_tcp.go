@@ -39,14 +39,19 @@ type TCPConfig struct {
 // TCPTransport sends raft messages over one persistent TCP connection per
 // peer, as frames of a 4-byte big-endian length and a marshaled
 // raftpb.Message; it redials with backoff after a failure. Inbound
-// connections are accepted from anyone and their frames delivered.
+// connections are accepted from anyone and their frames delivered; one
+// that opens with the observer magic instead of a frame length is handed
+// to the node's observer service (see observerMagic).
 type TCPTransport struct {
 	cfg      TCPConfig
 	listener net.Listener
 	peers    map[int32]*tcpPeer
 	deliver  func(*raftpb.Message)
-	done     chan struct{}
-	wg       sync.WaitGroup
+	// observe serves an inbound connection that opened with
+	// observerMagic (set by the node before Start; nil: refuse them).
+	observe func(net.Conn, *bufio.Reader)
+	done    chan struct{}
+	wg      sync.WaitGroup
 
 	mu struct {
 		sync.Mutex
@@ -85,6 +90,12 @@ func NewTCPTransport(cfg TCPConfig) (*TCPTransport, error) {
 		t.peers[p.ID] = &tcpPeer{id: p.ID, addr: p.Addr, queue: make(chan []byte, cfg.QueueLength)}
 	}
 	return t, nil
+}
+
+// setObserverHandler makes inbound connections that open with the
+// observer magic go to serve; call it before Start.
+func (t *TCPTransport) setObserverHandler(serve func(net.Conn, *bufio.Reader)) {
+	t.observe = serve
 }
 
 // Addr is the bound listener address.
@@ -185,11 +196,16 @@ func (t *TCPTransport) readLoop(c net.Conn) {
 	}()
 	r := bufio.NewReaderSize(c, 64<<10)
 	var hdr [4]byte
-	for {
+	for first := true; ; first = false {
 		if _, err := io.ReadFull(r, hdr[:]); err != nil {
 			return
 		}
 		n := binary.BigEndian.Uint32(hdr[:])
+		if first && n == observerMagic && t.observe != nil {
+			// An observer (a broker-only node), not a raft peer.
+			t.observe(c, r)
+			return
+		}
 		if n == 0 || n > maxRaftFrame {
 			t.cfg.Logger.Warn("metadata: bad raft frame length; closing", "remote", c.RemoteAddr(), "length", n)
 			return
