@@ -131,9 +131,10 @@ func (s *Server) sendMarkers(leader int32, m txn.Markers, tps []txn.TopicPartiti
 // peerClients are franz-go clients to the other nodes, one per node
 // address, for the broker's own requests (transaction markers).
 type peerClients struct {
-	s  *Server
-	mu sync.Mutex
-	m  map[int32]*peerClient
+	s      *Server
+	mu     sync.Mutex
+	m      map[int32]*peerClient
+	closed bool
 }
 
 type peerClient struct {
@@ -150,6 +151,9 @@ func (pc *peerClients) client(id int32) (*kgo.Broker, error) {
 	}
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
+	if pc.closed {
+		return nil, errors.New("broker: shutting down")
+	}
 	if pc.m == nil {
 		pc.m = map[int32]*peerClient{}
 	}
@@ -179,4 +183,5 @@ func (pc *peerClients) close() {
 		c.cl.Close()
 	}
 	pc.m = nil
+	pc.closed = true
 }

@@ -146,11 +146,14 @@ func (s *Server) isrLoop() {
 func (s *Server) proposeISR(p *partition, r *replicaRole, isr []int32) {
 	rec := cluster.AlterPartition{Topic: p.topic.name, Partition: p.index, PartitionEpoch: r.partitionEpoch, LeaderEpoch: r.leaderEpoch, NewISR: isr}
 	go func() {
-		defer p.isrChangeDone()
 		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
 		defer cancel()
-		if _, err := s.raft.Member().Propose(ctx, rec); err != nil && s.ctx.Err() == nil {
-			s.logger.Info("ISR change not committed", "topic", rec.Topic, "partition", rec.Partition, "isr", isr, "err", err)
+		_, err := s.raft.Member().Propose(ctx, rec)
+		p.isrChangeDone(r, err)
+		if err != nil {
+			if s.ctx.Err() == nil {
+				s.logger.Info("ISR change not committed", "topic", rec.Topic, "partition", rec.Partition, "isr", isr, "err", err)
+			}
 			return
 		}
 		s.logger.Info("ISR changed", "topic", rec.Topic, "partition", rec.Partition, "isr", isr)
@@ -218,6 +221,9 @@ func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[
 			case !s.hosted(cp) && p != nil:
 				// The replica moved to other nodes (reassignment): removed
 				// once the topic no longer lists it.
+				if p.isLeader() {
+					changes = append(changes, leadershipChange{p: p, leader: false})
+				}
 				removed = append(removed, p)
 				parts[i] = nil
 				continue

@@ -232,18 +232,29 @@ func (p *partition) laggingISR(nowMs, lagMaxMs int64) ([]int32, *replicaRole) {
 	return keep, r
 }
 
-// isrChangeDone clears the pending mark after a proposal (applied or not);
-// with the ISR still this node alone the high watermark follows the log
-// end again.
-func (p *partition) isrChangeDone() {
+// isrChangeDone ends an ISR proposal decided under role r. A committed
+// change is the new role's to apply (setRole resets the pending state when
+// it sees the new ISR, which may be after this returns). Only a definite
+// rejection while the role is still r undoes the pending addition (and,
+// with the ISR this node alone, returns to the solo fast path). An unknown
+// outcome (a timeout: the record may still commit) keeps the addition
+// counted in the high watermark but allows a new proposal, which the
+// partition epoch makes harmless if the first one did commit.
+func (p *partition) isrChangeDone(r *replicaRole, err error) {
+	if err == nil {
+		return
+	}
 	p.mu.Lock()
 	p.rep.Lock()
-	p.rep.isrPending = false
-	p.rep.pendingAdd = -1
-	r := p.role.Load()
-	if r != nil && r.leader == p.self && len(r.isr) == 1 && r.isr[0] == p.self && !p.solo.Load() {
-		p.storeHWLocked(p.log.LogEndOffset())
-		p.solo.Store(true)
+	if p.role.Load() == r {
+		p.rep.isrPending = false
+		if errors.Is(err, cluster.ErrRejected) {
+			p.rep.pendingAdd = -1
+			if r.leader == p.self && len(r.isr) == 1 && r.isr[0] == p.self && !p.solo.Load() {
+				p.storeHWLocked(p.log.LogEndOffset())
+				p.solo.Store(true)
+			}
+		}
 	}
 	p.rep.Unlock()
 	p.mu.Unlock()
@@ -388,24 +399,27 @@ func completeBatches(b []byte) []byte {
 // appended under leader epoch epoch, the timeout passes, leadership is
 // lost (or moved away and back: the epoch differs) or the server stops.
 func (p *partition) awaitReplicated(offset int64, epoch int32, timeout time.Duration, done <-chan struct{}) error {
-	if p.leaderEpoch() != epoch {
-		return errNotLeaderForPartition
+	// The high watermark is read before the epoch is checked: epochs
+	// never come back, so an unchanged epoch after the read means the
+	// watermark was this leadership's (not one reached after a truncation).
+	committed := func() (bool, error) {
+		hw := p.highWatermark()
+		if !p.isLeader() || p.leaderEpoch() != epoch {
+			return false, errNotLeaderForPartition
+		}
+		return hw > offset, nil
 	}
-	if p.highWatermark() > offset {
-		return nil
+	if ok, err := committed(); ok || err != nil {
+		return err
 	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	wake := make(chan struct{}, 1)
 	for {
 		p.addWaiter(wake)
-		if p.highWatermark() > offset {
+		if ok, err := committed(); ok || err != nil {
 			p.removeWaiter(wake)
-			return nil
-		}
-		if !p.isLeader() || p.leaderEpoch() != epoch {
-			p.removeWaiter(wake)
-			return errNotLeaderForPartition
+			return err
 		}
 		select {
 		case <-wake:

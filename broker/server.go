@@ -350,10 +350,10 @@ func (s *Server) Close() error {
 	}
 	s.fetchers.close()
 	s.tasks.Wait()
-	s.peers.close()
 	s.groups.close()
 	s.topics.adminMu.Lock() // no metadata sync from here on (it checks ctx under the lock)
 	s.roleTasks.Wait()
+	s.peers.close()
 	err := s.topics.close()
 	s.topics.adminMu.Unlock()
 	if cerr := s.store.Close(); err == nil {

@@ -240,6 +240,9 @@ func (m *topicManager) createAssigned(name string, partitions int32, replication
 	}
 	m.adminMu.Lock()
 	defer m.adminMu.Unlock()
+	// Catch up with the applied metadata first: another node may have
+	// created the topic a moment ago.
+	m.syncLocked(m.s.clusterState(), nil)
 	if m.get(name) != nil {
 		return nil, newTopicError(kerr.TopicAlreadyExists, "topic %q already exists", name)
 	}
@@ -261,6 +264,11 @@ func (m *topicManager) createLocked(meta metadata.Topic, startOffsets map[int32]
 	if err := m.s.store.CreateTopic(meta); err != nil {
 		if errors.Is(err, metadata.ErrNotEnoughBrokers) {
 			return nil, newTopicError(kerr.InvalidReplicationFactor, "%v", err)
+		}
+		if errors.Is(err, metadata.ErrTopicExists) {
+			// Created elsewhere between our check and the commit.
+			m.syncLocked(m.s.clusterState(), nil)
+			return nil, newTopicError(kerr.TopicAlreadyExists, "topic %q already exists", name)
 		}
 		return nil, newTopicError(kerr.UnknownServerError, "storing topic: %v", err)
 	}
@@ -316,7 +324,10 @@ func (m *topicManager) autoCreate(name string) (*topicState, *topicError) {
 	}
 	t, terr := m.create(name, -1, -1, nil, false)
 	if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
-		return m.get(name), nil
+		if t := m.get(name); t != nil {
+			return t, nil
+		}
+		return nil, newTopicError(kerr.LeaderNotAvailable, "topic %q is being created", name)
 	}
 	return t, terr
 }

@@ -88,19 +88,22 @@ func (c *txnCoordinator) ensureTopic() []*txnShard {
 	parts, _, _ := c.s.topics.snapshot(t)
 	shards = make([]*txnShard, len(parts))
 	for i, p := range parts {
-		sh := &txnShard{c: c, index: int32(i), part: p}
-		shards[i] = sh
-		if p == nil || !p.isLeader() {
+		shards[i] = &txnShard{c: c, index: int32(i), part: p}
+	}
+	// Published before loading, so a leadership change meanwhile
+	// (onLeadership) finds its shard; load skips a shard whose partition
+	// is not led here by the time it finishes.
+	c.mu.Lock()
+	c.shards = shards
+	c.mu.Unlock()
+	for i, sh := range shards {
+		if sh.part == nil || !sh.part.isLeader() {
 			continue // another node coordinates these transactional ids
 		}
 		if err := sh.load(); err != nil {
 			c.s.logger.Error("transaction coordinator partition failed to load", "partition", i, "err", err)
-			return nil
 		}
 	}
-	c.mu.Lock()
-	c.shards = shards
-	c.mu.Unlock()
 	return shards
 }
 

@@ -535,6 +535,11 @@ func (o *Observer) handle(sess *observerSession, typ byte, p []byte) error {
 }
 
 func (o *Observer) installSnapshot(index uint64, data []byte) error {
+	if index < o.index {
+		// A lagging controller's state would take subscribers back in
+		// time: drop it and try another controller.
+		return fmt.Errorf("metadata: snapshot at index %d from a controller behind this observer (at %d)", index, o.index)
+	}
 	state, err := cluster.DecodeState(data)
 	if err != nil {
 		return fmt.Errorf("metadata: snapshot from controller: %w", err)
