@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"os"
 	"strings"
@@ -22,14 +23,20 @@ type testCluster struct {
 	nodes []*testBroker
 }
 
+// freeLoopbackAddr picks a free port below the ephemeral range, so a node
+// restarted on it does not find it taken by an outgoing connection.
 func freeLoopbackAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 200 {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000)))
+		if err != nil {
+			continue
+		}
+		defer ln.Close()
+		return ln.Addr().String()
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free port in 20000-31999")
+	return ""
 }
 
 func startTestCluster(t testing.TB, n int, tune ...func(*Config)) *testCluster {

@@ -74,20 +74,31 @@ func (r *controllerRun) tookOver(now time.Time) {
 // live brokers (heartbeating several times per session) are never fenced
 // for the election's gap, while one that died with the old controller is
 // fenced half a session after the takeover.
-func (r *controllerRun) fencingView(s cluster.State, session time.Duration) cluster.State {
-	if r == nil {
+//
+// heard, when not nil, gives the last time a raft message arrived from a
+// node (0 if never): a voter whose process talks raft is alive even when
+// its heartbeat records commit slowly (an fsync stall on a loaded disk),
+// so it is not fenced for that; a crashed or partitioned node falls silent
+// on raft too and is fenced one session after its last message.
+func (r *controllerRun) fencingView(s cluster.State, session time.Duration, heard func(int32) int64) cluster.State {
+	var floor int64
+	if r != nil {
+		r.mu.Lock()
+		since := r.leaderSince
+		r.mu.Unlock()
+		if !since.IsZero() {
+			floor = since.Add(-session / 2).UnixMilli()
+		}
+	}
+	if floor == 0 && heard == nil {
 		return s
 	}
-	r.mu.Lock()
-	since := r.leaderSince
-	r.mu.Unlock()
-	if since.IsZero() {
-		return s
-	}
-	floor := since.Add(-session / 2).UnixMilli()
 	brokers := make(map[int32]cluster.Broker, len(s.Brokers))
 	for id, b := range s.Brokers {
 		b.LastHeartbeatMs = max(b.LastHeartbeatMs, floor)
+		if heard != nil {
+			b.LastHeartbeatMs = max(b.LastHeartbeatMs, heard(id))
+		}
 		brokers[id] = b
 	}
 	s.Brokers = brokers
@@ -141,7 +152,7 @@ func (n *Node) ControllerStep(ctx context.Context) error {
 		}
 	}
 	now := n.cfg.Clock.Now()
-	view := n.cfg.run.fencingView(n.State(), n.cfg.SessionTimeout)
+	view := n.cfg.run.fencingView(n.State(), n.cfg.SessionTimeout, n.lastHeard)
 	if err := propose(cluster.PlanFencing(view, now.UnixMilli(), n.cfg.SessionTimeout.Milliseconds())...); err != nil {
 		return err
 	}

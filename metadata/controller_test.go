@@ -12,11 +12,12 @@ import (
 )
 
 // TestControllerStepFencesWithInjectedClock drives the controller by hand
-// on a one-voter quorum: fencing and unfencing follow the fake clock, and
+// on a one-voter quorum (node 9, which is not one of the brokers: its own
+// broker would count as alive): fencing and unfencing follow the fake clock, and
 // a subscriber sees every record in log order.
 func TestControllerStepFencesWithInjectedClock(t *testing.T) {
 	clock := metadatatest.NewFakeClock(time.UnixMilli(1_000_000))
-	n, err := metadata.StartNode(metadata.Config{NodeID: 0, Dir: t.TempDir(), Clock: clock, DisableController: true,
+	n, err := metadata.StartNode(metadata.Config{NodeID: 9, Dir: t.TempDir(), Clock: clock, DisableController: true,
 		SessionTimeout: 9 * time.Second, ClusterID: "fenced"})
 	if err != nil {
 		t.Fatal(err)

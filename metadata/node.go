@@ -98,6 +98,10 @@ type Node struct {
 	nextID   atomic.Uint64
 	// snapshotsInstalled counts snapshots received from the leader.
 	snapshotsInstalled atomic.Uint64
+	// heard is when (controller clock, ms) a raft message last arrived
+	// from each other voter: a live process, whatever its heartbeat
+	// records' commit latency (see controllerRun.fencingView).
+	heard map[int32]*atomic.Int64
 
 	mu struct {
 		sync.Mutex
@@ -128,6 +132,12 @@ func StartNode(cfg Config) (*Node, error) {
 		failed: make(chan struct{}),
 
 		becameLeader: make(chan struct{}, 1),
+	}
+	n.heard = map[int32]*atomic.Int64{}
+	for _, v := range cfg.Voters {
+		if v.ID != cfg.NodeID {
+			n.heard[v.ID] = new(atomic.Int64)
+		}
 	}
 	n.mu.appliedCh = make(chan struct{})
 	n.mu.waiters = map[uint64]chan proposeResult{}
@@ -242,6 +252,9 @@ func StartNode(cfg Config) (*Node, error) {
 
 // deliver hands an inbound message to the loop; it never blocks.
 func (n *Node) deliver(m *raftpb.Message) {
+	if h := n.heard[nodeID(m.GetFrom())]; h != nil {
+		h.Store(n.cfg.Clock.Now().UnixMilli())
+	}
 	select {
 	case n.recvc <- m:
 	default: // overloaded: drop, raft retransmits
@@ -250,6 +263,21 @@ func (n *Node) deliver(m *raftpb.Message) {
 
 // ID is this node's id.
 func (n *Node) ID() int32 { return n.cfg.NodeID }
+
+// lastHeard is when a raft message last arrived from voter id (ms on the
+// controller clock), 0 if never or not a peer.
+//
+// This node itself counts as heard now: in a node that is controller and
+// broker, the broker of the controller's own process is alive.
+func (n *Node) lastHeard(id int32) int64 {
+	if id == n.cfg.NodeID {
+		return n.cfg.Clock.Now().UnixMilli()
+	}
+	if h := n.heard[id]; h != nil {
+		return h.Load()
+	}
+	return 0
+}
 
 // LeaderID is the current leader's node id, -1 when unknown.
 func (n *Node) LeaderID() int32 { return nodeID(uint64(n.leader.Load())) }

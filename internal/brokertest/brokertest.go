@@ -14,6 +14,7 @@ package brokertest
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -125,14 +126,24 @@ func newBroker(t testing.TB, name string, extraFlags []string) *Broker {
 }
 
 // FreeAddr returns a loopback address with a port that was free a moment ago.
+//
+// The port is chosen below the kernel's ephemeral range (32768 and up on
+// Linux): a node restarted on the same port must not find it taken by some
+// outgoing connection's ephemeral local port meanwhile.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("brokertest: free port: %v", err)
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue // taken: try another
+		}
+		addr := l.Addr().String()
+		l.Close()
+		return addr
 	}
-	defer l.Close()
-	return l.Addr().String()
+	t.Fatal("brokertest: no free port in 20000-31999")
+	return ""
 }
 
 // Running reports whether the process is alive.
