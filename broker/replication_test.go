@@ -549,10 +549,20 @@ func TestReplicationBrokerOnlyNode(t *testing.T) {
 	if res, err := adm.CreateTopic(ctx, 4, 3, map[string]*string{"min.insync.replicas": ptr("2")}, "obs"); err != nil || res.Err != nil {
 		t.Fatalf("create: %v %v", err, res.Err)
 	}
-	md, err := adm.Metadata(ctx, "obs")
-	if err != nil {
-		t.Fatal(err)
-	}
+	var md kadm.Metadata
+	waitUntil(t, 10*time.Second, "a leader for every partition", func() bool {
+		var err error
+		md, err = adm.Metadata(ctx, "obs")
+		if err != nil || len(md.Topics["obs"].Partitions) != 4 {
+			return false
+		}
+		for _, p := range md.Topics["obs"].Partitions {
+			if p.Leader < 0 {
+				return false
+			}
+		}
+		return true
+	})
 	led := false
 	for _, p := range md.Topics["obs"].Partitions {
 		led = led || p.Leader == 4
