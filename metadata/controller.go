@@ -66,14 +66,22 @@ func (r *controllerRun) tookOver(now time.Time) {
 	r.mu.Unlock()
 }
 
+// takeoverGrace is how long after taking over a new controller waits
+// before fencing a broker it has not heard from: a third of the session,
+// at least 500 ms (live voters answer the new leader within a raft tick;
+// observers' heartbeats need a commit).
+func takeoverGrace(session time.Duration) time.Duration {
+	return max(500*time.Millisecond, session/3)
+}
+
 // fencingView is the state PlanFencing should judge at now. Heartbeats
 // cannot commit while there is no raft leader, so right after a controller
 // change every broker looks silent; Kafka's controller starts every
 // broker's session afresh when it takes over. Here a broker's last
-// heartbeat counts as no older than half a session before the takeover:
-// live brokers (heartbeating several times per session) are never fenced
-// for the election's gap, while one that died with the old controller is
-// fenced half a session after the takeover.
+// heartbeat counts as no older than takeoverGrace before the end of a
+// session from the takeover: live brokers are not fenced for the
+// election's gap, while one that died with the old controller is fenced
+// takeoverGrace after the takeover.
 //
 // heard, when not nil, gives the last time a raft message arrived from a
 // node (0 if never): a voter whose process talks raft is alive even when
@@ -87,7 +95,7 @@ func (r *controllerRun) fencingView(s cluster.State, session time.Duration, hear
 		since := r.leaderSince
 		r.mu.Unlock()
 		if !since.IsZero() {
-			floor = since.Add(-session / 2).UnixMilli()
+			floor = since.Add(-session + takeoverGrace(session)).UnixMilli()
 		}
 	}
 	if floor == 0 && heard == nil {

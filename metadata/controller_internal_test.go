@@ -9,7 +9,7 @@ import (
 
 // Right after a controller change every broker's last committed heartbeat
 // is as old as the election; the new controller fences only a broker still
-// silent half a session after it took over.
+// silent takeoverGrace after it took over.
 func TestFencingViewAfterTakeover(t *testing.T) {
 	session := 1500 * time.Millisecond
 	t0 := time.UnixMilli(1_700_000_000_000)
@@ -24,11 +24,12 @@ func TestFencingViewAfterTakeover(t *testing.T) {
 		t.Fatal("without a takeover a broker silent for 2 s must be fenced")
 	}
 	run.tookOver(t0)
-	if fenced(t0.Add(session/2 - time.Millisecond)) {
-		t.Error("fenced within half a session of the takeover")
+	grace := takeoverGrace(session)
+	if fenced(t0.Add(grace - time.Millisecond)) {
+		t.Errorf("fenced within %v of the takeover", grace)
 	}
-	if !fenced(t0.Add(session/2 + 10*time.Millisecond)) {
-		t.Error("not fenced half a session after the takeover")
+	if !fenced(t0.Add(grace + 10*time.Millisecond)) {
+		t.Errorf("not fenced %v after the takeover", grace)
 	}
 	if st.Brokers[1].LastHeartbeatMs != t0.Add(-2*time.Second).UnixMilli() {
 		t.Error("fencingView modified the state")
