@@ -270,16 +270,18 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		out.errorCode = rc.countError(kerr.UnknownTopicID.Code)
 		return out, nil
 	}
+	if epoch := t.state.currentLeaderEpoch; epoch >= 0 && epoch != p.leaderEpoch() {
+		// A stale or future leader epoch, a consumer's or a follower's.
+		code := kerr.FencedLeaderEpoch.Code
+		if epoch > p.leaderEpoch() {
+			code = kerr.UnknownLeaderEpoch.Code
+		}
+		out.errorCode = rc.countError(code)
+		out.highWatermark, out.lastStable, out.logStartOffset = p.highWatermark(), p.lastStableOffset(), p.logStartOffset()
+		return out, p
+	}
 	replica := fetchReplicaID(req)
 	if replica >= 0 {
-		if epoch := t.state.currentLeaderEpoch; epoch >= 0 && epoch != p.leaderEpoch() {
-			out.errorCode = rc.countError(kerr.FencedLeaderEpoch.Code)
-			if epoch > p.leaderEpoch() {
-				out.errorCode = rc.countError(kerr.UnknownLeaderEpoch.Code)
-			}
-			out.hasRecords = false
-			return out, nil
-		}
 		// A follower's fetch offset is its log end offset.
 		if isr, role := p.followerFetched(replica, t.state.fetchOffset, time.Now().UnixMilli()); isr != nil {
 			rc.s.proposeISR(p, role, isr)
@@ -310,18 +312,6 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		out.abortedTxns = []storage.AbortedTxn{}
 	}
 	out.hasRecords = true
-	if epoch := t.state.currentLeaderEpoch; epoch >= 0 {
-		switch ours := p.leaderEpoch(); {
-		case epoch < ours:
-			out.errorCode = rc.countError(kerr.FencedLeaderEpoch.Code)
-			out.hasRecords = false
-			return out, p
-		case epoch > ours:
-			out.errorCode = rc.countError(kerr.UnknownLeaderEpoch.Code)
-			out.hasRecords = false
-			return out, p
-		}
-	}
 	limit := int64(t.state.maxBytes)
 	if remaining < limit {
 		limit = remaining

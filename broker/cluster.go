@@ -62,25 +62,32 @@ func (s *Server) register(ctx context.Context) error {
 // new incarnation's partitions are leaderless until the next controller
 // step, and a single node should serve at once when Start returns.
 func (s *Server) awaitElections(ctx context.Context) {
-	for ctx.Err() == nil {
-		idx := s.raft.Member().AppliedIndex()
-		st := s.clusterState()
-		pending := false
+	s.waitForState(ctx, func(st cluster.State) bool {
 		for _, r := range cluster.PlanElections(st) {
 			e, ok := r.(cluster.ElectLeader)
 			if !ok {
 				continue
 			}
 			if t, ok := st.Topic(e.Topic); ok && int(e.Partition) < len(t.Partitions) && slices.Contains(t.Partitions[e.Partition].ISR, s.cfg.NodeID) {
-				pending = true
-				break
+				return false
 			}
 		}
-		if !pending {
-			return
+		return true
+	})
+}
+
+// waitForState waits until done holds for the applied metadata state,
+// re-checking after each applied record; it reports whether it did before
+// ctx ended.
+func (s *Server) waitForState(ctx context.Context, done func(cluster.State) bool) bool {
+	for ctx.Err() == nil {
+		idx := s.raft.Member().AppliedIndex() // before the state: nothing applied in between is missed
+		if done(s.clusterState()) {
+			return true
 		}
 		_ = s.raft.Member().WaitApplied(ctx, idx+1)
 	}
+	return false
 }
 
 // heartbeatLoop keeps this node unfenced: one BrokerHeartbeat every
@@ -457,13 +464,9 @@ func (s *Server) controlledShutdown(timeout time.Duration) {
 		s.logger.Warn("controlled shutdown not committed; stopping anyway", "err", err)
 		return
 	}
-	for ctx.Err() == nil {
-		idx := s.raft.Member().AppliedIndex()
-		if s.movableLeaderships(s.clusterState()) == 0 {
-			s.logger.Info("controlled shutdown: leaderships moved", "still_leading", s.clusterState().LeadersOn(s.cfg.NodeID))
-			return
-		}
-		_ = s.raft.Member().WaitApplied(ctx, idx+1)
+	if s.waitForState(ctx, func(st cluster.State) bool { return s.movableLeaderships(st) == 0 }) {
+		s.logger.Info("controlled shutdown: leaderships moved", "still_leading", s.clusterState().LeadersOn(s.cfg.NodeID))
+		return
 	}
 	s.logger.Warn("controlled shutdown: timed out with leaderships left", "leading", s.clusterState().LeadersOn(s.cfg.NodeID))
 }

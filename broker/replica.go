@@ -271,6 +271,14 @@ func (p *partition) takeTruncation() bool {
 	return t
 }
 
+// requestTruncation makes the follower reconcile with its leader before
+// its next fetch (after a failed attempt, or a fetch beyond the leader's end).
+func (p *partition) requestTruncation() {
+	p.rep.Lock()
+	p.rep.needsTruncate = true
+	p.rep.Unlock()
+}
+
 // truncateTo cuts a follower's divergent tail and rebuilds the producer
 // state from what remains.
 func (p *partition) truncateTo(offset int64) error {

@@ -170,9 +170,7 @@ func (f *replicaFetcher) round(b *kgo.Broker) error {
 		roles[p] = r
 		if p.takeTruncation() {
 			if err := f.truncate(b, p); err != nil {
-				p.rep.Lock()
-				p.rep.needsTruncate = true
-				p.rep.Unlock()
+				p.requestTruncation()
 				return err
 			}
 		}
@@ -268,9 +266,7 @@ func (f *replicaFetcher) handle(p *partition, epoch int32, rp *kmsg.FetchRespons
 			return p.restartAt(rp.LogStartOffset)
 		}
 		// Ahead of the leader: reconcile epochs again.
-		p.rep.Lock()
-		p.rep.needsTruncate = true
-		p.rep.Unlock()
+		p.requestTruncation()
 		return err
 	default:
 		// Not leader / fenced / unknown epoch: the metadata will move

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"net"
 	"os"
 	"strings"
 	"sync"
@@ -14,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/internal/brokertest"
 )
 
 // testCluster is n in-process nodes (ids 1..n) forming one metadata quorum
@@ -23,21 +23,9 @@ type testCluster struct {
 	nodes []*testBroker
 }
 
-// freeLoopbackAddr picks a free port below the ephemeral range, so a node
-// restarted on it does not find it taken by an outgoing connection.
-func freeLoopbackAddr(t testing.TB) string {
-	t.Helper()
-	for range 200 {
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000)))
-		if err != nil {
-			continue
-		}
-		defer ln.Close()
-		return ln.Addr().String()
-	}
-	t.Fatal("no free port in 20000-31999")
-	return ""
-}
+// freeLoopbackAddr is brokertest.FreeAddr: a free port below the ephemeral
+// range, so a node restarted on it does not find it taken.
+func freeLoopbackAddr(t testing.TB) string { return brokertest.FreeAddr(t) }
 
 func startTestCluster(t testing.TB, n int, tune ...func(*Config)) *testCluster {
 	t.Helper()

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -29,15 +28,7 @@ type reassignCluster struct {
 	servers []*broker.Server
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
+func freeAddr(t *testing.T) string { return brokertest.FreeAddr(t) }
 
 func startReassignCluster(t *testing.T, n int) *reassignCluster {
 	t.Helper()
