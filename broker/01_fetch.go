@@ -292,7 +292,6 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 			// follower restarts its log at the local start.
 			out.errorCode = rc.countError(kerr.OffsetOutOfRange.Code)
 			out.highWatermark, out.lastStable, out.logStartOffset = p.highWatermark(), p.lastStableOffset(), local
-			out.hasRecords = false
 			return out, nil
 		}
 	}
@@ -311,7 +310,6 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		upTo = lso
 		out.abortedTxns = []storage.AbortedTxn{}
 	}
-	out.hasRecords = true
 	limit := int64(t.state.maxBytes)
 	if remaining < limit {
 		limit = remaining
@@ -333,12 +331,10 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 			}
 		case errors.Is(rerr, errManifestNotLoaded):
 			out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
-			out.hasRecords = false
 			return out, p
 		case rerr != nil:
 			rc.s.logger.Error("remote fetch failed", "topic", t.key.topic, "partition", t.key.partition, "offset", t.state.fetchOffset, "err", rerr)
 			out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
-			out.hasRecords = false
 			return out, p
 		default:
 			if ready {
@@ -361,15 +357,12 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 	switch {
 	case errors.Is(err, storage.ErrOffsetOutOfRange):
 		out.errorCode = rc.countError(kerr.OffsetOutOfRange.Code)
-		out.hasRecords = false
 	case errors.Is(err, storage.ErrClosed):
 		// The topic was deleted while this fetch was in flight.
 		out.errorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
-		out.hasRecords = false
 	case err != nil:
 		rc.s.logger.Error("fetch read failed", "topic", t.key.topic, "partition", t.key.partition, "offset", t.state.fetchOffset, "err", err)
 		out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
-		out.hasRecords = false
 	default:
 		out.chunk = chunk
 	}

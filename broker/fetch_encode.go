@@ -43,10 +43,9 @@ type fetchPartitionOut struct {
 	logStartOffset int64
 	chunk          storage.FileChunk   // Len 0: no records
 	remote         []storage.FileChunk // records in cached remote chunks (then chunk is empty); files owned by the reply
-	hasRecords     bool                // false encodes null records (errors)
 	// abortedTxns, for a read_committed fetch, lists the transactions
 	// aborted in the returned range (v4+); nil encodes null, as for
-	// read_uncommitted.
+	// read_uncommitted and for a partition that answers with an error.
 	abortedTxns []storage.AbortedTxn
 }
 
@@ -124,9 +123,9 @@ func encodeFetchBody(version int16, errorCode int16, sessionID int32, topics []f
 			}
 			if version >= 4 { // aborted_transactions: null, or producer id and first offset of each
 				switch {
-				case (p.abortedTxns == nil || !p.hasRecords) && flexible:
+				case (p.abortedTxns == nil || p.errorCode != 0) && flexible:
 					buf = append(buf, 0)
-				case p.abortedTxns == nil || !p.hasRecords:
+				case p.abortedTxns == nil || p.errorCode != 0:
 					buf = binary.BigEndian.AppendUint32(buf, 0xffffffff)
 				default:
 					appendArrayLen(len(p.abortedTxns))
@@ -142,11 +141,11 @@ func encodeFetchBody(version int16, errorCode int16, sessionID int32, topics []f
 			if version >= 11 {
 				buf = binary.BigEndian.AppendUint32(buf, 0xffffffff) // preferred_read_replica -1
 			}
+			// records: never null. A partition that answers with an error
+			// carries an empty record set, as Kafka's does; librdkafka
+			// refuses a whole response with a null one ("invalid
+			// MessageSetSize -1") and never sees the partition's error.
 			switch {
-			case !p.hasRecords && flexible:
-				buf = append(buf, 0)
-			case !p.hasRecords:
-				buf = binary.BigEndian.AppendUint32(buf, 0xffffffff)
 			case flexible:
 				buf = binary.AppendUvarint(buf, uint64(p.recordsLen())+1)
 			default:

@@ -32,15 +32,17 @@ func TestEncodeFetchBodyMatchesKmsg(t *testing.T) {
 	for v := apis[kmsg.Fetch.Int16()].minVersion; v <= apis[kmsg.Fetch.Int16()].maxVersion; v++ {
 		topics := []fetchTopicOut{
 			{name: "orders", id: id, partitions: []fetchPartitionOut{
-				{partition: 0, highWatermark: 100, lastStable: 100, logStartOffset: 3, chunk: chunk, hasRecords: true},
+				{partition: 0, highWatermark: 100, lastStable: 100, logStartOffset: 3, chunk: chunk},
 				{partition: 1, errorCode: 1, highWatermark: -1, lastStable: -1, logStartOffset: -1},
-				{partition: 2, highWatermark: 7, lastStable: 7, logStartOffset: 0, hasRecords: true},
-				{partition: 3, highWatermark: 9, lastStable: 4, logStartOffset: 0, hasRecords: true, chunk: chunk,
+				// A read_committed fetch that failed: no aborted list either.
+				{partition: 6, errorCode: 6, highWatermark: 9, lastStable: 9, logStartOffset: 0, abortedTxns: []storage.AbortedTxn{}},
+				{partition: 2, highWatermark: 7, lastStable: 7, logStartOffset: 0},
+				{partition: 3, highWatermark: 9, lastStable: 4, logStartOffset: 0, chunk: chunk,
 					abortedTxns: []storage.AbortedTxn{{ProducerID: 42, FirstOffset: 5}, {ProducerID: 43, FirstOffset: 6}}},
-				{partition: 4, highWatermark: 9, lastStable: 9, logStartOffset: 0, hasRecords: true, abortedTxns: []storage.AbortedTxn{}},
+				{partition: 4, highWatermark: 9, lastStable: 9, logStartOffset: 0, abortedTxns: []storage.AbortedTxn{}},
 			}},
 			{name: "t2", id: id, partitions: []fetchPartitionOut{
-				{partition: 5, highWatermark: 9, lastStable: 9, logStartOffset: 1, chunk: chunk, hasRecords: true},
+				{partition: 5, highWatermark: 9, lastStable: 9, logStartOffset: 1, chunk: chunk},
 			}},
 		}
 		var got []byte
@@ -65,7 +67,7 @@ func TestEncodeFetchBodyMatchesKmsg(t *testing.T) {
 				rp := kmsg.NewFetchResponseTopicPartition()
 				rp.Partition, rp.ErrorCode, rp.HighWatermark = po.partition, po.errorCode, po.highWatermark
 				rp.LastStableOffset, rp.LogStartOffset = po.lastStable, po.logStartOffset
-				if po.abortedTxns != nil && v >= 4 {
+				if po.abortedTxns != nil && po.errorCode == 0 && v >= 4 {
 					rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 					for _, a := range po.abortedTxns {
 						at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
@@ -73,11 +75,10 @@ func TestEncodeFetchBodyMatchesKmsg(t *testing.T) {
 						rp.AbortedTransactions = append(rp.AbortedTransactions, at)
 					}
 				}
-				if po.hasRecords {
-					rp.RecordBatches = []byte{}
-					if po.chunk.Len > 0 {
-						rp.RecordBatches = records
-					}
+				// Never null, errors included (librdkafka refuses null).
+				rp.RecordBatches = []byte{}
+				if po.chunk.Len > 0 {
+					rp.RecordBatches = records
 				}
 				rt.Partitions = append(rt.Partitions, rp)
 			}
@@ -91,6 +92,13 @@ func TestEncodeFetchBodyMatchesKmsg(t *testing.T) {
 		back.Version = v
 		if err := back.ReadFrom(got); err != nil {
 			t.Fatalf("v%d: kmsg cannot read our encoding: %v", v, err)
+		}
+		for _, bt := range back.Topics {
+			for _, bp := range bt.Partitions {
+				if bp.RecordBatches == nil {
+					t.Fatalf("v%d: partition %d answered null records; Kafka (and librdkafka) need an empty set", v, bp.Partition)
+				}
+			}
 		}
 	}
 }
