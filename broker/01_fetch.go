@@ -333,7 +333,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 			out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
 			return out, p
 		case rerr != nil:
-			rc.s.logger.Error("remote fetch failed", "topic", t.key.topic, "partition", t.key.partition, "offset", t.state.fetchOffset, "err", rerr)
+			rc.logError("remote fetch failed", "topic", t.key.topic, "partition", t.key.partition, "offset", t.state.fetchOffset, "err", rerr)
 			out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
 			return out, p
 		default:
@@ -361,7 +361,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		// The topic was deleted while this fetch was in flight.
 		out.errorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
 	case err != nil:
-		rc.s.logger.Error("fetch read failed", "topic", t.key.topic, "partition", t.key.partition, "offset", t.state.fetchOffset, "err", err)
+		rc.logError("fetch read failed", "topic", t.key.topic, "partition", t.key.partition, "offset", t.state.fetchOffset, "err", err)
 		out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
 	default:
 		out.chunk = chunk

@@ -98,7 +98,7 @@ func (rc *requestContext) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition,
 			offset, timestamp, ok, err = p.log.OffsetForTimestamp(ts)
 		}
 		if err != nil {
-			rc.s.logger.Error("list offsets by timestamp failed", "topic", topic, "partition", rp.Partition, "err", err)
+			rc.logError("list offsets by timestamp failed", "topic", topic, "partition", rp.Partition, "err", err)
 			sp.ErrorCode = rc.countError(kerr.KafkaStorageError.Code)
 			return
 		}

@@ -53,7 +53,7 @@ func handleDeleteRecords(rc *requestContext, req *kmsg.DeleteRecordsRequest) kms
 			case errors.Is(err, storage.ErrOffsetOutOfRange):
 				sp.ErrorCode = rc.countError(kerr.OffsetOutOfRange.Code)
 			case err != nil:
-				rc.s.logger.Error("delete records failed", "topic", rt.Topic, "partition", rp.Partition, "err", err)
+				rc.logError("delete records failed", "topic", rt.Topic, "partition", rp.Partition, "err", err)
 				sp.ErrorCode = rc.countError(kerr.KafkaStorageError.Code)
 			default:
 				sp.LowWatermark = p.logStartOffset()

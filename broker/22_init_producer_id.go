@@ -34,7 +34,7 @@ func handleInitProducerID(rc *requestContext, req *kmsg.InitProducerIDRequest) k
 	}
 	id, err := rc.s.pids.allocate()
 	if err != nil {
-		rc.s.logger.Error("allocating producer id", "err", err)
+		rc.logError("allocating producer id", "err", err)
 		resp.ErrorCode = rc.countError(kerr.CoordinatorNotAvailable.Code)
 		return resp
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"reflect"
 	"sync/atomic"
@@ -30,6 +31,9 @@ type clientConn struct {
 	stopping atomic.Bool
 	writeBuf []byte
 	readBuf  []byte
+	// errLog bounds the request-path error lines of this connection (one
+	// line per cause, then a count); nil until the first one.
+	errLog *logLimiter
 }
 
 // frameSafeToReuse reports whether the request's handler is known to keep
@@ -93,11 +97,16 @@ var errCloseConn = errors.New("broker: closing connection")
 
 func (c *clientConn) serve() {
 	defer c.nc.Close()
+	defer func() {
+		if c.errLog != nil {
+			c.errLog.flush(true)
+		}
+	}()
 	for !c.stopping.Load() {
 		frame, err := c.readFrame()
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !c.stopping.Load() && !isClosedConnErr(err) {
-				c.s.logger.Warn("closing connection", "remote", c.remote, "reason", err.Error())
+				c.logClose(err)
 			}
 			return
 		}
@@ -107,11 +116,42 @@ func (c *clientConn) serve() {
 		}
 		if err != nil {
 			if !isClosedConnErr(err) {
-				c.s.logger.Warn("closing connection", "remote", c.remote, "reason", err.Error())
+				c.logClose(err)
 			}
 			return
 		}
 	}
+}
+
+// logClose logs why the broker closes a connection: once per remote host
+// and reason within logRepeatInterval, then with a count, so a client
+// that reconnects and fails in a loop writes a line a minute, not a line
+// a connection.
+func (c *clientConn) logClose(err error) {
+	host, _, splitErr := net.SplitHostPort(c.remote)
+	if splitErr != nil {
+		host = c.remote
+	}
+	reason := err.Error()
+	c.s.connLog.log(slog.LevelWarn, host+"\x00"+reason, "closing connection", "remote", c.remote, "reason", reason)
+}
+
+// logError logs a request-path error of this connection once per cause
+// (msg) and counts its repeats: the count goes out with the cause's next
+// line after logRepeatInterval and when the connection closes. A client
+// that repeats a failing request thousands of times a second costs a line
+// a minute.
+func (rc *requestContext) logError(msg string, attrs ...any) {
+	c := rc.conn
+	if c == nil {
+		rc.s.logger.Error(msg, attrs...)
+		return
+	}
+	if c.errLog == nil {
+		c.errLog = newLogLimiter(rc.s.logger, logRepeatInterval)
+	}
+	attrs = append(attrs, "remote", c.remote, "client_id", rc.header.clientID)
+	c.errLog.log(slog.LevelError, msg, msg, attrs...)
 }
 
 func isClosedConnErr(err error) bool {

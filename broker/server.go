@@ -65,6 +65,9 @@ type Server struct {
 		closed bool
 	}
 	connsWG sync.WaitGroup
+	// connLog bounds the "closing connection" lines of clients that
+	// reconnect and fail the same way, per remote host and reason.
+	connLog *logLimiter
 }
 
 // NewServer opens the data directory (recovering every partition log) but
@@ -111,6 +114,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		objects: objects,
 		cfg:     cfg,
 		logger:  logger,
+		connLog: newLogLimiter(logger, logRepeatInterval),
 		store:   store,
 		raft:    store,
 		metrics: newMetrics(),
@@ -293,10 +297,14 @@ func (s *Server) housekeeping() {
 	defer checkpoint.Stop()
 	cleaner := tick(s.cfg.LogCleanerBackoffMs, 10*time.Millisecond)
 	defer cleaner.Stop()
+	logs := time.NewTicker(logRepeatInterval)
+	defer logs.Stop()
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
+		case <-logs.C:
+			s.connLog.flush(false)
 		case <-retention.C:
 			s.topics.applyRetention()
 		case <-flush.C:
@@ -365,6 +373,7 @@ func (s *Server) Close() error {
 	if cerr := s.objects.Close(); err == nil {
 		err = cerr
 	}
+	s.connLog.flush(true)
 	s.logger.Info("strata broker stopped")
 	return err
 }

@@ -42,7 +42,7 @@ func (rc *requestContext) txnCall(id string, fn func(coord *txn.Coordinator, now
 		return kerr.NotCoordinator
 	}
 	if err != nil {
-		rc.s.logger.Error("transaction coordinator write failed", "transactional_id", id, "err", err)
+		rc.logError("transaction coordinator write failed", "transactional_id", id, "err", err)
 		return kerr.CoordinatorNotAvailable
 	}
 	return answer
