@@ -2,7 +2,9 @@ package broker
 
 // ConsumerGroupHeartbeat (key 68), v0–v1: the next-generation consumer
 // group protocol (KIP-848), served and advertised unless
-// group.consumer.protocol.enable=false (default true).
+// group.consumer.protocol.enable=false (default true). While the cluster's
+// finalized group.version is 0 (UpdateFeatures) it is not advertised and
+// answers UNSUPPORTED_VERSION, as Kafka.
 //
 //   - One request both joins (member epoch 0), heartbeats, reports the
 //     partitions the member owns and leaves (-1; -2 for a static member);
@@ -37,6 +39,10 @@ func consumerProtocolEnabled(cfg *Config) bool { return cfg.GroupConsumerProtoco
 func handleConsumerGroupHeartbeat(rc *requestContext, req *kmsg.ConsumerGroupHeartbeatRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupHeartbeatResponse)
 	resp.MemberEpoch = -1
+	if !rc.s.consumerProtocolActive() {
+		resp.ErrorCode = rc.countError(kerr.UnsupportedVersion.Code)
+		return resp
+	}
 	if req.Group == "" {
 		resp.ErrorCode = rc.countError(kerr.InvalidGroupID.Code)
 		return resp

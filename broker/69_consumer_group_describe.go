@@ -2,6 +2,8 @@ package broker
 
 // ConsumerGroupDescribe (key 69), v0–v1: KIP-848 groups, served and
 // advertised unless group.consumer.protocol.enable=false (default true).
+// While the cluster's finalized group.version is 0 it is not advertised
+// and every group gets UNSUPPORTED_VERSION, as Kafka.
 //
 //   - Per group: state (Empty, Assigning, Reconciling, Stable), group and
 //     assignment epochs, assignor, and each member's epoch, subscription,
@@ -23,12 +25,18 @@ func init() {
 func handleConsumerGroupDescribe(rc *requestContext, req *kmsg.ConsumerGroupDescribeRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 	var topics groups.TopicCatalog
+	active := rc.s.consumerProtocolActive()
 	for _, id := range req.Groups {
 		rg := kmsg.NewConsumerGroupDescribeResponseGroup()
 		rg.Group = id
 		rg.AuthorizedOperations = -2147483648
 		if req.IncludeAuthorizedOperations {
 			rg.AuthorizedOperations = groupAuthorizedOperations
+		}
+		if !active {
+			rg.ErrorCode = rc.countError(kerr.UnsupportedVersion.Code)
+			resp.Groups = append(resp.Groups, rg)
+			continue
 		}
 		if id == "" {
 			rg.ErrorCode = rc.countError(kerr.InvalidGroupID.Code)

@@ -75,6 +75,8 @@ func Apply(s State, rec Record) (State, error) {
 		next, err = applyControlledShutdown(s, r)
 	case ReassignPartition:
 		next, err = applyReassignPartition(s, r)
+	case UpdateFeatures:
+		next, err = applyUpdateFeatures(s, r)
 	default:
 		return s, invalid("unknown record %T", rec)
 	}

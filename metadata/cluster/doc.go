@@ -10,6 +10,15 @@
 // reassignments (ReassignPartition, KIP-455: the target replicas are added,
 // and once all of them are in the ISR, Apply itself completes the move).
 //
+// It also holds the cluster's finalized features (KIP-584): UpdateFeatures
+// sets levels of metadata.version, group.version, transaction.version and
+// kraft.version, all or none, within the levels this package knows
+// (KnownFeatures). Until the first one applies, a state has
+// DefaultFeatureLevels (metadata.version 25 = Kafka 4.0-IV3, group.version
+// 1), so clusters older than feature records need no migration.
+// State.FeaturesEpoch counts the UpdateFeatures records that changed a
+// level; brokers report it as ApiVersions' FinalizedFeaturesEpoch.
+//
 // Nothing here does I/O or reads a clock: time arrives inside records
 // (RegisterBroker.TimeMs, BrokerHeartbeat.TimeMs) or as an argument
 // (PlanFencing's nowMs), so replaying a log always yields the same State.

@@ -29,6 +29,7 @@ const (
 	TypeAllocateProducerIDs RecordType = 12
 	TypeControlledShutdown  RecordType = 13
 	TypeReassignPartition   RecordType = 14
+	TypeUpdateFeatures      RecordType = 15
 )
 
 // Errors of the codec and of Validate.
@@ -476,6 +477,8 @@ func DecodeRecord(b []byte) (Record, error) {
 		r = decodeInto[ControlledShutdown](b[1:])
 	case TypeReassignPartition:
 		r = decodeInto[ReassignPartition](b[1:])
+	case TypeUpdateFeatures:
+		r = decodeInto[UpdateFeatures](b[1:])
 	default:
 		return nil, fmt.Errorf("%w: unknown record type %d", ErrMalformed, b[0])
 	}

@@ -25,6 +25,8 @@ var sampleRecords = []Record{
 	ControlledShutdown{NodeID: 1, IncarnationID: "inc-1"},
 	ReassignPartition{Topic: "orders", Partition: 0, Target: []int32{3, 1, 2}},
 	ReassignPartition{Topic: "orders", Partition: 1}, // cancel
+	UpdateFeatures{Updates: []FeatureUpdate{{Feature: GroupVersionFeature, Level: 0, Downgrade: true}, {Feature: MetadataVersionFeature, Level: 21, Downgrade: true}}},
+	UpdateFeatures{Updates: []FeatureUpdate{{Feature: "future.feature", Level: 3}}}, // decodes; Apply rejects it
 }
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -46,7 +48,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		}
 		seen[r.Type()] = true
 	}
-	if len(seen) != int(TypeReassignPartition) {
+	if len(seen) != int(TypeUpdateFeatures) {
 		t.Errorf("only %d record types covered", len(seen))
 	}
 }
@@ -78,6 +80,14 @@ func TestDecodeRecordRejects(t *testing.T) {
 		{"reassign negative target", append([]byte{byte(TypeReassignPartition)}, `{"topic":"a","partition":0,"target":[-1]}`...), ErrInvalid},
 		{"reassign negative partition", append([]byte{byte(TypeReassignPartition)}, `{"topic":"a","partition":-1,"target":[1]}`...), ErrInvalid},
 		{"reassign unknown field", append([]byte{byte(TypeReassignPartition)}, `{"topic":"a","partition":0,"adding":[1]}`...), ErrMalformed},
+		{"features without updates", append([]byte{byte(TypeUpdateFeatures)}, `{"updates":[]}`...), ErrInvalid},
+		{"features null updates", append([]byte{byte(TypeUpdateFeatures)}, `{}`...), ErrInvalid},
+		{"features empty name", append([]byte{byte(TypeUpdateFeatures)}, `{"updates":[{"feature":"","level":1}]}`...), ErrInvalid},
+		{"features negative level", append([]byte{byte(TypeUpdateFeatures)}, `{"updates":[{"feature":"group.version","level":-1}]}`...), ErrInvalid},
+		{"features named twice", append([]byte{byte(TypeUpdateFeatures)}, `{"updates":[{"feature":"group.version","level":1},{"feature":"group.version","level":0}]}`...), ErrInvalid},
+		{"features level out of int16", append([]byte{byte(TypeUpdateFeatures)}, `{"updates":[{"feature":"group.version","level":40000}]}`...), ErrMalformed},
+		{"features unknown field", append([]byte{byte(TypeUpdateFeatures)}, `{"updates":[{"feature":"group.version","level":1,"upgrade_type":2}]}`...), ErrMalformed},
+		{"features as a map", append([]byte{byte(TypeUpdateFeatures)}, `{"updates":{"group.version":1}}`...), ErrMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := DecodeRecord(tc.in)
@@ -97,6 +107,8 @@ func FuzzDecodeRecord(f *testing.F) {
 		f.Add(b)
 	}
 	f.Add([]byte{byte(TypeCreateTopic), '{', '}'})
+	f.Add(append([]byte{byte(TypeUpdateFeatures)}, `{"updates":[{"feature":"metadata.version","level":7,"downgrade":true},{"feature":"transaction.version","level":2}]}`...))
+	f.Add(append([]byte{byte(TypeUpdateFeatures)}, `{"updates":[{"feature":"group.version","level":0,"downgrade":false}]}`...))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := DecodeRecord(b)
 		if err != nil {
@@ -111,6 +123,8 @@ func FuzzDecodeRecord(f *testing.F) {
 			t.Fatalf("re-decode %#v: %v", r, err)
 		}
 		s := scenarioState(t)
-		_, _ = Apply(s, r)
+		if next, err := Apply(s, r); err == nil {
+			checkFeatureInvariants(t, next)
+		}
 	})
 }

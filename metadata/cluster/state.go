@@ -23,6 +23,15 @@ type State struct {
 	Brokers        map[int32]Broker   `json:"brokers,omitempty"`
 	Topics         map[string]Topic   `json:"topics,omitempty"`
 	TopicIDs       map[TopicID]string `json:"-"` // index of Topics by ID, rebuilt on decode
+	// Features are the finalized feature levels UpdateFeatures records set
+	// (level 0 features absent); until the first one applies
+	// (FeaturesEpoch 0) the levels are DefaultFeatureLevels. Read them
+	// with FinalizedFeatures.
+	Features map[string]int16 `json:"features,omitempty"`
+	// FeaturesEpoch counts the UpdateFeatures records that changed a
+	// level: monotonic, the same on every replica, and what ApiVersions
+	// reports as FinalizedFeaturesEpoch.
+	FeaturesEpoch int64 `json:"features_epoch,omitempty"`
 }
 
 // Broker is one registered broker.
@@ -162,6 +171,9 @@ func DecodeState(b []byte) (State, error) {
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return State{}, fmt.Errorf("%w: state: %v", ErrMalformed, err)
+	}
+	if s.FeaturesEpoch < 0 || (s.FeaturesEpoch > 0 && s.Features[MetadataVersionFeature] == 0) {
+		return State{}, fmt.Errorf("%w: state: features epoch %d with features %v", ErrMalformed, s.FeaturesEpoch, s.Features)
 	}
 	s.TopicIDs = make(map[TopicID]string, len(s.Topics))
 	for name, t := range s.Topics {
