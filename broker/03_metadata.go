@@ -2,15 +2,32 @@ package broker
 
 // Metadata (key 3), v0–v12.
 //
-//   - This node is the only broker and the controller; it leads every
-//     partition, which has one replica, in the ISR.
+//   - Brokers are the registered, unfenced nodes (this node alone before it
+//     has registered); controller_id is the active controller, or a broker
+//     answering for a controller-only one (controllerID). Topics are this
+//     node's applied view of the metadata quorum: per partition its
+//     replicas, ISR, leader and leader epoch, and as offline replicas the
+//     ones not live; a leaderless partition has LEADER_NOT_AVAILABLE.
 //   - A null topic list means all topics; an empty one (v1+) none.
-//   - Unknown topics are auto-created with num.partitions when
-//     auto.create.topics.enable is on and the request allows it (v4+ flag;
-//     always before v4). Illegal names get INVALID_TOPIC_EXCEPTION.
+//   - Unknown topics are auto-created with num.partitions and
+//     default.replication.factor when auto.create.topics.enable is on and
+//     the request allows it (v4+ flag; always before v4). As in Kafka, the
+//     response of the request that creates a topic lists it with
+//     LEADER_NOT_AVAILABLE — its name and is_internal, a zero topic ID, no
+//     partitions — and the client asks again. The creation has committed
+//     through the quorum and been applied on this node before that
+//     response, so the next Metadata here lists the topic.
+//   - Unlike Kafka, a name whose topic deletion this node applied less than
+//     recreateGuardWindow (5 s) ago is not auto-created: the answer is
+//     UNKNOWN_TOPIC_OR_PARTITION, so the refreshes that follow a deletion
+//     (sarama's RefreshMetadata, clients of the topic reacting to the
+//     deletion) do not bring it back. CreateTopics is not affected.
+//   - Illegal names get INVALID_TOPIC_EXCEPTION.
 //   - v10+ requests may name topics by ID; unknown IDs get UNKNOWN_TOPIC_ID.
-//   - __consumer_offsets is listed with is_internal; naming it creates it
-//     with the group coordinator's settings (as FindCoordinator does).
+//   - __consumer_offsets and __transaction_state are listed with
+//     is_internal; naming one creates it with its coordinator's settings
+//     (as FindCoordinator does), answered LEADER_NOT_AVAILABLE like any
+//     auto-created topic.
 
 import (
 	"slices"
@@ -59,25 +76,29 @@ func handleMetadata(rc *requestContext, req *kmsg.MetadataRequest) kmsg.Response
 			continue
 		}
 		name := *rt.Topic
-		t := rc.s.topics.get(name)
-		var terr *topicError
-		if t == nil {
-			if err := validateTopicName(name); err != nil {
-				terr = newTopicError(kerr.InvalidTopicException, "%v", err)
-			} else if allowAuto {
-				t, terr = rc.s.topics.autoCreate(name)
-			} else {
-				terr = newTopicError(kerr.UnknownTopicOrPartition, "unknown topic")
-			}
-		}
-		if terr != nil {
-			mt := kmsg.NewMetadataResponseTopic()
-			mt.Topic = &name
-			mt.ErrorCode = rc.countError(terr.code)
-			resp.Topics = append(resp.Topics, mt)
+		if t := rc.s.topics.get(name); t != nil {
+			resp.Topics = append(resp.Topics, rc.metadataTopic(t))
 			continue
 		}
-		resp.Topics = append(resp.Topics, rc.metadataTopic(t))
+		var code int16
+		switch {
+		case validateTopicName(name) != nil:
+			code = kerr.InvalidTopicException.Code
+		case !allowAuto:
+			code = kerr.UnknownTopicOrPartition.Code
+		default:
+			code = kerr.LeaderNotAvailable.Code // created: the client asks again
+			if terr := rc.s.topics.autoCreate(name); terr != nil {
+				code = terr.code
+			}
+		}
+		// What Kafka lists for a topic it has no partitions of: the name,
+		// is_internal, a zero topic ID.
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic = &name
+		mt.IsInternal = isInternalTopic(name)
+		mt.ErrorCode = rc.countError(code)
+		resp.Topics = append(resp.Topics, mt)
 	}
 	return resp
 }

@@ -18,8 +18,12 @@ package broker
 //     configs; v7 the topic ID.
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
 func init() {
@@ -53,16 +57,13 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 				resp.Topics = append(resp.Topics, st)
 				continue
 			}
-			if msg := rc.s.checkAssignment(rt.ReplicaAssignment); msg != "" {
+			var msg string
+			if assignments, msg = replicaAssignment(rc.s.clusterState(), rt.ReplicaAssignment); msg != "" {
 				fail(kerr.InvalidReplicaAssignment.Code, msg)
 				resp.Topics = append(resp.Topics, st)
 				continue
 			}
-			partitions, rf = int32(len(rt.ReplicaAssignment)), int16(len(rt.ReplicaAssignment[0].Replicas))
-			assignments = make([][]int32, len(rt.ReplicaAssignment))
-			for _, a := range rt.ReplicaAssignment {
-				assignments[a.Partition] = a.Replicas
-			}
+			partitions, rf = int32(len(assignments)), int16(len(assignments[0]))
 		}
 		configs := map[string]string{}
 		for _, c := range rt.Configs {
@@ -111,4 +112,35 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp
+}
+
+// replicaAssignment checks a manual replica assignment against the applied
+// state and returns one replica list per partition, in partition order.
+// The entries may come in any order but must name each of partitions
+// 0..n-1 exactly once, each with the same non-zero number of distinct
+// registered brokers. msg is "" or what is wrong.
+func replicaAssignment(st cluster.State, as []kmsg.CreateTopicsRequestTopicReplicaAssignment) (assignments [][]int32, msg string) {
+	n := len(as)
+	byPartition := make(map[int32][]int32, n)
+	for _, a := range as {
+		if _, dup := byPartition[a.Partition]; dup {
+			return nil, fmt.Sprintf("partition %d is assigned more than once", a.Partition)
+		}
+		byPartition[a.Partition] = a.Replicas
+	}
+	assignments = make([][]int32, n)
+	for i := range assignments {
+		replicas, ok := byPartition[int32(i)]
+		if !ok {
+			return nil, fmt.Sprintf("partition %d is not assigned: the %d assignments must number the partitions 0..%d, each once", i, n, n-1)
+		}
+		if problem := replicaSetProblem(st, replicas); problem != "" {
+			return nil, fmt.Sprintf("partition %d: %s", i, problem)
+		}
+		if i > 0 && len(replicas) != len(assignments[0]) {
+			return nil, fmt.Sprintf("partition %d has %d replicas, partition 0 has %d: every partition needs the same number", i, len(replicas), len(assignments[0]))
+		}
+		assignments[i] = replicas
+	}
+	return assignments, ""
 }

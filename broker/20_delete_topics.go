@@ -6,6 +6,10 @@ package broker
 //     first, then its partition directories are removed; a crash in between
 //     is finished at the next start (orphan directories are removed).
 //   - UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID, TOPIC_DELETION_DISABLED.
+//   - Each node that applies the deletion refuses, for recreateGuardWindow
+//     (5 s), to auto-create the name through Metadata (03_metadata.go), so
+//     the metadata refreshes that follow a deletion do not bring the topic
+//     back; CreateTopics recreates it at once.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

@@ -2,10 +2,15 @@ package broker
 
 // CreatePartitions (key 37), v0–v3.
 //
-//   - The count can only grow (INVALID_PARTITIONS otherwise); a manual
-//     assignment must list exactly the new partitions, each on this node
-//     alone (INVALID_REPLICA_ASSIGNMENT); validate_only creates nothing. A
-//     topic named twice is INVALID_REQUEST.
+//   - The count can only grow (INVALID_PARTITIONS otherwise); validate_only
+//     creates nothing. A topic named twice is INVALID_REQUEST.
+//   - Without an assignment the controller's plan places the new
+//     partitions (with the topic's replication factor). A manual
+//     assignment is positional — one replica list per new partition, in
+//     partition order, first replica the preferred leader — and must list
+//     exactly the new partitions, each with the topic's replication factor
+//     and distinct registered brokers (INVALID_REPLICA_ASSIGNMENT with a
+//     message); the partitions are placed as it says.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -29,26 +34,19 @@ func handleCreatePartitions(rc *requestContext, req *kmsg.CreatePartitionsReques
 			st.ErrorCode = rc.countError(code)
 			st.ErrorMessage = &msg
 		}
-		switch {
-		case seen[rt.Topic] > 1:
+		if seen[rt.Topic] > 1 {
 			fail(kerr.InvalidRequest.Code, "topic named more than once in the request")
-		case !validAssignment(rt.Assignment, rc.s.cfg.NodeID):
-			fail(kerr.InvalidReplicaAssignment.Code, "each new partition must be placed on this node alone")
-		default:
-			if terr := rc.s.topics.grow(rt.Topic, rt.Count, len(rt.Assignment), req.ValidateOnly); terr != nil {
-				fail(terr.code, terr.message)
-			}
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		var assignments [][]int32
+		for _, a := range rt.Assignment {
+			assignments = append(assignments, a.Replicas)
+		}
+		if terr := rc.s.topics.grow(rt.Topic, rt.Count, assignments, req.ValidateOnly); terr != nil {
+			fail(terr.code, terr.message)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp
-}
-
-func validAssignment(as []kmsg.CreatePartitionsRequestTopicAssignment, node int32) bool {
-	for _, a := range as {
-		if len(a.Replicas) != 1 || a.Replicas[0] != node {
-			return false
-		}
-	}
-	return true
 }

@@ -83,7 +83,7 @@ func TestCreateTopics(t *testing.T) {
 		t.Errorf("249-character name: %v %v", err, resp[long].Err)
 	}
 
-	// A manual assignment must put each partition on this node alone.
+	// A manual assignment names registered brokers only (here this node).
 	assign := func(replicas ...[]int32) *kmsg.CreateTopicsRequest {
 		req := kmsg.NewPtrCreateTopicsRequest()
 		req.Version = 5
@@ -610,18 +610,24 @@ func TestMetadataAutoCreate(t *testing.T) {
 		for _, mt := range resp.Topics {
 			switch *mt.Topic {
 			case "auto-made":
-				if mt.ErrorCode != 0 || len(mt.Partitions) != 3 || mt.TopicID == [16]byte{} {
-					t.Errorf("auto-created: error %v, %d partitions", kerr.ErrorForCode(mt.ErrorCode), len(mt.Partitions))
-				}
-				for _, p := range mt.Partitions {
-					if p.Leader != 1 || len(p.Replicas) != 1 || len(p.ISR) != 1 {
-						t.Errorf("partition %d: leader %d replicas %v isr %v", p.Partition, p.Leader, p.Replicas, p.ISR)
-					}
+				// The creating request is answered as Kafka does; the
+				// client asks again (below).
+				if mt.ErrorCode != kerr.LeaderNotAvailable.Code || len(mt.Partitions) != 0 || tb.srv.topics.get("auto-made") == nil {
+					t.Errorf("auto-creating request: error %v, %d partitions", kerr.ErrorForCode(mt.ErrorCode), len(mt.Partitions))
 				}
 			case "bad/name":
 				if mt.ErrorCode != kerr.InvalidTopicException.Code {
 					t.Errorf("illegal name: %v", kerr.ErrorForCode(mt.ErrorCode))
 				}
+			}
+		}
+		resp = roundTrip[*kmsg.MetadataResponse](c, metadataFor(12, true, "auto-made"))
+		if mt := resp.Topics[0]; mt.ErrorCode != 0 || len(mt.Partitions) != 3 || mt.TopicID == [16]byte{} {
+			t.Errorf("auto-created: error %v, %d partitions", kerr.ErrorForCode(mt.ErrorCode), len(mt.Partitions))
+		}
+		for _, p := range resp.Topics[0].Partitions {
+			if p.Leader != 1 || len(p.Replicas) != 1 || len(p.ISR) != 1 {
+				t.Errorf("partition %d: leader %d replicas %v isr %v", p.Partition, p.Leader, p.Replicas, p.ISR)
 			}
 		}
 		resp = roundTrip[*kmsg.MetadataResponse](c, metadataFor(12, false, "not-allowed"))
@@ -630,8 +636,11 @@ func TestMetadataAutoCreate(t *testing.T) {
 		}
 		// Before v4 the request cannot opt out.
 		resp = roundTrip[*kmsg.MetadataResponse](c, metadataFor(3, false, "old-client"))
-		if resp.Topics[0].ErrorCode != 0 || tb.srv.topics.get("old-client") == nil {
+		if resp.Topics[0].ErrorCode != kerr.LeaderNotAvailable.Code || tb.srv.topics.get("old-client") == nil {
 			t.Errorf("v3 auto-create: %v", kerr.ErrorForCode(resp.Topics[0].ErrorCode))
+		}
+		if resp = roundTrip[*kmsg.MetadataResponse](c, metadataFor(3, false, "old-client")); resp.Topics[0].ErrorCode != 0 {
+			t.Errorf("v3 auto-created: %v", kerr.ErrorForCode(resp.Topics[0].ErrorCode))
 		}
 		// Empty list: no topics; null list: all.
 		if resp := roundTrip[*kmsg.MetadataResponse](c, metadataFor(12, false)); len(resp.Topics) != 0 {

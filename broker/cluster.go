@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"github.com/strata-streaming/strata/metadata"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
@@ -313,6 +311,7 @@ func (s *Server) onLeadershipChange(c leadershipChange) {
 
 // dropLocked forgets a deleted topic and removes its directories. Needs adminMu.
 func (m *topicManager) dropLocked(t *topicState) {
+	m.noteDeleted(t.name) // before the name leaves byName: see noteDeleted
 	m.mu.Lock()
 	if m.byName[t.name] == t {
 		delete(m.byName, t.name)
@@ -489,30 +488,4 @@ func (s *Server) movableLeaderships(st cluster.State) int {
 		}
 	}
 	return n
-}
-
-// checkAssignment validates a manual replica assignment (CreateTopics):
-// partitions 0..n-1 in order, the same non-zero replica count for each,
-// distinct registered brokers. It returns "" or what is wrong.
-func (s *Server) checkAssignment(as []kmsg.CreateTopicsRequestTopicReplicaAssignment) string {
-	st := s.clusterState()
-	for i, a := range as {
-		if a.Partition != int32(i) {
-			return fmt.Sprintf("replica assignment must list partitions 0..%d in order", len(as)-1)
-		}
-		if len(a.Replicas) == 0 || len(a.Replicas) != len(as[0].Replicas) {
-			return "every partition needs the same, non-zero number of replicas"
-		}
-		seen := map[int32]bool{}
-		for _, r := range a.Replicas {
-			if _, ok := st.Brokers[r]; !ok {
-				return fmt.Sprintf("partition %d: broker %d is not registered", i, r)
-			}
-			if seen[r] {
-				return fmt.Sprintf("partition %d: broker %d listed twice", i, r)
-			}
-			seen[r] = true
-		}
-	}
-	return ""
 }

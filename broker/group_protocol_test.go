@@ -203,7 +203,13 @@ func TestConsumerOffsetsTopicIsProtected(t *testing.T) {
 	rt := kmsg.NewMetadataRequestTopic()
 	rt.Topic = kmsg.StringPtr(consumerOffsetsTopic)
 	req.Topics = []kmsg.MetadataRequestTopic{rt}
+	// The creating request is answered LEADER_NOT_AVAILABLE, as Kafka
+	// does; the client asks again.
 	meta := roundTrip[*kmsg.MetadataResponse](c, req)
+	if meta.Topics[0].ErrorCode != kerr.LeaderNotAvailable.Code || !meta.Topics[0].IsInternal {
+		t.Fatalf("creating metadata %+v", meta.Topics[0])
+	}
+	meta = roundTrip[*kmsg.MetadataResponse](c, req)
 	if meta.Topics[0].ErrorCode != 0 || len(meta.Topics[0].Partitions) != 50 || !meta.Topics[0].IsInternal {
 		t.Fatalf("metadata %+v", meta.Topics[0])
 	}

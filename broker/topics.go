@@ -1,10 +1,12 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -13,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strata-streaming/strata/metadata"
+	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
 // topicState is a topic with its open partitions.
@@ -36,10 +39,32 @@ type topicManager struct {
 	adminMu sync.Mutex
 	byName  map[string]*topicState
 	byID    map[metadata.TopicID]*topicState
+
+	// deleted remembers, for recreateGuardWindow, when this node applied
+	// the deletion of each recently deleted topic: Metadata does not
+	// auto-create those names (recreateRefused).
+	deleted struct {
+		sync.Mutex
+		at  map[string]time.Time
+		now func() time.Time // time.Now; tests move it
+	}
 }
+
+// recreateGuardWindow is how long after this node applied a topic's
+// deletion a Metadata request does not auto-create a topic of that name.
+// It covers the refreshes that follow a deletion at once — the deleting
+// client's own (sarama's RefreshMetadata, an admin tool's describe),
+// producers and consumers of the topic reacting to
+// UNKNOWN_TOPIC_OR_PARTITION within their retry backoff — which would
+// otherwise bring the topic straight back. It is short so that an
+// application still using the topic a few seconds later gets it
+// auto-created again, as in Kafka. CreateTopics is never refused.
+const recreateGuardWindow = 5 * time.Second
 
 func openTopicManager(s *Server) (*topicManager, error) {
 	m := &topicManager{s: s, byName: map[string]*topicState{}, byID: map[metadata.TopicID]*topicState{}}
+	m.deleted.at = map[string]time.Time{}
+	m.deleted.now = time.Now
 	if err := m.removeOrphanDirs(); err != nil {
 		return nil, err
 	}
@@ -212,8 +237,17 @@ func (m *topicManager) create(name string, partitions int32, replicationFactor i
 }
 
 // createAssigned is create with an optional manual replica assignment (one
-// replica list per partition, already checked by checkAssignment).
+// replica list per partition, in partition order, already checked by
+// replicaAssignment).
 func (m *topicManager) createAssigned(name string, partitions int32, replicationFactor int16, configs map[string]string, assignments [][]int32, validateOnly bool) (*topicState, *topicError) {
+	return m.createChecked(name, partitions, replicationFactor, configs, assignments, validateOnly, nil)
+}
+
+// createChecked is createAssigned with a last check: refuse, when set, is
+// asked under adminMu once the node has caught up with the applied
+// metadata (so every deletion applied by then is known), and a non-nil
+// answer stops the creation.
+func (m *topicManager) createChecked(name string, partitions int32, replicationFactor int16, configs map[string]string, assignments [][]int32, validateOnly bool, refuse func() *topicError) (*topicState, *topicError) {
 	if err := validateTopicName(name); err != nil {
 		return nil, newTopicError(kerr.InvalidTopicException, "%v", err)
 	}
@@ -248,6 +282,11 @@ func (m *topicManager) createAssigned(name string, partitions int32, replication
 	}
 	if other := m.collidingTopic(name); other != "" {
 		return nil, newTopicError(kerr.InvalidTopicException, "topic %q collides with existing topic %q ('.' and '_' are interchangeable in metric names)", name, other)
+	}
+	if refuse != nil {
+		if terr := refuse(); terr != nil {
+			return nil, terr
+		}
 	}
 	if validateOnly {
 		return nil, nil
@@ -304,32 +343,75 @@ func (m *topicManager) collidingTopic(name string) string {
 	return ""
 }
 
-// autoCreate creates a topic with broker defaults if auto-creation is on.
-// It reports the topic (existing or new) or why there is none.
-func (m *topicManager) autoCreate(name string) (*topicState, *topicError) {
-	if t := m.get(name); t != nil {
-		return t, nil
+// autoCreate creates a topic for a Metadata request that named it: with
+// broker defaults, or for an internal topic with its coordinator's
+// settings. It reports nil once the topic exists (created by this call or
+// a moment ago by another), else why there is none: auto-creation is off,
+// the name's deletion was applied here less than recreateGuardWindow ago
+// (UNKNOWN_TOPIC_OR_PARTITION, retriable), or the creation failed.
+func (m *topicManager) autoCreate(name string) *topicError {
+	if m.get(name) != nil {
+		return nil
 	}
 	if !m.s.cfg.AutoCreateTopics {
-		return nil, newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
+		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
 	}
 	if isInternalTopic(name) {
-		// Created by its owner with its own settings (group_coordinator.go).
-		if m.s.groups != nil && m.s.groups.ensureTopic() != nil {
-			if t := m.get(name); t != nil {
-				return t, nil
-			}
+		// Created by its owner with its own settings (group_coordinator.go,
+		// txn_coordinator.go); never deleted, so never guarded.
+		switch {
+		case name == consumerOffsetsTopic && m.s.groups != nil:
+			m.s.groups.ensureTopic()
+		case name == transactionStateTopic && m.s.txns != nil:
+			m.s.txns.ensureTopic()
 		}
-		return nil, newTopicError(kerr.LeaderNotAvailable, "internal topic %q is not available yet", name)
+		if m.get(name) == nil {
+			return newTopicError(kerr.LeaderNotAvailable, "internal topic %q is not available yet", name)
+		}
+		return nil
 	}
-	t, terr := m.create(name, -1, -1, nil, false)
+	_, terr := m.createChecked(name, -1, -1, nil, nil, false, func() *topicError { return m.recreateRefused(name) })
 	if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
-		if t := m.get(name); t != nil {
-			return t, nil
+		if m.get(name) != nil {
+			return nil
 		}
-		return nil, newTopicError(kerr.LeaderNotAvailable, "topic %q is being created", name)
+		return newTopicError(kerr.LeaderNotAvailable, "topic %q is being created", name)
 	}
-	return t, terr
+	return terr
+}
+
+// noteDeleted records that this node applied the deletion of a topic
+// named name now, and forgets deletions older than recreateGuardWindow.
+// syncLocked calls it before the name leaves byName, so a Metadata
+// request that no longer finds the topic finds the deletion.
+func (m *topicManager) noteDeleted(name string) {
+	m.deleted.Lock()
+	defer m.deleted.Unlock()
+	now := m.deleted.now()
+	for n, at := range m.deleted.at {
+		if now.Sub(at) >= recreateGuardWindow {
+			delete(m.deleted.at, n)
+		}
+	}
+	m.deleted.at[name] = now
+}
+
+// recreateRefused reports UNKNOWN_TOPIC_OR_PARTITION when this node
+// applied the deletion of a topic named name less than
+// recreateGuardWindow ago, else nil.
+func (m *topicManager) recreateRefused(name string) *topicError {
+	m.deleted.Lock()
+	defer m.deleted.Unlock()
+	at, ok := m.deleted.at[name]
+	if !ok {
+		return nil
+	}
+	ago := m.deleted.now().Sub(at)
+	if ago >= recreateGuardWindow {
+		delete(m.deleted.at, name)
+		return nil
+	}
+	return newTopicError(kerr.UnknownTopicOrPartition, "topic %q was deleted %v ago; Metadata does not auto-create it again within %v of its deletion (CreateTopics does)", name, ago.Round(time.Millisecond), recreateGuardWindow)
 }
 
 // delete removes a topic: from the store first (the point of no return),
@@ -354,9 +436,12 @@ func (m *topicManager) delete(name string) *topicError {
 	return nil
 }
 
-// grow adds partitions (CreatePartitions). assigned is the number of
-// manual assignments given, 0 for none; it must match the partitions added.
-func (m *topicManager) grow(name string, count int32, assigned int, validateOnly bool) *topicError {
+// grow adds partitions (CreatePartitions). assignments, when not nil,
+// places the new partitions (one replica list each, in partition order,
+// first replica the preferred leader); it must list exactly the partitions
+// added, each with the topic's replication factor and distinct registered
+// brokers. Without it the controller's plan places them.
+func (m *topicManager) grow(name string, count int32, assignments [][]int32, validateOnly bool) *topicError {
 	if isInternalTopic(name) {
 		// Groups are placed by partition count: adding partitions would move them.
 		return newTopicError(kerr.InvalidRequest, "%s is an internal topic; its partition count cannot change", name)
@@ -376,20 +461,91 @@ func (m *topicManager) grow(name string, count int32, assigned int, validateOnly
 		return newTopicError(kerr.InvalidPartitions, "topic %q already has %d partitions", name, current)
 	case count > 100000:
 		return newTopicError(kerr.InvalidPartitions, "number of partitions %d is over the limit of 100000", count)
-	case assigned > 0 && assigned != int(count-current):
-		return newTopicError(kerr.InvalidReplicaAssignment, "%d new partitions but %d assignments", count-current, assigned)
+	case assignments != nil && len(assignments) != int(count-current):
+		return newTopicError(kerr.InvalidReplicaAssignment, "%d new partitions but %d assignments", count-current, len(assignments))
+	}
+	if assignments != nil {
+		st := m.s.clusterState()
+		ct, ok := st.Topic(name)
+		if !ok || metadata.TopicID(ct.ID) != t.id {
+			return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
+		}
+		// The replica count a reassignment of partition 0 is heading for,
+		// as the state machine checks.
+		rf := len(ct.Partitions[0].TargetReplicas())
+		for i, replicas := range assignments {
+			partition := current + int32(i)
+			if len(replicas) != rf {
+				return newTopicError(kerr.InvalidReplicaAssignment, "partition %d: %d replicas, but the topic's partitions have %d", partition, len(replicas), rf)
+			}
+			if msg := replicaSetProblem(st, replicas); msg != "" {
+				return newTopicError(kerr.InvalidReplicaAssignment, "partition %d: %s", partition, msg)
+			}
+		}
 	}
 	if validateOnly {
 		return nil
 	}
-	meta.LeaderEpochs = append(meta.LeaderEpochs, make([]int32, count-current)...)
-	if err := m.s.store.UpdateTopic(meta); err != nil {
-		return newTopicError(kerr.UnknownServerError, "storing topic: %v", err)
+	if assignments != nil {
+		if terr := m.proposeAssignedPartitions(name, assignments); terr != nil {
+			return terr
+		}
+	} else {
+		meta.LeaderEpochs = append(meta.LeaderEpochs, make([]int32, count-current)...)
+		if err := m.s.store.UpdateTopic(meta); err != nil {
+			return newTopicError(kerr.UnknownServerError, "storing topic: %v", err)
+		}
 	}
 	if err := m.syncLocked(m.s.clusterState(), nil)[name]; err != nil {
 		return newTopicError(kerr.KafkaStorageError, "creating partitions: %v", err)
 	}
 	return nil
+}
+
+// proposeTimeout bounds one metadata change proposed from here, as the
+// metadata store bounds its own.
+const proposeTimeout = 10 * time.Second
+
+// proposeAssignedPartitions commits new partitions placed by a manual
+// assignment (the metadata store places new partitions by its plan only).
+func (m *topicManager) proposeAssignedPartitions(name string, assignments [][]int32) *topicError {
+	rec := cluster.CreatePartitions{Topic: name}
+	for _, replicas := range assignments {
+		rec.Partitions = append(rec.Partitions, cluster.PartitionAssignment{Replicas: slices.Clone(replicas)})
+	}
+	ctx, cancel := context.WithTimeout(m.s.ctx, proposeTimeout)
+	defer cancel()
+	_, err := m.s.raft.Member().Propose(ctx, rec)
+	var notLeader *metadata.NotLeaderError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, cluster.ErrTopicNotFound):
+		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
+	case errors.Is(err, cluster.ErrReplicaCountDiffering), errors.Is(err, cluster.ErrInvalid):
+		return newTopicError(kerr.InvalidReplicaAssignment, "%v", err)
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &notLeader):
+		return newTopicError(kerr.RequestTimedOut, "the metadata quorum did not apply the new partitions in time; they may still be created")
+	default:
+		return newTopicError(kerr.UnknownServerError, "storing partitions: %v", err)
+	}
+}
+
+// replicaSetProblem checks one partition's replica list: non-empty,
+// distinct brokers, each registered. It returns "" or what is wrong.
+func replicaSetProblem(st cluster.State, replicas []int32) string {
+	if len(replicas) == 0 {
+		return "no replicas"
+	}
+	for i, id := range replicas {
+		if slices.Contains(replicas[:i], id) {
+			return fmt.Sprintf("broker %d is listed twice", id)
+		}
+		if _, ok := st.Brokers[id]; !ok {
+			return fmt.Sprintf("broker %d is not registered", id)
+		}
+	}
+	return ""
 }
 
 // setConfigs replaces a topic's overrides after validation and applies them
