@@ -4,7 +4,18 @@ package broker
 //
 //   - Each partition's records are validated (magic 2, lengths, CRC-32C) and
 //     appended exactly as sent; only baseOffset and partitionLeaderEpoch are
-//     rewritten. No decompression.
+//     rewritten. No decompression, unless the topic's compression.type
+//     names a codec: batches in another codec are then recompressed with it
+//     (recompress.go). A decompressed batch may inflate to 16 ×
+//     max.message.bytes, at least 1 MiB (MESSAGE_TOO_LARGE beyond;
+//     CORRUPT_MESSAGE if it does not decode).
+//   - Records that break a topic rule fail the whole batch and are named by
+//     index in record_errors (v8+, KIP-467) with error_message: a key-less
+//     record on a compacted topic (INVALID_RECORD), a CreateTime timestamp
+//     outside message.timestamp.before.max.ms / after.max.ms
+//     (INVALID_TIMESTAMP, which wins if both occur). Clients fail those
+//     records and report the rest with their own error (librdkafka:
+//     _INVALID_DIFFERENT_RECORD).
 //   - CORRUPT_MESSAGE for a bad batch, MESSAGE_TOO_LARGE over the topic's
 //     max.message.bytes, UNKNOWN_TOPIC_OR_PARTITION for a missing topic or
 //     partition (produce never auto-creates; Metadata does, as in Kafka),
@@ -164,12 +175,18 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 			return
 		}
 	}
-	res := p.appendRecords(rp.Records, cfg.maxMessageBytes(), cfg.logAppendTime(), false)
+	res := p.appendRecords(rp.Records, cfg, false)
 	if res.needsTxnVerify {
 		res = rc.produceVerified(p, name, *transactionalID, rp.Records, cfg)
 	}
 	if res.code != 0 {
 		fail(res.code, res.message)
+		for _, v := range res.recordErrors { // v8+ (KIP-467); not encoded below v8
+			re := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+			re.RelativeOffset = v.Index
+			re.ErrorMessage = &v.Message
+			sp.ErrorRecords = append(sp.ErrorRecords, re)
+		}
 		return
 	}
 	if acks == -1 {
@@ -200,7 +217,7 @@ func (rc *requestContext) produceVerified(p *partition, name, transactionalID st
 		// Another node coordinates this transaction: append unverified
 		// (KIP-890's check needs the coordinator's answer, which a
 		// multi-node cluster does not fetch yet).
-		return p.appendRecords(records, cfg.maxMessageBytes(), cfg.logAppendTime(), true)
+		return p.appendRecords(records, cfg, true)
 	}
 	if failed != nil {
 		return appendResult{code: failed.Code}
@@ -208,7 +225,7 @@ func (rc *requestContext) produceVerified(p *partition, name, transactionalID st
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if sh.coord == nil {
-		return p.appendRecords(records, cfg.maxMessageBytes(), cfg.logAppendTime(), true)
+		return p.appendRecords(records, cfg, true)
 	}
 	tp := txn.TopicPartition{Topic: name, Partition: p.index}
 	results := sh.coord.VerifyPartitions(txn.AddPartitionsRequest{
@@ -222,5 +239,5 @@ func (rc *requestContext) produceVerified(p *partition, name, transactionalID st
 		}
 		return appendResult{code: verr.Code, message: "partition is not in the producer's ongoing transaction"}
 	}
-	return p.appendRecords(records, cfg.maxMessageBytes(), cfg.logAppendTime(), true)
+	return p.appendRecords(records, cfg, true)
 }

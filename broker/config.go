@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/strata-streaming/strata/broker/storage"
 	"github.com/strata-streaming/strata/tiering"
 )
 
@@ -63,10 +64,24 @@ type Config struct {
 	LogIndexSizeMaxBytes        int32 // log.index.size.max.bytes
 	LogCleanupPolicy            string
 	LogMessageTimestampType     string // log.message.timestamp.type
-	MinInsyncReplicas           int32  // min.insync.replicas
-	FileDeleteDelayMs           int64  // file.delete.delay.ms
-	LogCheckpointIntervalMs     int64  // log.flush.offset.checkpoint.interval.ms
-	LogCleanerBackoffMs         int64  // log.cleaner.backoff.ms: how often compacted logs are checked for cleaning
+	// LogMessageTimestampBeforeMaxMs and AfterMaxMs bound how far a
+	// CreateTime record's timestamp may lie before or after the broker's
+	// clock (KIP-937; Kafka 4's defaults: unbounded before, one hour after).
+	LogMessageTimestampBeforeMaxMs int64 // log.message.timestamp.before.max.ms
+	LogMessageTimestampAfterMaxMs  int64 // log.message.timestamp.after.max.ms
+	MinInsyncReplicas              int32 // min.insync.replicas
+	FileDeleteDelayMs              int64 // file.delete.delay.ms
+	LogCheckpointIntervalMs        int64 // log.flush.offset.checkpoint.interval.ms
+	LogCleanerBackoffMs            int64 // log.cleaner.backoff.ms: how often compacted logs are checked for cleaning
+
+	// CompressionType (compression.type) is the default of the topic
+	// config: "producer" stores batches as produced; uncompressed, gzip,
+	// snappy, lz4 or zstd stores every batch with that codec, at the
+	// KIP-390 level of compression.{gzip,lz4,zstd}.level.
+	CompressionType      string
+	CompressionGzipLevel int32 // compression.gzip.level: 1..9, or -1 for the codec's default
+	CompressionLz4Level  int32 // compression.lz4.level: 1..17 (9, the default, is lz4's fast mode)
+	CompressionZstdLevel int32 // compression.zstd.level: -131072..22
 
 	// Transactions (txn_coordinator.go).
 	TransactionStateLogNumPartitions int32 // transaction.state.log.num.partitions
@@ -125,28 +140,34 @@ func DefaultConfig() Config {
 		OffsetsTopicReplicationFactor:        3,
 		TransactionStateLogReplicationFactor: 3,
 
-		AutoCreateTopics:            true,
-		NumPartitions:               1,
-		DefaultReplicationFactor:    1,
-		MessageMaxBytes:             1048588,
-		SocketRequestMaxBytes:       100 * 1024 * 1024,
-		DeleteTopicEnable:           true,
-		LogSegmentBytes:             1 << 30,
-		LogRollMs:                   7 * 24 * 3600 * 1000,
-		LogRetentionMs:              7 * 24 * 3600 * 1000,
-		LogRetentionBytes:           -1,
-		LogRetentionCheckIntervalMs: 5 * 60 * 1000,
-		LogFlushIntervalMessages:    math.MaxInt64,
-		LogFlushIntervalMs:          math.MaxInt64,
-		LogFlushSchedulerIntervalMs: 1000,
-		LogIndexIntervalBytes:       4096,
-		LogIndexSizeMaxBytes:        10 * 1024 * 1024,
-		LogCleanupPolicy:            "delete",
-		LogMessageTimestampType:     "CreateTime",
-		MinInsyncReplicas:           1,
-		FileDeleteDelayMs:           60000,
-		LogCheckpointIntervalMs:     60000,
-		LogCleanerBackoffMs:         15000,
+		AutoCreateTopics:               true,
+		NumPartitions:                  1,
+		DefaultReplicationFactor:       1,
+		MessageMaxBytes:                1048588,
+		SocketRequestMaxBytes:          100 * 1024 * 1024,
+		DeleteTopicEnable:              true,
+		LogSegmentBytes:                1 << 30,
+		LogRollMs:                      7 * 24 * 3600 * 1000,
+		LogRetentionMs:                 7 * 24 * 3600 * 1000,
+		LogRetentionBytes:              -1,
+		LogRetentionCheckIntervalMs:    5 * 60 * 1000,
+		LogFlushIntervalMessages:       math.MaxInt64,
+		LogFlushIntervalMs:             math.MaxInt64,
+		LogFlushSchedulerIntervalMs:    1000,
+		LogIndexIntervalBytes:          4096,
+		LogIndexSizeMaxBytes:           10 * 1024 * 1024,
+		LogCleanupPolicy:               "delete",
+		LogMessageTimestampType:        "CreateTime",
+		LogMessageTimestampBeforeMaxMs: math.MaxInt64,
+		LogMessageTimestampAfterMaxMs:  3600000,
+		MinInsyncReplicas:              1,
+		FileDeleteDelayMs:              60000,
+		CompressionType:                "producer",
+		CompressionGzipLevel:           storage.GzipLevelDefault,
+		CompressionLz4Level:            storage.LZ4LevelDefault,
+		CompressionZstdLevel:           storage.ZstdLevelDefault,
+		LogCheckpointIntervalMs:        60000,
+		LogCleanerBackoffMs:            15000,
 
 		TransactionStateLogNumPartitions: 50,
 		TransactionMaxTimeoutMs:          900000,
@@ -214,6 +235,24 @@ func int32Prop(field func(c *Config) *int32, min int32) brokerProperty {
 			}
 			if int32(n) < min {
 				return fmt.Errorf("must be at least %d", min)
+			}
+			*field(c) = int32(n)
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatInt(int64(*field(c)), 10) },
+	}
+}
+
+// int32RangeProp is an int property whose values r accepts.
+func int32RangeProp(field func(c *Config) *int32, r intRange) brokerProperty {
+	return brokerProperty{
+		set: func(c *Config, v string) error {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+			if err != nil {
+				return fmt.Errorf("not a 32-bit integer: %q", v)
+			}
+			if err := r.check(n); err != nil {
+				return err
 			}
 			*field(c) = int32(n)
 			return nil
@@ -342,6 +381,12 @@ var brokerProperties = map[string]brokerProperty{
 	"remote.log.cache.read.ahead.chunks":           int32Prop(func(c *Config) *int32 { return &c.RemoteLogCacheReadAheadChunks }, 1),
 	"log.cleanup.policy":                           stringProp(func(c *Config) *string { return &c.LogCleanupPolicy }, "delete", "compact", "compact,delete", "delete,compact"),
 	"log.message.timestamp.type":                   stringProp(func(c *Config) *string { return &c.LogMessageTimestampType }, "CreateTime", "LogAppendTime"),
+	"log.message.timestamp.before.max.ms":          intProp(func(c *Config) *int64 { return &c.LogMessageTimestampBeforeMaxMs }, 1),
+	"log.message.timestamp.after.max.ms":           intProp(func(c *Config) *int64 { return &c.LogMessageTimestampAfterMaxMs }, 1),
+	"compression.type":                             stringProp(func(c *Config) *string { return &c.CompressionType }, compressionTypes...),
+	"compression.gzip.level":                       int32RangeProp(func(c *Config) *int32 { return &c.CompressionGzipLevel }, gzipLevels),
+	"compression.lz4.level":                        int32RangeProp(func(c *Config) *int32 { return &c.CompressionLz4Level }, lz4Levels),
+	"compression.zstd.level":                       int32RangeProp(func(c *Config) *int32 { return &c.CompressionZstdLevel }, zstdLevels),
 
 	"offsets.topic.num.partitions":         int32Prop(func(c *Config) *int32 { return &c.OffsetsTopicNumPartitions }, 1),
 	"offsets.topic.segment.bytes":          intProp(func(c *Config) *int64 { return &c.OffsetsTopicSegmentBytes }, 1),

@@ -33,7 +33,8 @@ func topicConfigType(name string) kmsg.ConfigType {
 		return kmsg.ConfigTypeDouble
 	case "preallocate", "remote.storage.enable", "unclean.leader.election.enable":
 		return kmsg.ConfigTypeBoolean
-	case "max.message.bytes", "min.insync.replicas", "index.interval.bytes", "segment.bytes", "segment.index.bytes":
+	case "max.message.bytes", "min.insync.replicas", "index.interval.bytes", "segment.bytes", "segment.index.bytes",
+		"compression.gzip.level", "compression.lz4.level", "compression.zstd.level":
 		return kmsg.ConfigTypeInt
 	}
 	return kmsg.ConfigTypeLong

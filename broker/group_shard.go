@@ -231,7 +231,7 @@ func (sh *groupShard) flushQueue(reloadOnFailure bool) {
 func (sh *groupShard) append(batch []byte) error {
 	p := sh.part
 	cfg := sh.c.s.topics.topicConfig(p.topic)
-	res := p.appendRecords(batch, cfg.maxMessageBytes(), cfg.logAppendTime(), true)
+	res := p.appendRecords(batch, cfg, true)
 	if res.code != 0 {
 		err := fmt.Errorf("broker: append to %s-%d: %s", consumerOffsetsTopic, sh.index, kerr.ErrorForCode(res.code))
 		if res.message != "" {

@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -195,6 +196,7 @@ func (p *partition) writeTxnMarkerEpoch(producerID int64, epoch int16, commit bo
 type appendResult struct {
 	code          int16
 	message       string
+	recordErrors  []storage.RecordViolation // the records that broke a topic rule (KIP-467); nothing was appended
 	baseOffset    int64
 	lastOffset    int64
 	logAppendTime int64
@@ -205,13 +207,63 @@ type appendResult struct {
 	needsTxnVerify bool
 }
 
+// recordRules are the per-record rules of a topic at time now: a key on
+// compacted topics, and for CreateTime topics the timestamp bounds of
+// message.timestamp.before.max.ms / after.max.ms (KIP-937).
+func recordRules(cfg effectiveTopicConfig, compacted bool, now int64) storage.RecordRules {
+	rules := storage.RecordRules{RequireKey: compacted, MinTimestamp: math.MinInt64, MaxTimestamp: math.MaxInt64,
+		MaxDecompressedBytes: storage.InflationLimit(cfg.maxMessageBytes())}
+	if cfg.logAppendTime() {
+		return rules // the broker's clock replaces the producer's timestamps
+	}
+	if before := cfg.int64("message.timestamp.before.max.ms"); before >= 0 && before < now {
+		rules.MinTimestamp = now - before
+	}
+	if after := cfg.int64("message.timestamp.after.max.ms"); after >= 0 && after <= math.MaxInt64-now {
+		rules.MaxTimestamp = now + after
+	}
+	return rules
+}
+
+// checkRecordRules refuses a produce whose records break the topic's
+// per-record rules, as Kafka does: the whole batch fails, the answer names
+// each offending record by index (KIP-467 record_errors) so the client
+// fails only those and retries or reports the others, and the error is
+// INVALID_TIMESTAMP if a timestamp was out of bounds, else INVALID_RECORD.
+func checkRecordRules(records []byte, rules storage.RecordRules) (appendResult, bool) {
+	violations, err := storage.CheckRecords(records, rules)
+	if err != nil {
+		return inflationFailure(err, rules.MaxDecompressedBytes), false
+	}
+	if len(violations) == 0 {
+		return appendResult{}, true
+	}
+	res := appendResult{code: kerr.InvalidRecord.Code, recordErrors: violations}
+	for _, v := range violations {
+		if v.Timestamp {
+			res.code = kerr.InvalidTimestamp.Code
+			break
+		}
+	}
+	first := violations[0].Message
+	if len(violations) > 1 {
+		first = fmt.Sprintf("%s (and %d more records)", first, len(violations)-1)
+	}
+	res.message = first
+	return res, false
+}
+
 // appendRecords validates a produce's record bytes and appends them. The
 // bytes are appended as they came, with only baseOffset and
-// partitionLeaderEpoch rewritten. A transactional batch that would open its
-// producer's transaction on this partition is refused with needsTxnVerify
-// unless txnVerified says the coordinator has confirmed the partition is in
-// the transaction (KIP-890; see produceVerified).
-func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppendTime, txnVerified bool) appendResult {
+// partitionLeaderEpoch rewritten, unless the topic's compression.type
+// names another codec than a batch's (recompressForTopic). A
+// transactional batch that would open its producer's transaction on this
+// partition is refused with needsTxnVerify unless txnVerified says the
+// coordinator has confirmed the partition is in the transaction (KIP-890;
+// see produceVerified).
+func (p *partition) appendRecords(records []byte, cfg effectiveTopicConfig, txnVerified bool) appendResult {
+	maxMessageBytes, logAppendTime := cfg.maxMessageBytes(), cfg.logAppendTime()
+	now := time.Now().UnixMilli()
 	headers, err := storage.ValidateBatches(records)
 	if err != nil {
 		if errors.Is(err, storage.ErrUnsupportedMagic) {
@@ -233,16 +285,17 @@ func (p *partition) appendRecords(records []byte, maxMessageBytes int64, logAppe
 			return appendResult{code: kerr.InvalidRecord.Code, message: "idempotent produce must carry exactly one batch per partition"}
 		}
 	}
-	if p.log.Compacted() {
-		// Kafka refuses keyless records on compacted topics.
-		if null, err := storage.RecordsHaveNullKey(records); err != nil {
-			return appendResult{code: kerr.CorruptMessage.Code, message: err.Error()}
-		} else if null {
-			return appendResult{code: kerr.InvalidRecord.Code, message: "compacted topic cannot accept a record without a key"}
-		}
+	// Per-record rules on the batches as produced, then compression.type:
+	// both decompress only when they must, bounded by
+	// storage.InflationLimit, and before the partition lock.
+	if res, ok := checkRecordRules(records, recordRules(cfg, p.log.Compacted(), now)); !ok {
+		return res
+	}
+	records, headers, failed := recompressForTopic(records, headers, cfg)
+	if failed.code != 0 {
+		return failed
 	}
 
-	now := time.Now().UnixMilli()
 	opts := storage.AppendOptions{}
 	if logAppendTime {
 		opts.LogAppendTime = now

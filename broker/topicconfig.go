@@ -44,6 +44,46 @@ func validateOneOf(allowed ...string) func(string) error {
 	}
 }
 
+// intRange is the values an int config accepts: [min, max], and also
+// extra if set (gzip's -1, "the codec's default").
+type intRange struct {
+	min, max int64
+	extra    *int64
+}
+
+var (
+	gzipDefault = int64(storage.GzipLevelDefault)
+	gzipLevels  = intRange{min: storage.GzipLevelMin, max: storage.GzipLevelMax, extra: &gzipDefault}
+	lz4Levels   = intRange{min: storage.LZ4LevelMin, max: storage.LZ4LevelMax}
+	zstdLevels  = intRange{min: storage.ZstdLevelMin, max: storage.ZstdLevelMax}
+)
+
+func (r intRange) check(n int64) error {
+	switch {
+	case n >= r.min && n <= r.max, r.extra != nil && n == *r.extra:
+		return nil
+	case r.extra != nil:
+		return fmt.Errorf("%d is not in [%d, %d] or %d", n, r.min, r.max, *r.extra)
+	}
+	return fmt.Errorf("%d is not in [%d, %d]", n, r.min, r.max)
+}
+
+func validateInt(r intRange) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil {
+			return fmt.Errorf("%q is not an int", v)
+		}
+		return r.check(n)
+	}
+}
+
+// compressionTypes are the values of compression.type (topic config and
+// broker property), in Kafka's order. "producer" stores each batch as
+// produced; the others store every batch with that codec, recompressing
+// those produced with another (recompress.go).
+var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}
+
 func validateDouble(min, max float64) func(string) error {
 	return func(v string) error {
 		f, err := strconv.ParseFloat(v, 64)
@@ -74,10 +114,14 @@ func init() {
 	defs := []topicConfigDef{
 		{name: "cleanup.policy", brokerSynonyms: []string{"log.cleanup.policy"}, defaultValue: func(c *Config) string { return c.LogCleanupPolicy },
 			validate: validateOneOf("delete", "compact", "compact,delete", "delete,compact")},
-		{name: "compression.type", defaultValue: constant("producer"),
-			// Strata stores batches exactly as produced; recompressing on
-			// the broker would cost the zero-copy path, so only "producer".
-			validate: validateOneOf("producer")},
+		{name: "compression.type", brokerSynonyms: []string{"compression.type"}, defaultValue: func(c *Config) string { return c.CompressionType },
+			validate: validateOneOf(compressionTypes...)},
+		{name: "compression.gzip.level", brokerSynonyms: []string{"compression.gzip.level"}, defaultValue: fromInt64(func(c *Config) int64 { return int64(c.CompressionGzipLevel) }),
+			validate: validateInt(gzipLevels)},
+		{name: "compression.lz4.level", brokerSynonyms: []string{"compression.lz4.level"}, defaultValue: fromInt64(func(c *Config) int64 { return int64(c.CompressionLz4Level) }),
+			validate: validateInt(lz4Levels)},
+		{name: "compression.zstd.level", brokerSynonyms: []string{"compression.zstd.level"}, defaultValue: fromInt64(func(c *Config) int64 { return int64(c.CompressionZstdLevel) }),
+			validate: validateInt(zstdLevels)},
 		{name: "delete.retention.ms", defaultValue: constant("86400000"), validate: validateLong(0)},
 		{name: "file.delete.delay.ms", brokerSynonyms: []string{"file.delete.delay.ms"}, defaultValue: fromInt64(func(c *Config) int64 { return c.FileDeleteDelayMs }), validate: validateLong(0)},
 		{name: "flush.messages", brokerSynonyms: []string{"log.flush.interval.messages"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogFlushIntervalMessages }), validate: validateLong(1)},
@@ -89,8 +133,8 @@ func init() {
 		{name: "max.message.bytes", brokerSynonyms: []string{"message.max.bytes"}, defaultValue: fromInt64(func(c *Config) int64 { return int64(c.MessageMaxBytes) }), validate: validateLong(0)},
 		{name: "message.timestamp.type", brokerSynonyms: []string{"log.message.timestamp.type"}, defaultValue: func(c *Config) string { return c.LogMessageTimestampType },
 			validate: validateOneOf("CreateTime", "LogAppendTime")},
-		{name: "message.timestamp.after.max.ms", defaultValue: constant(strconv.FormatInt(math.MaxInt64, 10)), validate: validateLong(0)},
-		{name: "message.timestamp.before.max.ms", defaultValue: constant(strconv.FormatInt(math.MaxInt64, 10)), validate: validateLong(0)},
+		{name: "message.timestamp.after.max.ms", brokerSynonyms: []string{"log.message.timestamp.after.max.ms"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogMessageTimestampAfterMaxMs }), validate: validateLong(0)},
+		{name: "message.timestamp.before.max.ms", brokerSynonyms: []string{"log.message.timestamp.before.max.ms"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogMessageTimestampBeforeMaxMs }), validate: validateLong(0)},
 		{name: "min.cleanable.dirty.ratio", defaultValue: constant("0.5"), validate: validateDouble(0, 1)},
 		{name: "min.compaction.lag.ms", defaultValue: constant("0"), validate: validateLong(0)},
 		{name: "min.insync.replicas", brokerSynonyms: []string{"min.insync.replicas"}, defaultValue: fromInt64(func(c *Config) int64 { return int64(c.MinInsyncReplicas) }), validate: validateLong(1)},
@@ -175,6 +219,24 @@ func (e effectiveTopicConfig) minInsyncReplicas() int64 {
 }
 func (e effectiveTopicConfig) logAppendTime() bool {
 	return e.values["message.timestamp.type"] == "LogAppendTime"
+}
+
+// compression is the codec and level compression.type asks batches to be
+// stored with, and false for "producer" (store each batch as produced).
+func (e effectiveTopicConfig) compression() (storage.Compression, bool) {
+	switch e.values["compression.type"] {
+	case "uncompressed":
+		return storage.Compression{Codec: storage.CodecNone}, true
+	case "gzip":
+		return storage.Compression{Codec: storage.CodecGzip, Level: int(e.int64("compression.gzip.level"))}, true
+	case "snappy":
+		return storage.Compression{Codec: storage.CodecSnappy}, true
+	case "lz4":
+		return storage.Compression{Codec: storage.CodecLZ4, Level: int(e.int64("compression.lz4.level"))}, true
+	case "zstd":
+		return storage.Compression{Codec: storage.CodecZstd, Level: int(e.int64("compression.zstd.level"))}, true
+	}
+	return storage.Compression{}, false
 }
 
 func sortedTopicConfigNames() []string {

@@ -277,7 +277,7 @@ func (sh *txnShard) persistLocked(records []txn.Record, now time.Time) error {
 	}
 	raw := encodeKVBatch(keys, values, now)
 	cfg := sh.c.s.topics.topicConfig(sh.part.topic)
-	res := sh.part.appendRecords(raw, cfg.maxMessageBytes(), false, true)
+	res := sh.part.appendRecords(raw, cfg, true)
 	if res.code != 0 {
 		return fmt.Errorf("broker: append to %s-%d: %s %s", transactionStateTopic, sh.index, kerr.ErrorForCode(res.code), res.message)
 	}

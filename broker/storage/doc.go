@@ -82,6 +82,12 @@
 //
 // lz4 is the lz4 frame format; gzip and zstd are their standard streams.
 //
+// A topic whose compression.type names a codec stores batches in other
+// codecs recompressed (Recompress, recompress.go): the same header but for
+// batchLength, the codec bits and the CRC, and the same records section
+// bytes under the new codec. Decompression on the produce path is bounded
+// by InflationLimit (16 × max.message.bytes, 1 MiB to 256 MiB).
+//
 // # Offset index (.index)
 //
 // Sparse, one 8-byte entry per index.interval.bytes of log, in order:

@@ -15,7 +15,8 @@ import (
 )
 
 // maxDecompressedSize bounds how much a single batch may inflate to, so a
-// hostile batch cannot exhaust memory.
+// hostile batch cannot exhaust memory. The produce path sets a tighter
+// bound from the topic's max.message.bytes (InflationLimit).
 const maxDecompressedSize = 256 << 20
 
 // xerialMagic opens the framed snappy stream that Java clients produce.
@@ -78,25 +79,50 @@ func DecodeRecords(batch []byte) ([]Record, error) {
 	return records, nil
 }
 
-// decompress returns the uncompressed records section of a batch.
+// decompress returns the uncompressed records section of a batch, at most
+// maxDecompressedSize bytes of it.
 func decompress(codec int8, data []byte) ([]byte, error) {
+	return decompressLimit(codec, data, maxDecompressedSize)
+}
+
+// decompressLimit is decompressInto with a new buffer.
+func decompressLimit(codec int8, data []byte, limit int) ([]byte, error) {
+	return decompressInto(nil, codec, data, limit)
+}
+
+// decompressInto returns the uncompressed records section of a batch,
+// decoded into dst's capacity when it is large enough (dst's contents are
+// overwritten) and into a new buffer otherwise; an uncompressed section is
+// data itself. A section that would inflate past limit bytes fails with an
+// error wrapping ErrBatchTooLarge (and ErrCorruptBatch) before much more
+// than limit bytes are allocated: gzip and lz4 streams are read up to the
+// limit, snappy blocks declare their size up front, and zstd frames are
+// decoded into a buffer of at most limit+1 bytes that the decoder may not
+// grow. Malformed input wraps ErrCorruptBatch; it never panics.
+func decompressInto(dst []byte, codec int8, data []byte, limit int) ([]byte, error) {
 	var (
 		out []byte
 		err error
 	)
 	switch codec {
-	case 0:
+	case CodecNone:
+		if len(data) > limit {
+			return nil, fmt.Errorf("%w: %w: %d bytes of records, limit %d", ErrCorruptBatch, ErrBatchTooLarge, len(data), limit)
+		}
 		return data, nil
-	case 1:
-		out, err = readAllLimited(func() (io.Reader, error) { return gzip.NewReader(bytes.NewReader(data)) })
-	case 2:
-		out, err = decompressSnappy(data)
-	case 3:
-		out, err = readAllLimited(func() (io.Reader, error) { return lz4.NewReader(bytes.NewReader(data)), nil })
-	case 4:
-		out, err = decompressZstd(data)
+	case CodecGzip:
+		out, err = decompressGzip(dst, data, limit)
+	case CodecSnappy:
+		out, err = decompressSnappy(dst, data, limit)
+	case CodecLZ4:
+		out, err = decompressLZ4(dst, data, limit)
+	case CodecZstd:
+		out, err = decompressZstd(dst, data, limit)
 	default:
 		return nil, fmt.Errorf("%w: unknown compression codec %d", ErrCorruptBatch, codec)
+	}
+	if errors.Is(err, ErrBatchTooLarge) {
+		return nil, fmt.Errorf("%w: %w: codec %d inflates past %d bytes", ErrCorruptBatch, ErrBatchTooLarge, codec, limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: codec %d: %v", ErrCorruptBatch, codec, err)
@@ -104,85 +130,273 @@ func decompress(codec int8, data []byte) ([]byte, error) {
 	return out, nil
 }
 
-// readAllLimited reads a decompressing stream to its end, refusing output
-// larger than maxDecompressedSize.
-func readAllLimited(open func() (io.Reader, error)) ([]byte, error) {
-	r, err := open()
-	if err != nil {
+var (
+	gzipReaders sync.Pool // *gzip.Reader
+	lz4Readers  = sync.Pool{New: func() any { return lz4.NewReader(nil) }}
+)
+
+func decompressGzip(dst, data []byte, limit int) ([]byte, error) {
+	src := bytes.NewReader(data)
+	r, _ := gzipReaders.Get().(*gzip.Reader)
+	if r == nil {
+		var err error
+		if r, err = gzip.NewReader(src); err != nil {
+			return nil, err
+		}
+	} else if err := r.Reset(src); err != nil {
+		gzipReaders.Put(r)
 		return nil, err
 	}
-	out, err := io.ReadAll(io.LimitReader(r, maxDecompressedSize+1))
-	if err != nil {
-		return nil, err
+	defer gzipReaders.Put(r)
+	hint := 4 * len(data)
+	if len(data) >= 18 {
+		// ISIZE, the trailer's uncompressed size (mod 2^32) of the last
+		// member: exact for the single-member streams clients write.
+		hint = int(binary.LittleEndian.Uint32(data[len(data)-4:]))
 	}
-	if len(out) > maxDecompressedSize {
-		return nil, errors.New("decompressed batch too large")
+	return readAllLimited(dst, r, limit, hint)
+}
+
+func decompressLZ4(dst, data []byte, limit int) ([]byte, error) {
+	r := lz4Readers.Get().(*lz4.Reader)
+	defer lz4Readers.Put(r)
+	r.Reset(bytes.NewReader(data))
+	return readAllLimited(dst, r, limit, 2*len(data))
+}
+
+// withCapacity is dst emptied if it can hold n bytes, else a new buffer
+// that can.
+func withCapacity(dst []byte, n int) []byte {
+	if cap(dst) >= n {
+		return dst[:0]
 	}
-	return out, nil
+	return make([]byte, 0, n)
+}
+
+// readAllLimited reads a decompressing stream to its end into dst (see
+// withCapacity), refusing output larger than limit. The buffer starts at
+// sizeHint (a guess of the output size; one byte more so that the end is
+// seen without growing) and doubles as the output grows, so a bomb costs
+// at most about twice the limit in allocations, whatever it would expand
+// to.
+func readAllLimited(dst []byte, r io.Reader, limit, sizeHint int) ([]byte, error) {
+	out := withCapacity(dst, min(limit, max(512, sizeHint))+1)
+	for {
+		if len(out) == cap(out) {
+			grown := make([]byte, len(out), min(2*cap(out), limit+1))
+			copy(grown, out)
+			out = grown
+		}
+		n, err := r.Read(out[len(out):min(cap(out), limit+1)])
+		out = out[:len(out)+n]
+		if len(out) > limit {
+			return nil, ErrBatchTooLarge
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // decompressSnappy handles both raw snappy blocks and the xerial framing
 // (magic, version, compatible version, then length-prefixed raw blocks).
-func decompressSnappy(data []byte) ([]byte, error) {
+// Every block declares its decoded length, so the output is checked
+// against limit and allocated once, before anything is decoded.
+func decompressSnappy(dst, data []byte, limit int) ([]byte, error) {
 	if !bytes.HasPrefix(data, xerialMagic) {
-		return decodeSnappyBlock(nil, data)
+		n, err := snappyBlockLen(data, limit)
+		if err != nil {
+			return nil, err
+		}
+		return decodeSnappyBlock(withCapacity(dst, n), data)
 	}
+	total := 0
+	err := forEachXerialBlock(data, func(block []byte) error {
+		n, err := snappyBlockLen(block, limit-total)
+		total += n
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := withCapacity(dst, total)
+	err = forEachXerialBlock(data, func(block []byte) error {
+		var err error
+		out, err = decodeSnappyBlock(out, block)
+		return err
+	})
+	return out, err
+}
+
+// forEachXerialBlock calls fn with each raw snappy block of a xerial
+// framed stream, in order.
+func forEachXerialBlock(data []byte, fn func(block []byte) error) error {
 	const xerialHeaderSize = 16 // magic(8) + version(4) + compatible version(4)
 	if len(data) < xerialHeaderSize {
-		return nil, errors.New("short xerial snappy header")
+		return errors.New("short xerial snappy header")
 	}
-	var out []byte
 	for rest := data[xerialHeaderSize:]; len(rest) > 0; {
 		if len(rest) < 4 {
-			return nil, errors.New("short xerial snappy block length")
+			return errors.New("short xerial snappy block length")
 		}
 		n := binary.BigEndian.Uint32(rest)
 		rest = rest[4:]
 		if uint64(n) > uint64(len(rest)) {
-			return nil, errors.New("xerial snappy block overruns the batch")
+			return errors.New("xerial snappy block overruns the batch")
 		}
-		var err error
-		if out, err = decodeSnappyBlock(out, rest[:n]); err != nil {
-			return nil, err
+		if err := fn(rest[:n]); err != nil {
+			return err
 		}
 		rest = rest[n:]
 	}
-	return out, nil
+	return nil
 }
 
-// decodeSnappyBlock appends the decoding of one raw snappy block to dst.
+// snappyBlockLen is the decoded length a raw snappy block declares,
+// ErrBatchTooLarge if it is more than limit.
+func snappyBlockLen(block []byte, limit int) (int, error) {
+	n, err := snappy.DecodedLen(block)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 || n > limit {
+		return 0, ErrBatchTooLarge
+	}
+	return n, nil
+}
+
+// decodeSnappyBlock decodes one raw snappy block into dst's spare
+// capacity, which must hold the block's declared length.
 func decodeSnappyBlock(dst, block []byte) ([]byte, error) {
 	n, err := snappy.DecodedLen(block)
 	if err != nil {
 		return nil, err
 	}
-	if n < 0 || len(dst)+n > maxDecompressedSize {
-		return nil, errors.New("decompressed batch too large")
+	if n > cap(dst)-len(dst) {
+		return nil, errors.New("snappy block longer than declared")
 	}
-	decoded, err := snappy.Decode(make([]byte, n), block)
+	decoded, err := snappy.Decode(dst[len(dst):len(dst)+n], block)
 	if err != nil {
 		return nil, err
 	}
-	return append(dst, decoded...), nil
+	return dst[:len(dst)+len(decoded)], nil
 }
 
-var (
-	zstdOnce    sync.Once
-	zstdDecoder *zstd.Decoder
-	zstdInitErr error
-)
+// zstdDecoders holds one shared decoder per memory bound (a power of two,
+// at least zstdMinBound, which also bounds the window a frame may
+// declare). DecodeAll is safe for concurrent use; these decoders stop at
+// cap(dst) (WithDecodeAllCapLimit), at once when a frame declares a larger
+// content size.
+var zstdDecoders sync.Map // int → *zstd.Decoder
 
-// decompressZstd uses one shared decoder; DecodeAll is safe for concurrent use.
-func decompressZstd(data []byte) ([]byte, error) {
-	zstdOnce.Do(func() {
-		zstdDecoder, zstdInitErr = zstd.NewReader(nil,
-			zstd.WithDecoderConcurrency(0),
-			zstd.WithDecoderMaxMemory(maxDecompressedSize))
-	})
-	if zstdInitErr != nil {
-		return nil, zstdInitErr
+// zstdMinBound is the smallest decoder bound. klauspost's decoder also
+// refuses frames whose window is larger than its bound, and streaming
+// encoders (zstd-jni in Java clients) declare their level's window, up to
+// 8 MiB at level 19, whatever the batch size.
+const zstdMinBound = 8 << 20
+
+func zstdDecoderFor(limit int) (*zstd.Decoder, error) {
+	bound := zstdMinBound
+	for bound < limit {
+		bound <<= 1
 	}
-	return zstdDecoder.DecodeAll(data, nil)
+	if d, ok := zstdDecoders.Load(bound); ok {
+		return d.(*zstd.Decoder), nil
+	}
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(uint64(bound)), zstd.WithDecodeAllCapLimit(true))
+	if err != nil {
+		return nil, err
+	}
+	if prev, loaded := zstdDecoders.LoadOrStore(bound, d); loaded {
+		d.Close()
+		return prev.(*zstd.Decoder), nil
+	}
+	return d, nil
+}
+
+func decompressZstd(dst, data []byte, limit int) ([]byte, error) {
+	d, err := zstdDecoderFor(limit)
+	if err != nil {
+		return nil, err
+	}
+	// The decoders decode at most cap(dst) bytes, so dst is sized once,
+	// up front, to what the frames can decode to or one byte past the
+	// limit, whichever is less: the output never grows (klauspost grows
+	// it block by block otherwise, allocating about five times the final
+	// size on the way) and a bomb costs one allocation of about limit.
+	size := limit + 1
+	if n, ok := zstdDecodedBound(data); ok {
+		size = min(n, size)
+	}
+	out, err := d.DecodeAll(data, withCapacity(dst, size))
+	if errors.Is(err, zstd.ErrDecoderSizeExceeded) || (err == nil && len(out) > limit) {
+		return nil, ErrBatchTooLarge
+	}
+	return out, err
+}
+
+// zstdDecodedBound is an upper bound of what zstd frames decode to, read
+// from their headers and block headers without decoding: a frame's
+// declared content size, or else the sum over its blocks of a raw or RLE
+// block's size and 128 KiB (the most a block decodes to) for a compressed
+// one. ok is false when the frames cannot be walked; the decoder then
+// finds out why.
+func zstdDecodedBound(data []byte) (n int, ok bool) {
+	const maxBlock = 128 << 10
+	for len(data) > 0 {
+		var h zstd.Header
+		if err := h.Decode(data); err != nil || h.HeaderSize > len(data) {
+			return 0, false
+		}
+		if h.Skippable {
+			if uint64(h.HeaderSize)+uint64(h.SkippableSize) > uint64(len(data)) {
+				return 0, false
+			}
+			data = data[h.HeaderSize+int(h.SkippableSize):]
+			continue
+		}
+		data = data[h.HeaderSize:]
+		frame := 0
+		for last := false; !last; {
+			if len(data) < 3 {
+				return 0, false
+			}
+			bh := uint32(data[0]) | uint32(data[1])<<8 | uint32(data[2])<<16
+			size := int(bh >> 3)
+			last = bh&1 != 0
+			data = data[3:]
+			switch (bh >> 1) & 3 {
+			case 0: // raw
+				frame += size
+			case 1: // RLE: one byte, repeated size times
+				frame, size = frame+size, 1
+			case 2: // compressed
+				frame += maxBlock
+			default:
+				return 0, false
+			}
+			if size > len(data) {
+				return 0, false
+			}
+			data = data[size:]
+		}
+		if h.HasFCS && h.FrameContentSize < uint64(frame) {
+			frame = int(h.FrameContentSize)
+		}
+		if h.HasCheckSum {
+			if len(data) < 4 {
+				return 0, false
+			}
+			data = data[4:]
+		}
+		if n += frame; n > maxDecompressedSize {
+			return n, true
+		}
+	}
+	return n, true
 }
 
 // recordDecoder reads the v2 record encoding (see doc.go) from buf.
