@@ -150,7 +150,9 @@ func (s *Server) isrLoop() {
 // AlterPartition), with the partition epoch it was decided at.
 func (s *Server) proposeISR(p *partition, r *replicaRole, isr []int32) {
 	rec := cluster.AlterPartition{Topic: p.topic.name, Partition: p.index, PartitionEpoch: r.partitionEpoch, LeaderEpoch: r.leaderEpoch, NewISR: isr}
-	go func() {
+	// A tracked task (Close waits for it); at most one per partition is in
+	// flight (isrPending), and a failed one delays the next (isrChangeDone).
+	s.goTask(func() {
 		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
 		defer cancel()
 		_, err := s.raft.Member().Propose(ctx, rec)
@@ -162,7 +164,7 @@ func (s *Server) proposeISR(p *partition, r *replicaRole, isr []int32) {
 			return
 		}
 		s.logger.Info("ISR changed", "topic", rec.Topic, "partition", rec.Partition, "isr", isr)
-	}()
+	})
 }
 
 // hosted reports whether this node holds a replica of the partition.

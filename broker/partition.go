@@ -55,6 +55,8 @@ type partition struct {
 		sync.Mutex
 		followers     map[int32]*followerProgress // leader only
 		isrPending    bool                        // an AlterPartition is in flight
+		isrRetryAtMs  int64                       // leader: no new ISR proposal before this time (after a failed one)
+		isrBackoffMs  int64                       // leader: the last wait after a failed proposal, doubled per failure
 		needsTruncate bool                        // follower: reconcile with the new leader first
 		epochStart    int64                       // leader: where its leader epoch began
 		pendingAdd    int32                       // leader: follower being added to the ISR, -1 none

@@ -106,6 +106,7 @@ func (p *partition) setRole(r *replicaRole, nowMs int64) (becameLeader, lostLead
 	}
 	p.solo.Store(isLeader && len(r.isr) == 1 && r.isr[0] == p.self)
 	p.rep.isrPending = false
+	p.rep.isrRetryAtMs, p.rep.isrBackoffMs = 0, 0 // a new partition epoch: decide afresh
 	p.rep.pendingAdd = -1
 	p.role.Store(r)
 	p.advanceHWLocked()
@@ -175,7 +176,8 @@ func (p *partition) followerFetched(id int32, offset int64, nowMs int64) (expand
 	f.prevLeaderLEO, f.prevFetchMs = leo, nowMs
 	f.leo = offset
 	moved := p.advanceHWLocked()
-	candidate := !slices.Contains(r.isr, id) && !p.rep.isrPending && offset >= p.highWatermark() && offset >= p.rep.epochStart
+	candidate := !slices.Contains(r.isr, id) && !p.rep.isrPending && nowMs >= p.rep.isrRetryAtMs &&
+		offset >= p.highWatermark() && offset >= p.rep.epochStart
 	p.rep.Unlock()
 	if moved {
 		p.wakeWaiters()
@@ -214,7 +216,7 @@ func (p *partition) laggingISR(nowMs, lagMaxMs int64) ([]int32, *replicaRole) {
 	p.rep.Lock()
 	defer p.rep.Unlock()
 	r := p.role.Load()
-	if r == nil || r.leader != p.self || p.rep.isrPending || len(r.isr) <= 1 {
+	if r == nil || r.leader != p.self || p.rep.isrPending || len(r.isr) <= 1 || nowMs < p.rep.isrRetryAtMs {
 		return nil, nil
 	}
 	var keep []int32
@@ -232,6 +234,13 @@ func (p *partition) laggingISR(nowMs, lagMaxMs int64) ([]int32, *replicaRole) {
 	return keep, r
 }
 
+// The wait after a failed ISR proposal before the next: it doubles per
+// failure up to the maximum.
+const (
+	isrRetryBackoff    = 100 * time.Millisecond
+	isrRetryBackoffMax = 5 * time.Second
+)
+
 // isrChangeDone ends an ISR proposal decided under role r. A committed
 // change is the new role's to apply (setRole resets the pending state when
 // it sees the new ISR, which may be after this returns). Only a definite
@@ -240,6 +249,11 @@ func (p *partition) laggingISR(nowMs, lagMaxMs int64) ([]int32, *replicaRole) {
 // outcome (a timeout: the record may still commit) keeps the addition
 // counted in the high watermark but allows a new proposal, which the
 // partition epoch makes harmless if the first one did commit.
+//
+// After a failure the next proposal waits isrRetryBackoff (doubling per
+// failure up to isrRetryBackoffMax, reset by the next role): a follower
+// the quorum will not take (fenced, say) keeps fetching, and each fetch
+// would otherwise propose it again at once.
 func (p *partition) isrChangeDone(r *replicaRole, err error) {
 	if err == nil {
 		return
@@ -248,6 +262,8 @@ func (p *partition) isrChangeDone(r *replicaRole, err error) {
 	p.rep.Lock()
 	if p.role.Load() == r {
 		p.rep.isrPending = false
+		p.rep.isrBackoffMs = min(max(2*p.rep.isrBackoffMs, isrRetryBackoff.Milliseconds()), isrRetryBackoffMax.Milliseconds())
+		p.rep.isrRetryAtMs = time.Now().UnixMilli() + p.rep.isrBackoffMs
 		if errors.Is(err, cluster.ErrRejected) {
 			p.rep.pendingAdd = -1
 			if r.leader == p.self && len(r.isr) == 1 && r.isr[0] == p.self && !p.solo.Load() {
