@@ -8,6 +8,7 @@ package broker
 //     retention.ms — else DEFAULT_CONFIG), synonyms on request and type
 //     (v3+).
 //   - A null or empty config name list describes every config, as Kafka does.
+//   - v3+ include_documentation: one sentence per config (config_docs.go).
 //   - Brokers (this node's id, or "" for the cluster default): the broker
 //     properties Strata knows, read-only (they are static: set them in the
 //     config file, flags or environment).
@@ -53,6 +54,9 @@ func handleDescribeConfigs(rc *requestContext, req *kmsg.DescribeConfigsRequest)
 				if req.IncludeSynonyms {
 					c.ConfigSynonyms = rc.topicConfigSynonyms(name, meta.Configs)
 				}
+				if req.IncludeDocumentation {
+					c.Documentation = configDoc(name)
+				}
 				out.Configs = append(out.Configs, c)
 			}
 		case kmsg.ConfigResourceTypeBroker:
@@ -77,6 +81,9 @@ func handleDescribeConfigs(rc *requestContext, req *kmsg.DescribeConfigsRequest)
 				}
 				c.IsDefault = !p.explicit
 				c.ConfigType = kmsg.ConfigTypeString
+				if req.IncludeDocumentation {
+					c.Documentation = configDoc(p.name)
+				}
 				out.Configs = append(out.Configs, c)
 			}
 		default:
