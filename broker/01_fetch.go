@@ -12,8 +12,17 @@ package broker
 //     whole even if larger (KIP-74).
 //   - Sessions per KIP-227 (fetch_session.go); v13+ addresses topics by ID.
 //   - current_leader_epoch is checked: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH.
-//   - read_committed sees up to the last stable offset, which equals the high
-//     watermark until transactions land.
+//   - read_committed reads stop at the last stable offset (the high
+//     watermark while no transaction is open) and carry the aborted
+//     transactions of the range (KIP-98); read_uncommitted reads stop at the
+//     high watermark.
+//   - Offsets below the local log start are read from the remote log
+//     (tiered storage, tiered.go) in the background; the long poll wakes
+//     when such a read ends.
+//   - A follower's fetch (replica id >= 0) reads up to the log end offset,
+//     reports its progress for the high watermark and ISR (replica.go), and
+//     gets OFFSET_OUT_OF_RANGE below the local log start: followers copy
+//     the local log only.
 
 import (
 	"errors"

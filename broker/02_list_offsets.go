@@ -3,12 +3,17 @@ package broker
 // ListOffsets (key 2), v1–v10.
 //
 //   - -1 latest: the high watermark (the last stable offset for
-//     read_committed, equal until transactions land); -2 earliest: the log
-//     start offset; -3 max timestamp (KIP-734): the record with the largest
-//     timestamp; -4 earliest local (KIP-1005): the local log start; -5
-//     latest tiered: -1 until tiering lands.
-//   - A timestamp >= 0: the first record whose timestamp is at least it, or
-//     offset -1 when there is none.
+//     read_committed: below the oldest open transaction); -2 earliest: the
+//     log start offset, the remote log's when it starts earlier; -3 max
+//     timestamp (KIP-734): the record with the largest timestamp, local or
+//     remote; -4 earliest local (KIP-1005): the local log start; -5 latest
+//     tiered (KIP-1005): the last offset in the remote log, -1 when nothing
+//     is tiered.
+//   - A timestamp >= 0: the first record whose timestamp is at least it
+//     (the remote log searched first), or offset -1 when there is none
+//     below the high watermark.
+//   - While a tiered partition's manifest is not read yet, every query but
+//     -1 and -4 answers KAFKA_STORAGE_ERROR (retriable).
 //   - current_leader_epoch is checked as in Fetch.
 
 import (

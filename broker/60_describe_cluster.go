@@ -1,7 +1,11 @@
 package broker
 
-// DescribeCluster (key 60), v0–v1: the cluster ID, this node as controller
-// and only broker. v1 asks for an endpoint type; only brokers (1) exist.
+// DescribeCluster (key 60), v0–v1: the cluster ID, the active controller
+// as in Metadata (controllerID: the raft leader, or this node answering
+// for a controller-only one; -1 while there is none) and the registered,
+// unfenced brokers (this node alone before it has registered). v1 asks for
+// an endpoint type; only brokers (1) are answered, anything else is
+// UNSUPPORTED_ENDPOINT_TYPE.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

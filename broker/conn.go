@@ -177,10 +177,13 @@ func (c *clientConn) readFrame() ([]byte, error) {
 		c.s.metrics.errorsTotal.WithLabelValues("INVALID_REQUEST").Inc()
 		return nil, fmt.Errorf("request of %d bytes exceeds socket.request.max.bytes (%d)", size, c.s.cfg.SocketRequestMaxBytes)
 	}
-	// Requests are served one at a time and no handler keeps a reference
-	// into the frame after it returns (kmsg copies strings; record bytes
-	// are written to the log before the handler returns), so one buffer
-	// per connection is reused; only unusually large ones are dropped.
+	// Requests are served one at a time, so one buffer per connection is
+	// reused for the next frame, but only after an API whose handler keeps
+	// no slice of the frame once it returns (frameSafeToReuse: Produce
+	// writes record bytes to the log before returning; kmsg copies
+	// strings). After any other API the buffer is dropped (serve), since
+	// its handler may keep bytes (group protocol metadata, say); unusually
+	// large buffers are dropped too.
 	if int(size) > cap(c.readBuf) {
 		c.readBuf = make([]byte, size)
 	}

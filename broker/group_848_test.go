@@ -5,10 +5,12 @@ package broker
 // partition is ever owned by two members at once.
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -295,5 +297,53 @@ func TestConsumerProtocolProperties(t *testing.T) {
 	}
 	if err := c.Set("group.consumer.assignors", "org.apache.kafka.coordinator.group.assignor.UniformAssignor"); err == nil {
 		t.Fatal("a class name was accepted")
+	}
+}
+
+// TestConsumerGroupStaysAfterLastMemberLeaves: as in Kafka, a KIP-848
+// group whose last member left stays, Empty, listed and deletable, rather
+// than vanishing at once (confluent-kafka-go's DeleteConsumerGroups test
+// got GROUP_ID_NOT_FOUND).
+func TestConsumerGroupStaysAfterLastMemberLeaves(t *testing.T) {
+	tb := start848Broker(t)
+	tb.createTopic("leave", 1, nil)
+	cl := tb.client()
+	ctx := testContext(t)
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.Group, hb.MemberID, hb.MemberEpoch = "left", "member-1", 0
+	hb.RebalanceTimeoutMillis = 5000
+	hb.SubscribedTopicNames = []string{"leave"}
+	hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	if hresp, err := hb.RequestWith(ctx, cl); err != nil || hresp.ErrorCode != 0 || hresp.MemberEpoch <= 0 {
+		t.Fatalf("join: %+v, %v", hresp, err)
+	}
+	hb.MemberEpoch = -1
+	if hresp, err := hb.RequestWith(ctx, cl); err != nil || hresp.ErrorCode != 0 {
+		t.Fatalf("leave: %+v, %v", hresp, err)
+	}
+	for _, when := range []string{"after the last member left", "after a restart"} {
+		if when == "after a restart" {
+			tb.restart()
+			cl = tb.client()
+		}
+		listed, err := kadm.NewClient(cl).ListGroups(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, ok := listed["left"]
+		if !ok || g.State != "Empty" || g.GroupType != "consumer" {
+			t.Fatalf("%s, ListGroups has %+v (found %v); want the group, Empty, type consumer", when, g, ok)
+		}
+	}
+	adm := kadm.NewClient(cl)
+	deleted, err := adm.DeleteGroups(ctx, "left")
+	if err != nil || deleted["left"].Err != nil {
+		t.Fatalf("DeleteGroups: %v %v", err, deleted["left"].Err)
+	}
+	if listed, err := adm.ListGroups(ctx); err != nil || len(listed) != 0 {
+		t.Fatalf("after DeleteGroups: %v %v", listed, err)
+	}
+	if deleted, err = adm.DeleteGroups(ctx, "left"); err != nil || !errors.Is(deleted["left"].Err, kerr.GroupIDNotFound) {
+		t.Fatalf("second DeleteGroups: %v %v, want GROUP_ID_NOT_FOUND", err, deleted["left"].Err)
 	}
 }

@@ -19,13 +19,15 @@ import (
 //
 //   - A group belongs to the __consumer_offsets partition Kafka would pick,
 //     abs(javaHashCode(group)) % partitions, and is coordinated by that
-//     partition's leader (this node for all of them until replication).
+//     partition's leader: each node coordinates the groups of the
+//     __consumer_offsets partitions it leads.
 //   - __consumer_offsets is created on first use (FindCoordinator, any group
 //     request, or a Metadata request naming it) with
 //     offsets.topic.num.partitions partitions and cleanup.policy=compact; it
 //     is internal: clients may read it but not produce to or delete it.
 //   - Each partition's groups live in a groupShard, rebuilt from the
-//     partition's log when this node becomes its leader (at start) and
+//     partition's log when this node becomes its leader (at start or on a
+//     leadership change, onLeadership; dropped when it stops leading) and
 //     persisted to it as Kafka-format records (see group_shard.go).
 //   - One goroutine fires the groups' timeouts and, every
 //     offsets.retention.check.interval.ms, expires offsets.

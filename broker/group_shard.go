@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"sync"
 	"time"
 
@@ -15,12 +14,13 @@ import (
 	"github.com/strata-streaming/strata/broker/storage"
 )
 
-// groupShard holds the groups of one __consumer_offsets partition, the
-// partition this node leads. Its state is the replay of that partition's
-// log: every change is applied in memory under mu and queued, in the same
-// order, as a record batch; the queue is appended in order under writeMu
-// (never under mu), and replies that depend on a change go out only once it
-// is durable. On a failed append the shard reloads from its log.
+// groupShard holds the groups of one __consumer_offsets partition while
+// this node leads it (unloaded otherwise). Its state is the replay of that
+// partition's log: every change is applied in memory under mu and queued,
+// in the same order, as a record batch; the queue is appended in order
+// under writeMu (never under mu), and replies that depend on a change go
+// out only once it is durable. On a failed append the shard reloads from
+// its log.
 type groupShard struct {
 	c     *groupCoordinator
 	index int32
@@ -302,7 +302,7 @@ func encodeTxnKVBatch(keys, values [][]byte, producerID int64, epoch int16, now 
 	binary.BigEndian.PutUint16(raw[21:], binary.BigEndian.Uint16(raw[21:])|0x10) // transactional
 	binary.BigEndian.PutUint64(raw[43:], uint64(producerID))
 	binary.BigEndian.PutUint16(raw[51:], uint16(epoch))
-	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], castagnoliTable))
+	binary.BigEndian.PutUint32(raw[17:], storage.CRC32C(raw[21:]))
 	return raw
 }
 
@@ -316,8 +316,6 @@ func (sh *groupShard) awaitHighWatermark(offset int64, epoch int32) error {
 	}
 	return nil
 }
-
-var castagnoliTable = crc32.MakeTable(crc32.Castagnoli)
 
 // encodeGroupBatch builds an uncompressed v2 record batch of the records
 // (producer id -1, CreateTime now), as the group coordinator writes them.
@@ -354,8 +352,8 @@ func encodeKVBatch(keys, values [][]byte, now time.Time) []byte {
 		Records:              body,
 	}
 	raw := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))                        // batchLength: bytes after the field
-	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], castagnoliTable)) // CRC-32C of attributes..end
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))       // batchLength: bytes after the field
+	binary.BigEndian.PutUint32(raw[17:], storage.CRC32C(raw[21:])) // CRC-32C of attributes..end
 	return raw
 }
 
@@ -416,6 +414,7 @@ func (sh *groupShard) load() error {
 		sh.mu.Unlock()
 		return nil // unloaded meanwhile
 	}
+	loaded := len(gs) // gs is the shard's, under mu, from here on
 	sh.mu.groups = gs
 	sh.mu.deadline = next
 	sh.mu.state = shardActive
@@ -428,7 +427,7 @@ func (sh *groupShard) load() error {
 	sh.mu.Unlock()
 	sh.c.poke()
 	if records > 0 {
-		sh.c.s.logger.Info("group coordinator partition loaded", "partition", sh.index, "records", records, "skipped", skipped, "groups", len(gs), "took", time.Since(start).Round(time.Millisecond))
+		sh.c.s.logger.Info("group coordinator partition loaded", "partition", sh.index, "records", records, "skipped", skipped, "groups", loaded, "took", time.Since(start).Round(time.Millisecond))
 	}
 	return nil
 }

@@ -3,12 +3,16 @@ package broker
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/strata-streaming/strata/broker/storage"
 )
 
 // captureHandler keeps every record logged through it.
@@ -170,5 +174,22 @@ func TestConnectionErrorLogsBounded(t *testing.T) {
 	// Shutdown reports the connections' count.
 	if got := h.lines("closing connection"); len(got) != 2 || got[1]["repeated"] != "199" {
 		t.Fatalf("after shutdown the connection lines are %v; want a second with repeated=199", got)
+	}
+}
+
+// TestHousekeepingIgnoresClosedPartitions: a partition closed between a
+// housekeeping task's snapshot and its turn (its topic was just deleted)
+// is not an error worth a log line; other failures still are.
+func TestHousekeepingIgnoresClosedPartitions(t *testing.T) {
+	h := &captureHandler{}
+	tb := startTestBroker(t)
+	tb.createTopic("gone", 1, nil)
+	p := tb.srv.topics.partition("gone", 0)
+	m := &topicManager{s: &Server{logger: slog.New(h)}}
+	if m.logTaskError("checkpoint failed", p, fmt.Errorf("checkpoint: %w", storage.ErrClosed)) {
+		t.Fatal("a closed partition's checkpoint was logged as a failure")
+	}
+	if !m.logTaskError("checkpoint failed", p, errors.New("disk full")) || len(h.lines("checkpoint failed")) != 1 {
+		t.Fatal("a real checkpoint failure was not logged")
 	}
 }

@@ -14,13 +14,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strata-streaming/strata/broker/storage"
-	"github.com/strata-streaming/strata/metadata"
 )
 
-// partition is one partition this node leads. Every partition has a leader
-// (this node), a leader epoch and a high watermark from day one; with a
-// single node the high watermark is the log end offset. Replication (a later
-// issue) changes highWatermark and the acks=-1 wait, not the callers.
+// partition is one partition this node hosts, as leader or follower: its
+// log, leader epoch, idempotent-producer table, last stable offset and
+// long-poll waiters. Its replication state (role, high watermark,
+// followers' progress, ISR changes) lives in replica.go: the leader appends
+// produced records (appendRecords) and moves the high watermark to the
+// smallest log end offset in the ISR, the log end offset itself while the
+// ISR is this node alone (solo; always, on a single node); a follower
+// appends what it fetches from the leader (appendReplica).
 type partition struct {
 	topic  *topicState
 	index  int32
@@ -118,7 +121,7 @@ func checkPartitionTopicID(dir string, t *topicState) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return metadata.WriteFileAtomic(filepath.Join(dir, partitionMetadataFile), []byte(want))
+	return storage.WriteFileAtomic(dir, partitionMetadataFile, []byte(want))
 }
 
 // highWatermark is the offset below which records are committed and

@@ -335,7 +335,7 @@ func (t *producerTable) snapshot(nextOffset int64) ([]byte, error) {
 }
 
 func writeProducerSnapshot(dir string, data []byte) error {
-	return metadata.WriteFileAtomic(filepath.Join(dir, producerSnapshotFile), data)
+	return storage.WriteFileAtomic(dir, producerSnapshotFile, data)
 }
 
 // loadProducerTable rebuilds the table: the snapshot if it is usable, then

@@ -394,8 +394,6 @@ func (r *remoteLog) updateLag(segs []storage.SealedSegment, m *tiering.Manifest)
 	r.lagBytes.Store(size)
 }
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
 // upload puts one segment's objects under a fresh upload ID, then the
 // manifest naming them. If putting an object fails, the attempt's objects
 // are removed (best effort: an object no manifest names is garbage, never
@@ -422,7 +420,7 @@ func (r *remoteLog) upload(ctx context.Context, m *tiering.Manifest, seg storage
 		tiering.SegmentKey(r.prefix, seg.BaseOffset, id, tiering.SuffixIndex),
 		tiering.SegmentKey(r.prefix, seg.BaseOffset, id, tiering.SuffixTimeIdx),
 	}
-	crc := crc32.New(castagnoli)
+	crc := crc32.New(storage.Castagnoli)
 	body := io.TeeReader(io.NewSectionReader(seg.File, 0, seg.Size), crc)
 	putCtx, cancel := context.WithTimeout(ctx, segmentPutTimeout)
 	err := r.t.store.Put(putCtx, keys[0], body, seg.Size)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/strata-streaming/strata/broker/storage"
 	"github.com/strata-streaming/strata/metadata"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
@@ -583,10 +584,22 @@ func (m *topicManager) forEachPartition(fn func(p *partition)) {
 	}
 }
 
+// logTaskError logs a housekeeping task's failure on a partition, except
+// that the partition was closed under it (deleted or moved away between
+// the task's snapshot of the partitions and its turn): nothing is wrong
+// then. It reports whether it logged.
+func (m *topicManager) logTaskError(what string, p *partition, err error) bool {
+	if errors.Is(err, storage.ErrClosed) {
+		return false
+	}
+	m.s.logger.Error(what, "dir", p.log.Dir(), "err", err)
+	return true
+}
+
 func (m *topicManager) applyRetention() {
 	m.forEachPartition(func(p *partition) {
 		if n, err := p.log.ApplyRetention(); err != nil {
-			m.s.logger.Error("retention failed", "dir", p.log.Dir(), "err", err)
+			m.logTaskError("retention failed", p, err)
 		} else if n > 0 {
 			m.s.logger.Info("retention deleted segments", "dir", p.log.Dir(), "segments", n, "log_start_offset", p.log.LogStartOffset())
 		}
@@ -606,13 +619,13 @@ func (m *topicManager) cleanLogs() {
 		// batches after it: snapshot first, and clean only below it.
 		limit := p.log.LogEndOffset()
 		if err := p.checkpoint(); err != nil {
-			m.s.logger.Error("checkpoint before cleaning failed", "dir", p.log.Dir(), "err", err)
+			m.logTaskError("checkpoint before cleaning failed", p, err)
 			return
 		}
 		res, err := p.log.CleanBelow(now, limit)
 		switch {
 		case err != nil:
-			m.s.logger.Error("log cleaning failed", "dir", p.log.Dir(), "err", err)
+			m.logTaskError("log cleaning failed", p, err)
 		case res.Cleaned:
 			m.s.logger.Info("log cleaned", "dir", p.log.Dir(), "reason", res.Reason,
 				"offsets", fmt.Sprintf("[%d, %d)", res.FirstOffset, res.EndOffset),
@@ -626,10 +639,10 @@ func (m *topicManager) cleanLogs() {
 func (m *topicManager) flushAndRoll() {
 	m.forEachPartition(func(p *partition) {
 		if err := p.log.MaybeRoll(); err != nil {
-			m.s.logger.Error("segment roll failed", "dir", p.log.Dir(), "err", err)
+			m.logTaskError("segment roll failed", p, err)
 		}
 		if err := p.log.FlushIfDue(); err != nil {
-			m.s.logger.Error("flush failed", "dir", p.log.Dir(), "err", err)
+			m.logTaskError("flush failed", p, err)
 		}
 	})
 }
@@ -637,7 +650,7 @@ func (m *topicManager) flushAndRoll() {
 func (m *topicManager) checkpoint() {
 	m.forEachPartition(func(p *partition) {
 		if err := p.checkpoint(); err != nil {
-			m.s.logger.Error("checkpoint failed", "dir", p.log.Dir(), "err", err)
+			m.logTaskError("checkpoint failed", p, err)
 		}
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"slices"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/broker/groups"
+	"github.com/strata-streaming/strata/broker/storage"
 )
 
 // txnBatch builds a transactional v2 batch of values for the producer, as a
@@ -38,7 +38,7 @@ func txnBatch(producerID int64, epoch int16, seq int32, values ...string) []byte
 	}
 	raw := b.AppendTo(nil)
 	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
-	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], castagnoliTable))
+	binary.BigEndian.PutUint32(raw[17:], storage.CRC32C(raw[21:]))
 	return raw
 }
 
@@ -219,7 +219,7 @@ func txnRecordBatch(producerID int64, key, value []byte) []byte {
 	}
 	raw := b.AppendTo(nil)
 	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))
-	binary.BigEndian.PutUint32(raw[17:], crc32.Checksum(raw[21:], castagnoliTable))
+	binary.BigEndian.PutUint32(raw[17:], storage.CRC32C(raw[21:]))
 	return raw
 }
 

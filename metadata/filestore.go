@@ -149,12 +149,8 @@ func (s *FileStore) persistLocked() error {
 	if err != nil {
 		return fmt.Errorf("metadata: encode: %w", err)
 	}
-	if err := WriteFileAtomic(s.path, raw); err != nil {
+	if err := wal.WriteFileAtomic(s.path, raw); err != nil {
 		return fmt.Errorf("metadata: %w", err)
 	}
 	return nil
 }
-
-// WriteFileAtomic replaces path with data durably: temp file, fsync, rename,
-// fsync of the directory. The raft log's snapshots use the same function.
-func WriteFileAtomic(path string, data []byte) error { return wal.WriteFileAtomic(path, data) }

@@ -242,8 +242,9 @@ func TestConsumerGroupSessionAndRevocationTimeouts(t *testing.T) {
 	if res := s.report("b", 2, nil); res.Err != kerr.UnknownMemberID {
 		t.Fatalf("b after its session: %+v", res)
 	}
-	if s.g.StateName() != "Empty" || !s.g.IsPristine() {
-		t.Fatalf("group %s", s.g.StateName())
+	// Empty, and kept (as in Kafka) until deleted or cleaned up.
+	if s.g.StateName() != "Empty" || s.g.IsPristine() {
+		t.Fatalf("group %s, pristine %v: want Empty and kept", s.g.StateName(), s.g.IsPristine())
 	}
 }
 

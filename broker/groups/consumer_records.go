@@ -317,7 +317,10 @@ func (g *Group) persistConsumer() {
 	wantGroup := ""
 	want := map[string]string{}
 	cg := g.consumer
-	if cg != nil && g.state != Dead && (len(cg.members) > 0 || g.hasOffsets()) {
+	// An Empty group that had members keeps its group record (Kafka
+	// keeps it until the group is deleted or cleaned up), so it comes back
+	// from the log as it was.
+	if cg != nil && g.state != Dead && (len(cg.members) > 0 || g.hasOffsets() || cg.groupEpoch > 0) {
 		md := g.consumerGroupMetadata()
 		wantGroup = string(encodeConsumerGroupValue(&md))
 		for id, m := range cg.members {

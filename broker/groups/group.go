@@ -172,7 +172,10 @@ func (g *Group) NumMembers() int { return len(g.members) }
 // pending in a transaction). Callers may drop it.
 func (g *Group) IsPristine() bool {
 	if g.consumer != nil {
-		return len(g.consumer.members) == 0 && !g.hasOffsets()
+		// A consumer group that ever had a member stays, Empty, after the
+		// last one leaves, until DeleteGroups or the periodic offset
+		// expiry removes it (Kafka's behaviour; ListGroups shows it).
+		return len(g.consumer.members) == 0 && !g.hasOffsets() && g.consumer.groupEpoch == 0
 	}
 	return g.state == Empty && g.generation == 0 && g.protocolType == "" && len(g.members) == 0 &&
 		len(g.pendingMembers) == 0 && !g.hasOffsets()

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 )
 
 // BatchHeaderSize is the size of the fixed header of a v2 record batch.
@@ -43,12 +42,10 @@ const (
 
 var (
 	// ErrCorruptBatch reports a record batch whose CRC or lengths are wrong.
-	ErrCorruptBatch = errors.New("storage: corrupt record batch")
+	ErrCorruptBatch = CorruptionErrorf("storage: corrupt record batch")
 	// ErrUnsupportedMagic reports a record batch whose magic is not 2.
 	ErrUnsupportedMagic = errors.New("storage: unsupported record batch magic")
 )
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // BatchHeader is the fixed 61-byte header of a v2 record batch.
 type BatchHeader struct {
@@ -134,7 +131,7 @@ func decodeHeader(b []byte) BatchHeader {
 // batchCRC computes the CRC-32C of a whole batch: everything from the
 // attributes field to the end.
 func batchCRC(batch []byte) uint32 {
-	return crc32.Checksum(batch[offsetAttributes:], castagnoli)
+	return CRC32C(batch[offsetAttributes:])
 }
 
 // checkBatch validates the batch at the start of b (which may hold more

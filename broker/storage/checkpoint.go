@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -71,7 +70,7 @@ func encodeCheckedFields(version int, fields []string, values []int64) []byte {
 	for i, v := range values {
 		fmt.Fprintf(&b, "%s %d\n", fields[i], v)
 	}
-	fmt.Fprintf(&b, "crc32c %08x\n", crc32.Checksum(b.Bytes(), castagnoli))
+	fmt.Fprintf(&b, "crc32c %08x\n", CRC32C(b.Bytes()))
 	return b.Bytes()
 }
 
@@ -91,7 +90,7 @@ func decodeCheckedFields(data []byte, file string, version int, fields []string)
 		return bad("no crc line")
 	}
 	want, err := strconv.ParseUint(crcText, 16, 32)
-	if err != nil || uint32(want) != crc32.Checksum(body, castagnoli) {
+	if err != nil || uint32(want) != CRC32C(body) {
 		return bad("crc mismatch")
 	}
 	sc := bufio.NewScanner(bytes.NewReader(body))
@@ -156,9 +155,14 @@ func readOptionalFile(path string) ([]byte, error) {
 	return data, err
 }
 
-// writeFileAtomic replaces dir/name with data durably: write a temporary
-// file, fsync it, rename it over the target, fsync the directory.
-func writeFileAtomic(dir, name string, data []byte) error {
+// WriteFileAtomic replaces dir/name with data durably: write a temporary
+// file (name+".tmp"), fsync it, rename it over the target, fsync the
+// directory. A reader after any crash sees the old or the new content,
+// never a mix. It is the broker's one atomic-file write: the log's
+// checkpoints and, in package broker, partition.metadata and the producer
+// snapshots. (metadata has its own, wal.WriteFileAtomic: metadata may not
+// import broker.)
+func WriteFileAtomic(dir, name string, data []byte) error {
 	tmp := filepath.Join(dir, name+tmpSuffix)
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {

@@ -123,7 +123,7 @@ func (l *Log) checkpointLocked() error {
 	}
 	if !epochsEqual(state.epochs, l.epochsOnDisk) {
 		cache := epochCache{entries: state.epochs}
-		if err := writeFileAtomic(l.dir, leaderEpochFile, cache.encode()); err != nil {
+		if err := WriteFileAtomic(l.dir, leaderEpochFile, cache.encode()); err != nil {
 			return err
 		}
 		l.epochsOnDisk = state.epochs
@@ -131,7 +131,7 @@ func (l *Log) checkpointLocked() error {
 	if l.checkpointOnDisk != nil && *l.checkpointOnDisk == state.checkpoint {
 		return nil
 	}
-	if err := writeFileAtomic(l.dir, recoveryCheckpointFile, state.checkpoint.encode()); err != nil {
+	if err := WriteFileAtomic(l.dir, recoveryCheckpointFile, state.checkpoint.encode()); err != nil {
 		return err
 	}
 	cp := state.checkpoint

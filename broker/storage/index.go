@@ -2,7 +2,6 @@ package storage
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -15,7 +14,7 @@ const (
 
 // errBadIndex marks an index file that fails validation; the segment's index
 // is then rebuilt by scanning its log file.
-var errBadIndex = errors.New("storage: invalid index file")
+var errBadIndex = CorruptionErrorf("storage: invalid index file")
 
 // offsetIndexEntry maps the last offset of a batch (relative to the segment's
 // base offset) to the file position where that batch starts.

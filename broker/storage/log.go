@@ -16,7 +16,7 @@ var (
 	// ErrCorruptLog marks on-disk state that recovery cannot repair by
 	// cutting a torn tail, such as a segment whose name does not match its
 	// first batch, or a damaged log-start-offset file.
-	ErrCorruptLog = errors.New("storage: corrupt log directory")
+	ErrCorruptLog = CorruptionErrorf("storage: corrupt log directory")
 	// ErrClosed reports a call on a closed Log.
 	ErrClosed = errors.New("storage: log closed")
 )

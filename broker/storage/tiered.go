@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -13,7 +12,7 @@ import (
 
 // ErrCorruptRemoteData reports bytes of a remote segment copy (index or
 // leader-epoch data) that fail validation.
-var ErrCorruptRemoteData = errors.New("storage: corrupt remote segment data")
+var ErrCorruptRemoteData = CorruptionErrorf("storage: corrupt remote segment data")
 
 // SetRemoteOffset records that every offset below next is durably in remote
 // storage, so that ApplyRetention may delete local copies of segments
@@ -334,7 +333,7 @@ func CreateAt(dir string, base int64, cfg Config, opts Options) (*Log, error) {
 			return nil, fmt.Errorf("storage: create %s: %w", dir, err)
 		}
 	}
-	if err := writeFileAtomic(dir, logStartOffsetFile, encodeLogStartOffset(base)); err != nil {
+	if err := WriteFileAtomic(dir, logStartOffsetFile, encodeLogStartOffset(base)); err != nil {
 		return nil, fmt.Errorf("storage: create %s: %w", dir, err)
 	}
 	s, err := createSegment(dir, base)

@@ -34,7 +34,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		l.checkpointOnDisk = nil
 	}
 	if offset < start {
-		if err := writeFileAtomic(l.dir, logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
+		if err := WriteFileAtomic(l.dir, logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
 			return err
 		}
 	}
@@ -47,7 +47,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	l.mu.RUnlock()
 	if l.cleaner.firstDirtyOffset > dirtyFrom {
 		l.cleaner.firstDirtyOffset = dirtyFrom
-		if err := writeFileAtomic(l.dir, cleanerCheckpointFile, l.cleaner.encode()); err != nil {
+		if err := WriteFileAtomic(l.dir, cleanerCheckpointFile, l.cleaner.encode()); err != nil {
 			return err
 		}
 	}
@@ -225,12 +225,12 @@ func (l *Log) TruncateFully(offset int64) error {
 		}
 		l.checkpointOnDisk = nil
 	}
-	if err := writeFileAtomic(l.dir, logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
+	if err := WriteFileAtomic(l.dir, logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
 		return err
 	}
 	if l.cleaner.firstDirtyOffset > offset {
 		l.cleaner.firstDirtyOffset = offset
-		if err := writeFileAtomic(l.dir, cleanerCheckpointFile, l.cleaner.encode()); err != nil {
+		if err := WriteFileAtomic(l.dir, cleanerCheckpointFile, l.cleaner.encode()); err != nil {
 			return err
 		}
 	}

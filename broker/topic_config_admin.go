@@ -6,8 +6,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// Config description shared by CreateTopics, DescribeConfigs and the
-// AlterConfigs pair.
+// Topic configs as the admin APIs report and change them, shared by
+// CreateTopics (19), DescribeConfigs (32) and IncrementalAlterConfigs (44):
+// where a value comes from, its Kafka type, and the incremental operations.
+// The definitions themselves are in topic_config.go, the broker properties
+// in broker_config.go.
 
 // topicConfigSource says where a topic config's effective value comes from.
 func (s *Server) topicConfigSource(name string, overrides map[string]string) kmsg.ConfigSource {
