@@ -25,7 +25,7 @@ package broker
 //     a retried batch is acknowledged with its original offsets.
 //   - Transactional batches need the request's transactional id
 //     (INVALID_TXN_STATE otherwise); they open the producer's transaction on
-//     the partition until the coordinator's marker (txn_handlers.go). The
+//     the partition until the coordinator's marker (txn_coordinator.go). The
 //     batch that opens it is verified first (KIP-890 part 1): the partition
 //     must be in the producer's ongoing transaction at the coordinator, or
 //     the produce fails with INVALID_TXN_STATE — a late batch of an aborted
@@ -204,9 +204,36 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 
 // produceVerified appends the batch that opens a producer's transaction on
 // p, after the coordinator confirms the partition is in that transaction.
-// The coordinator shard's lock is held from the check through the append,
-// and markers are written under the same lock, so no marker can end the
-// transaction in between (lock order: txn shard, then partition).
+// No coordinator lock is held across the append (a disk write); a marker
+// that ends the transaction between the check and the append must still
+// not let the batch open a transaction nobody will close. The partition's
+// producer state alone does not prevent it: a marker of the same epoch
+// (EndTxn) leaves the producer at that epoch with no transaction open and
+// its sequences intact, so the late batch would pass the epoch and
+// sequence checks and open a new, hanging transaction. (Only a marker of a
+// bumped epoch — timeout or fencing — makes the batch fail with
+// INVALID_PRODUCER_EPOCH.) So, as Kafka's VerificationGuard does:
+//
+//  1. a guard for (partition, producer) is taken before the check;
+//  2. the coordinator checks under its shard's mu only (VerifyPartitions);
+//  3. the append runs under the guard's lock, and is refused with
+//     INVALID_TXN_STATE if a marker of that producer was written on p
+//     since step 1 (writeMarkerReplicated counts markers under the same
+//     lock, 27_write_txn_markers.go).
+//
+// Why that suffices: the coordinator writes a transaction's markers only
+// after its Prepare state was applied under the shard's mu. If step 2 saw
+// the partition in an Ongoing transaction, it ran before that Prepare, so
+// every marker of that transaction is written after step 1 and either
+// takes the guard's lock before the append (step 3 refuses the batch) or
+// after it (the marker ends the transaction the batch opened). If step 2
+// ran after the Prepare, it answers CONCURRENT_TRANSACTIONS (or, once
+// completed, not Ongoing: TRANSACTION_ABORTABLE), and nothing is
+// appended. A marker written before step 1 belongs to a transaction that
+// was no longer Ongoing when step 2 ran, so step 2 refuses the batch unless
+// the partition is in the producer's next transaction, which is the
+// batch's. Lock order: guard, then partition (the marker write's order
+// too); the shard's mu is released before the guard's is taken.
 func (rc *requestContext) produceVerified(p *partition, name, transactionalID string, records []byte, cfg effectiveTopicConfig) appendResult {
 	h, err := storage.ParseBatchHeader(records)
 	if err != nil {
@@ -222,22 +249,38 @@ func (rc *requestContext) produceVerified(p *partition, name, transactionalID st
 	if failed != nil {
 		return appendResult{code: failed.Code}
 	}
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	if sh.coord == nil {
-		return p.appendRecords(records, cfg, true)
-	}
+	key := txnGuardKey{topic: name, partition: p.index, producerID: h.ProducerID}
+	guard := rc.s.txns.guards.acquire(key)
+	defer rc.s.txns.guards.release(key, guard)
+	guard.mu.Lock()
+	markersBefore := guard.markers
+	guard.mu.Unlock()
+
 	tp := txn.TopicPartition{Topic: name, Partition: p.index}
+	sh.mu.Lock()
+	if sh.coord == nil {
+		sh.mu.Unlock()
+		return p.appendRecords(records, cfg, true) // moved meanwhile, as above
+	}
 	results := sh.coord.VerifyPartitions(txn.AddPartitionsRequest{
 		TransactionalID: transactionalID, ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch,
 		Partitions: []txn.TopicPartition{tp},
 	})
+	sh.mu.Unlock()
 	if len(results) == 1 && results[0].Err != nil {
 		verr := results[0].Err
 		if verr == kerr.TransactionAbortable {
 			verr = kerr.InvalidTxnState
 		}
 		return appendResult{code: verr.Code, message: "partition is not in the producer's ongoing transaction"}
+	}
+	if hook := rc.s.txns.verifiedHook.Load(); hook != nil {
+		(*hook)()
+	}
+	guard.mu.Lock()
+	defer guard.mu.Unlock()
+	if guard.markers != markersBefore {
+		return appendResult{code: kerr.InvalidTxnState.Code, message: "the transaction ended while the batch was being verified"}
 	}
 	return p.appendRecords(records, cfg, true)
 }

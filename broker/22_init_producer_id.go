@@ -8,7 +8,7 @@ package broker
 //     bumped so the producer can reset its sequences; at the maximum epoch a
 //     new id is issued.
 //   - With a transactional id: the transaction coordinator's answer
-//     (txn_handlers.go): a new id, or the next epoch that fences older
+//     (txn_coordinator.go): a new id, or the next epoch that fences older
 //     producers, after aborting an open transaction.
 
 import (

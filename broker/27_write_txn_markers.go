@@ -11,6 +11,15 @@ package broker
 //     coordinator retries at the new leader.
 //   - On a __consumer_offsets partition the groups then settle the
 //     transaction's offsets.
+//   - A marker and a first transactional batch of the same producer that
+//     this node's coordinator verified (KIP-890) are ordered by a guard:
+//     a batch verified before the marker but not yet appended is refused
+//     (produceVerified in 00_produce.go).
+//
+// The local coordinator's marker tasks (txn_coordinator.go, finishTxn)
+// write local partitions through writeMarkerReplicated and the others'
+// through sendMarkers, one request per leader, in parallel; none of them
+// holds a coordinator lock.
 
 import (
 	"context"
@@ -61,7 +70,22 @@ func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID
 		}
 		return code
 	}
-	offset, leaderEpoch, err := p.writeTxnMarkerEpoch(producerID, epoch, commit, coordinatorEpoch)
+	// A first transactional batch verified by this node's coordinator but
+	// not yet appended must not slip in after this marker: its guard
+	// makes it fail instead (produceVerified).
+	key := txnGuardKey{topic: topic, partition: partition, producerID: producerID}
+	var offset int64
+	var leaderEpoch int32
+	var err error
+	if guard := s.txns.guards.lookup(key); guard != nil {
+		guard.mu.Lock()
+		guard.markers++
+		offset, leaderEpoch, err = p.writeTxnMarkerEpoch(producerID, epoch, commit, coordinatorEpoch)
+		guard.mu.Unlock()
+		s.txns.guards.release(key, guard)
+	} else {
+		offset, leaderEpoch, err = p.writeTxnMarkerEpoch(producerID, epoch, commit, coordinatorEpoch)
+	}
 	switch {
 	case errors.Is(err, errNotLeaderForPartition):
 		return kerr.NotLeaderForPartition.Code

@@ -1,16 +1,26 @@
 package broker
 
-// The transactional APIs (KIP-98), answered by the transaction coordinator
-// (txn_coordinator.go, broker/txn): InitProducerId with a transactional id
-// (22_init_producer_id.go calls in here), AddPartitionsToTxn (24, v0–v5:
-// v4+ batches transactions and can be verify-only, KIP-890), AddOffsetsToTxn
-// (25) and EndTxn (26); DescribeTransactions and ListTransactions are in
-// 65_describe_transactions.go and 66_list_transactions.go. The answer is sent once the
-// coordinator's records are durable; EndTxn also waits for the markers
-// (they are local on one node).
+// AddPartitionsToTxn (key 24), v0–v5, answered by the transaction
+// coordinator (txn_coordinator.go, broker/txn).
+//
+//   - v0–v3 carry one transaction; v4+ batch several, each answered on its
+//     own, and a transaction marked verify_only (KIP-890: a partition
+//     leader asking whether the partitions already are in the producer's
+//     ongoing transaction) changes nothing: each partition not in it gets
+//     TRANSACTION_ABORTABLE (INVALID_TXN_STATE below v5, which predates
+//     that code).
+//   - A partition of an unknown topic fails the whole request: it gets
+//     UNKNOWN_TOPIC_OR_PARTITION, the others OPERATION_NOT_ATTEMPTED.
+//   - Adding while the previous transaction is still being completed
+//     (its markers not all written) waits for that, up to 200 ms
+//     (txnConcurrentWait, no lock held), then answers
+//     CONCURRENT_TRANSACTIONS: the client retries. A wrong producer id is INVALID_PRODUCER_ID_MAPPING,
+//     a stale epoch PRODUCER_FENCED (INVALID_PRODUCER_EPOCH below v2).
+//   - The answer is sent once the coordinator's record is durable (below
+//     the __transaction_state partition's high watermark), holding no
+//     lock while it waits; a failed write is COORDINATOR_NOT_AVAILABLE.
 
 import (
-	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -21,49 +31,6 @@ import (
 
 func init() {
 	registerAPI(kmsg.AddPartitionsToTxn, 0, 5, handleAddPartitionsToTxn)
-	registerAPI(kmsg.AddOffsetsToTxn, 0, 3, handleAddOffsetsToTxn)
-	registerAPI(kmsg.EndTxn, 0, 3, handleEndTxn)
-}
-
-// txnCall runs fn on the shard of a transactional id and turns a failed
-// write into COORDINATOR_NOT_AVAILABLE (the client retries).
-func (rc *requestContext) txnCall(id string, fn func(coord *txn.Coordinator, now time.Time) (*kerr.Error, txn.Effects)) *kerr.Error {
-	sh, code := rc.s.txns.shardFor(id)
-	if code != nil {
-		return code
-	}
-	var answer *kerr.Error
-	err := sh.do(func(coord *txn.Coordinator, now time.Time) txn.Effects {
-		var eff txn.Effects
-		answer, eff = fn(coord, now)
-		return eff
-	})
-	if errors.Is(err, kerr.NotCoordinator) {
-		return kerr.NotCoordinator
-	}
-	if err != nil {
-		rc.logError("transaction coordinator write failed", "transactional_id", id, "err", err)
-		return kerr.CoordinatorNotAvailable
-	}
-	return answer
-}
-
-func (rc *requestContext) initTransactionalProducer(req *kmsg.InitProducerIDRequest, resp *kmsg.InitProducerIDResponse) kmsg.Response {
-	var res txn.InitResult
-	code := rc.txnCall(*req.TransactionalID, func(coord *txn.Coordinator, now time.Time) (*kerr.Error, txn.Effects) {
-		var eff txn.Effects
-		res, eff = coord.InitProducerID(now, txn.InitRequest{
-			TransactionalID: *req.TransactionalID, TimeoutMs: req.TransactionTimeoutMillis,
-			ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch, Version: req.Version,
-		}, rc.s.pids.allocate)
-		return res.Err, eff
-	})
-	if code != nil {
-		resp.ErrorCode = rc.countError(code.Code)
-		return resp
-	}
-	resp.ProducerID, resp.ProducerEpoch = res.ProducerID, res.ProducerEpoch
-	return resp
 }
 
 func handleAddPartitionsToTxn(rc *requestContext, req *kmsg.AddPartitionsToTxnRequest) kmsg.Response {
@@ -155,6 +122,11 @@ func (rc *requestContext) addPartitionsToTxn(id string, pid int64, epoch int16, 
 		}
 		var eff txn.Effects
 		results, eff = coord.AddPartitions(now, areq)
+		if len(results) > 0 && results[0].Err == kerr.ConcurrentTransactions {
+			// Every partition has the same result; as the call's answer
+			// txnCall waits for the previous transaction's markers.
+			return kerr.ConcurrentTransactions, eff
+		}
 		return nil, eff
 	})
 	for _, tp := range tps {
@@ -171,37 +143,4 @@ func (rc *requestContext) addPartitionsToTxn(id string, pid int64, epoch int16, 
 		}
 	}
 	return errs
-}
-
-func handleAddOffsetsToTxn(rc *requestContext, req *kmsg.AddOffsetsToTxnRequest) kmsg.Response {
-	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
-	shards := rc.s.groups.ensureTopic()
-	if len(shards) == 0 {
-		resp.ErrorCode = rc.countError(kerr.CoordinatorNotAvailable.Code)
-		return resp
-	}
-	code := rc.txnCall(req.TransactionalID, func(coord *txn.Coordinator, now time.Time) (*kerr.Error, txn.Effects) {
-		return coord.AddOffsets(now, txn.AddOffsetsRequest{
-			TransactionalID: req.TransactionalID, ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch,
-			GroupID: req.Group, OffsetsPartition: groupPartition(req.Group, len(shards)), Version: req.Version,
-		})
-	})
-	if code != nil {
-		resp.ErrorCode = rc.countError(code.Code)
-	}
-	return resp
-}
-
-func handleEndTxn(rc *requestContext, req *kmsg.EndTxnRequest) kmsg.Response {
-	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
-	code := rc.txnCall(req.TransactionalID, func(coord *txn.Coordinator, now time.Time) (*kerr.Error, txn.Effects) {
-		return coord.EndTxn(now, txn.EndTxnRequest{
-			TransactionalID: req.TransactionalID, ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch,
-			Commit: req.Commit, Version: req.Version,
-		})
-	})
-	if code != nil {
-		resp.ErrorCode = rc.countError(code.Code)
-	}
-	return resp
 }
