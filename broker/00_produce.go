@@ -175,9 +175,12 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 			return
 		}
 	}
-	res := p.appendRecords(rp.Records, cfg, false)
+	prep, res := p.prepareAppend(rp.Records, cfg)
+	if res.code == 0 {
+		res = p.appendPrepared(prep, false)
+	}
 	if res.needsTxnVerify {
-		res = rc.produceVerified(p, name, *transactionalID, rp.Records, cfg)
+		res = rc.produceVerified(p, name, *transactionalID, prep)
 	}
 	if res.code != 0 {
 		fail(res.code, res.message)
@@ -234,17 +237,14 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 // the partition is in the producer's next transaction, which is the
 // batch's. Lock order: guard, then partition (the marker write's order
 // too); the shard's mu is released before the guard's is taken.
-func (rc *requestContext) produceVerified(p *partition, name, transactionalID string, records []byte, cfg effectiveTopicConfig) appendResult {
-	h, err := storage.ParseBatchHeader(records)
-	if err != nil {
-		return appendResult{code: kerr.CorruptMessage.Code, message: err.Error()}
-	}
+func (rc *requestContext) produceVerified(p *partition, name, transactionalID string, prep preparedAppend) appendResult {
+	h := prep.headers[0] // validated, checked and recompressed once, by prepareAppend
 	sh, failed := rc.s.txns.shardFor(transactionalID)
 	if failed == kerr.NotCoordinator {
 		// Another node coordinates this transaction: append unverified
 		// (KIP-890's check needs the coordinator's answer, which a
 		// multi-node cluster does not fetch yet).
-		return p.appendRecords(records, cfg, true)
+		return p.appendPrepared(prep, true)
 	}
 	if failed != nil {
 		return appendResult{code: failed.Code}
@@ -260,7 +260,7 @@ func (rc *requestContext) produceVerified(p *partition, name, transactionalID st
 	sh.mu.Lock()
 	if sh.coord == nil {
 		sh.mu.Unlock()
-		return p.appendRecords(records, cfg, true) // moved meanwhile, as above
+		return p.appendPrepared(prep, true) // moved meanwhile, as above
 	}
 	results := sh.coord.VerifyPartitions(txn.AddPartitionsRequest{
 		TransactionalID: transactionalID, ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch,
@@ -282,5 +282,5 @@ func (rc *requestContext) produceVerified(p *partition, name, transactionalID st
 	if guard.markers != markersBefore {
 		return appendResult{code: kerr.InvalidTxnState.Code, message: "the transaction ended while the batch was being verified"}
 	}
-	return p.appendRecords(records, cfg, true)
+	return p.appendPrepared(prep, true)
 }

@@ -258,51 +258,78 @@ func checkRecordRules(records []byte, rules storage.RecordRules) (appendResult, 
 	return res, false
 }
 
-// appendRecords validates a produce's record bytes and appends them. The
-// bytes are appended as they came, with only baseOffset and
-// partitionLeaderEpoch rewritten, unless the topic's compression.type
-// names another codec than a batch's (recompressForTopic). A
-// transactional batch that would open its producer's transaction on this
-// partition is refused with needsTxnVerify unless txnVerified says the
-// coordinator has confirmed the partition is in the transaction (KIP-890;
-// see produceVerified).
+// preparedAppend is a produce's records once validated, checked against
+// the topic's per-record rules and recompressed for its compression.type:
+// what is appended, under the partition lock, by appendPrepared.
+type preparedAppend struct {
+	records       []byte
+	headers       []storage.BatchHeader
+	now           int64 // ms: the producer-state time, and LogAppendTime's
+	logAppendTime bool
+}
+
+// appendRecords validates a produce's record bytes and appends them
+// (prepareAppend, then appendPrepared).
 func (p *partition) appendRecords(records []byte, cfg effectiveTopicConfig, txnVerified bool) appendResult {
-	maxMessageBytes, logAppendTime := cfg.maxMessageBytes(), cfg.logAppendTime()
+	prep, res := p.prepareAppend(records, cfg)
+	if res.code != 0 {
+		return res
+	}
+	return p.appendPrepared(prep, txnVerified)
+}
+
+// prepareAppend does the work of an append that needs no lock: the bytes
+// are kept as they came, with only baseOffset and partitionLeaderEpoch to
+// be rewritten, unless the topic's compression.type names another codec
+// than a batch's (recompressForTopic). A non-zero code in the result
+// refuses the produce.
+func (p *partition) prepareAppend(records []byte, cfg effectiveTopicConfig) (preparedAppend, appendResult) {
+	maxMessageBytes := cfg.maxMessageBytes()
 	now := time.Now().UnixMilli()
 	headers, err := storage.ValidateBatches(records)
 	if err != nil {
 		if errors.Is(err, storage.ErrUnsupportedMagic) {
-			return appendResult{code: kerr.UnsupportedForMessageFormat.Code, message: err.Error()}
+			return preparedAppend{}, appendResult{code: kerr.UnsupportedForMessageFormat.Code, message: err.Error()}
 		}
-		return appendResult{code: kerr.CorruptMessage.Code, message: err.Error()}
+		return preparedAppend{}, appendResult{code: kerr.CorruptMessage.Code, message: err.Error()}
 	}
 	for i := range headers {
 		h := &headers[i]
 		if int64(h.Size()) > maxMessageBytes {
-			return appendResult{code: kerr.MessageTooLarge.Code, message: fmt.Sprintf("batch of %d bytes exceeds max.message.bytes %d", h.Size(), maxMessageBytes)}
+			return preparedAppend{}, appendResult{code: kerr.MessageTooLarge.Code, message: fmt.Sprintf("batch of %d bytes exceeds max.message.bytes %d", h.Size(), maxMessageBytes)}
 		}
 		if h.IsControl() {
 			// Markers are written by the transaction coordinator alone.
-			return appendResult{code: kerr.InvalidRecord.Code, message: "control batches cannot be produced"}
+			return preparedAppend{}, appendResult{code: kerr.InvalidRecord.Code, message: "control batches cannot be produced"}
 		}
 		if h.ProducerID >= 0 && i > 0 {
 			// Kafka requires an idempotent producer's batch to travel alone.
-			return appendResult{code: kerr.InvalidRecord.Code, message: "idempotent produce must carry exactly one batch per partition"}
+			return preparedAppend{}, appendResult{code: kerr.InvalidRecord.Code, message: "idempotent produce must carry exactly one batch per partition"}
 		}
 	}
 	// Per-record rules on the batches as produced, then compression.type:
 	// both decompress only when they must, bounded by
 	// storage.InflationLimit, and before the partition lock.
 	if res, ok := checkRecordRules(records, recordRules(cfg, p.log.Compacted(), now)); !ok {
-		return res
+		return preparedAppend{}, res
 	}
 	records, headers, failed := recompressForTopic(records, headers, cfg)
 	if failed.code != 0 {
-		return failed
+		return preparedAppend{}, failed
 	}
+	return preparedAppend{records: records, headers: headers, now: now, logAppendTime: cfg.logAppendTime()}, appendResult{}
+}
+
+// appendPrepared appends prepared records under the partition lock, after
+// the idempotence check. A transactional batch that would open its
+// producer's transaction on this partition is refused with needsTxnVerify
+// unless txnVerified says the coordinator has confirmed the partition is
+// in the transaction (KIP-890; see produceVerified).
+func (p *partition) appendPrepared(prep preparedAppend, txnVerified bool) appendResult {
+	records, headers, now := prep.records, prep.headers, prep.now
 
 	opts := storage.AppendOptions{}
-	if logAppendTime {
+	if prep.logAppendTime {
 		opts.LogAppendTime = now
 	}
 
