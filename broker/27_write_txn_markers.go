@@ -15,6 +15,11 @@ package broker
 //     this node's coordinator verified (KIP-890) are ordered by a guard:
 //     a batch verified before the marker but not yet appended is refused
 //     (produceVerified in 00_produce.go).
+//   - A marker whose coordinator epoch is older than the last one written
+//     here for the producer is refused with TRANSACTION_COORDINATOR_FENCED
+//     and not appended (Kafka's ProducerStateManager check): it comes from
+//     a coordinator load that was replaced and may be arriving after the
+//     producer's next transaction started (markerFences).
 //
 // The local coordinator's marker tasks (txn_coordinator.go, finishTxn)
 // write local partitions through writeMarkerReplicated and the others'
@@ -70,27 +75,35 @@ func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID
 		}
 		return code
 	}
-	// A first transactional batch verified by this node's coordinator but
-	// not yet appended must not slip in after this marker: its guard
-	// makes it fail instead (produceVerified).
+	// The key's guard orders this marker with the other markers of the
+	// producer on the partition and with a first transactional batch
+	// verified by this node's coordinator but not yet appended, which
+	// must not slip in after the marker: the guard makes it fail instead
+	// (produceVerified).
 	key := txnGuardKey{topic: topic, partition: partition, producerID: producerID}
-	var offset int64
-	var leaderEpoch int32
-	var err error
-	if guard := s.txns.guards.lookup(key); guard != nil {
-		guard.mu.Lock()
-		guard.markers++
-		offset, leaderEpoch, err = p.writeTxnMarkerEpoch(producerID, epoch, commit, coordinatorEpoch)
+	guard := s.txns.guards.acquire(key)
+	guard.mu.Lock()
+	if last, stale := s.txns.fences.stale(key, coordinatorEpoch); stale {
 		guard.mu.Unlock()
 		s.txns.guards.release(key, guard)
-	} else {
-		offset, leaderEpoch, err = p.writeTxnMarkerEpoch(producerID, epoch, commit, coordinatorEpoch)
+		s.logger.Info("refusing a transaction marker of a deposed coordinator", "topic", topic, "partition", partition,
+			"producer_id", producerID, "coordinator_epoch", coordinatorEpoch, "current", last)
+		return kerr.TransactionCoordinatorFenced.Code
 	}
+	guard.markers++
+	offset, leaderEpoch, err := p.writeTxnMarkerEpoch(producerID, epoch, commit, coordinatorEpoch)
+	if err == nil {
+		s.txns.fences.record(key, coordinatorEpoch, time.Now())
+	}
+	guard.mu.Unlock()
+	s.txns.guards.release(key, guard)
 	switch {
 	case errors.Is(err, errNotLeaderForPartition):
 		return kerr.NotLeaderForPartition.Code
 	case errors.Is(err, kerr.InvalidProducerEpoch):
 		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, kerr.TransactionCoordinatorFenced):
+		return kerr.TransactionCoordinatorFenced.Code
 	case err != nil:
 		s.logger.Error("writing a transaction marker", "topic", topic, "partition", partition, "err", err)
 		return kerr.KafkaStorageError.Code
@@ -105,6 +118,67 @@ func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID
 		return kerr.NotLeaderForPartition.Code
 	}
 	return 0
+}
+
+// markerFences is the data partition's side of coordinator epochs
+// (Kafka's ProducerStateEntry.coordinatorEpoch): per partition and
+// producer, the highest coordinator epoch whose marker this node wrote.
+// A marker of an older epoch comes from a coordinator load that was
+// replaced — a reload of the same __transaction_state partition, or a
+// deposed leader — and may arrive after the producer's next transaction
+// started (a WriteTxnMarkers still in flight); it is refused with
+// TRANSACTION_COORDINATOR_FENCED, as Kafka refuses it, instead of ending
+// that transaction.
+//
+// It lives in memory, beside the partition's producer table rather than
+// in it (that table belongs to the replica; see the issue note): entries
+// idle for markerFenceRetention are forgotten, which is far longer than a
+// marker can stay in flight (sendMarkers gives up after 35 s, and a
+// replaced load sends nothing more once it knows).
+type markerFences struct {
+	mu struct {
+		sync.Mutex
+		epochs  map[txnGuardKey]markerFence
+		pruneAt int // prune when the map reaches this size
+	}
+}
+
+type markerFence struct {
+	coordinatorEpoch int32
+	written          time.Time
+}
+
+const markerFenceRetention = time.Hour
+
+// stale reports whether a marker of coordinatorEpoch for k is older than
+// the last one written, and that one's epoch.
+func (f *markerFences) stale(k txnGuardKey, coordinatorEpoch int32) (int32, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	last, ok := f.mu.epochs[k]
+	return last.coordinatorEpoch, ok && coordinatorEpoch < last.coordinatorEpoch
+}
+
+// record notes a marker of coordinatorEpoch written for k.
+func (f *markerFences) record(k txnGuardKey, coordinatorEpoch int32, now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.mu.epochs == nil {
+		f.mu.epochs = map[txnGuardKey]markerFence{}
+	}
+	if last, ok := f.mu.epochs[k]; ok && last.coordinatorEpoch > coordinatorEpoch {
+		coordinatorEpoch = last.coordinatorEpoch
+	}
+	f.mu.epochs[k] = markerFence{coordinatorEpoch: coordinatorEpoch, written: now}
+	if len(f.mu.epochs) < max(f.mu.pruneAt, 1024) {
+		return
+	}
+	for key, e := range f.mu.epochs {
+		if now.Sub(e.written) > markerFenceRetention {
+			delete(f.mu.epochs, key)
+		}
+	}
+	f.mu.pruneAt = 2 * len(f.mu.epochs)
 }
 
 // sendMarkers asks another node to write a transaction's markers on the
@@ -153,7 +227,8 @@ func (s *Server) sendMarkers(leader int32, m txn.Markers, tps []txn.TopicPartiti
 }
 
 // peerClients are franz-go clients to the other nodes, one per node
-// address, for the broker's own requests (transaction markers).
+// address, for the broker's own requests (transaction markers). mu guards
+// the map; no client is dialled or closed under it.
 type peerClients struct {
 	s      *Server
 	mu     sync.Mutex
@@ -174,26 +249,33 @@ func (pc *peerClients) client(id int32) (*kgo.Broker, error) {
 		return nil, fmt.Errorf("broker: node %d is not registered", id)
 	}
 	pc.mu.Lock()
-	defer pc.mu.Unlock()
 	if pc.closed {
+		pc.mu.Unlock()
 		return nil, errors.New("broker: shutting down")
 	}
 	if pc.m == nil {
 		pc.m = map[int32]*peerClient{}
 	}
+	var stale *kgo.Client
 	c := pc.m[id]
 	if c == nil || c.addr != b.Addr {
 		if c != nil {
-			c.cl.Close()
+			stale = c.cl
 		}
 		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ClientID("strata-broker"), kgo.DialTimeout(2*time.Second))
 		if err != nil {
+			pc.mu.Unlock()
 			return nil, err
 		}
 		c = &peerClient{addr: b.Addr, cl: cl}
 		pc.m[id] = c
 	}
-	seeds := c.cl.SeedBrokers()
+	cl := c.cl
+	pc.mu.Unlock()
+	if stale != nil {
+		stale.Close() // waits for its requests to end: not under mu
+	}
+	seeds := cl.SeedBrokers()
 	if len(seeds) == 0 {
 		return nil, fmt.Errorf("broker: no connection to node %d", id)
 	}
@@ -202,10 +284,11 @@ func (pc *peerClients) client(id int32) (*kgo.Broker, error) {
 
 func (pc *peerClients) close() {
 	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	for _, c := range pc.m {
-		c.cl.Close()
-	}
+	clients := pc.m
 	pc.m = nil
 	pc.closed = true
+	pc.mu.Unlock()
+	for _, c := range clients {
+		c.cl.Close()
+	}
 }

@@ -1,0 +1,674 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/strata-streaming/strata/broker/storage"
+)
+
+// The coordinator runtime: a state machine over one partition of an
+// internal, compacted topic, while this node leads that partition. The
+// group coordinator (broker/groups over __consumer_offsets,
+// group_shard.go) and the transaction coordinator (broker/txn over
+// __transaction_state, txn_coordinator.go) both run on it.
+//
+// A coordinatorShard[S] holds the state S of one partition. Its life:
+//
+//   - load: the partition's log is replayed into a fresh S (the machine's
+//     load, no lock held); the shard then serves. A load gets a coordinator
+//     epoch that is higher than every earlier load's of the partition, on
+//     any node (coordinatorEpochFor).
+//   - a call: the caller takes mu, applies its request to S (CPU only),
+//     queues the resulting records, encoded as one batch (queueLocked), in
+//     the order the state changed, and releases mu. It then waits (await),
+//     holding no lock, until its batch — and every batch queued before it —
+//     is below the high watermark, and answers.
+//   - the writer appends the queued batches to the partition in queue
+//     order, holding no lock while it appends (an append may fsync). It is
+//     one goroutine at a time per shard (mu.writing), started by the call
+//     that queues into an idle shard and gone once the queue is empty: a
+//     single owner, so the log has the queue's order without a lock held
+//     across the append.
+//   - the committer waits, holding no lock, until each appended batch is
+//     below the high watermark, in log order, and completes the writes in
+//     that order (closing their done channels): answers go out in the
+//     order of the log, and no answer precedes a record it depends on.
+//     Like the writer it is one goroutine at a time (mu.committing).
+//   - a failed append leaves the state ahead of the log: the write and
+//     every write queued after it fail, the state is dropped and the shard
+//     loads again from its log (reload). A replication wait that fails
+//     (timeout, leadership lost) fails only its write: the record is in
+//     the local log, which the state matches; a lost leadership unloads
+//     the shard through the coordinator's onLeadership.
+//   - unload: when leadership moves, the state is dropped (it lives on in
+//     the log), queued writes fail, the machine releases what waits on it.
+//
+// Locks. mu is the only lock of the runtime. It guards the fields in it
+// and coord, and is held only for CPU work: applying a call, queueing or
+// taking a write, state changes, the machine's *Locked hooks. It is never
+// held across an append, a replication wait, a replay, a peer RPC, a
+// channel wait, or a call into another coordinator. Taken under it: the
+// task group's mu (starting the writer or committer) and the leaves of
+// the partition the log reads atomically (log end offset, leader epoch).
+//
+// Ordering. Calls are applied in mu order; their batches are queued in
+// that order, appended in it (one writer), completed in it (one
+// committer). A load waits for the writer of the previous load to finish
+// the append it has in hand, so the replay sees every batch of the
+// previous state that reached the log.
+type coordinatorShard[S any] struct {
+	name    string // for logs: "group coordinator", "transaction coordinator"
+	topic   string
+	index   int32
+	ctx     context.Context
+	logger  *slog.Logger
+	tasks   *taskGroup
+	machine shardMachine[S]
+
+	mu struct {
+		sync.Mutex
+		state shardState
+		log   shardLog // the partition; nil while this node hosts none
+		// generation changes with every unload: a load that started in
+		// an earlier generation does not serve, a write queued in one is
+		// not appended in another.
+		generation uint64
+		queue      []*shardWrite // queued, not yet appended, in order
+		last       *shardWrite   // the latest write queued in this generation
+		writing    bool          // the writer runs
+		writerIdle chan struct{} // closed when the running writer stops
+		appended   []*shardWrite // appended (or failed), to be completed in order
+		committing bool          // the committer runs
+		// The coordinator epoch of the last load (coordinatorEpochFor).
+		loadLeaderEpoch int32
+		loadsInEpoch    int32
+	}
+	// coord is the state while the shard serves (the zero S otherwise).
+	// Guarded by mu; outside mu's struct only because produceVerified
+	// (00_produce.go) reads a transaction shard's as sh.coord.
+	coord S
+}
+
+// shardMachine is what the runtime needs from a state machine beyond the
+// calls its coordinator makes on S under mu.
+type shardMachine[S any] interface {
+	// newState is the empty state a load replays the log into.
+	newState(coordinatorEpoch int32) S
+	// replay applies one batch of the partition's log to a state being
+	// loaded (batches come in log order; no lock is held).
+	replay(s S, batch []byte, h storage.BatchHeader) error
+	// startedLocked runs under mu once s serves (it may finish s: the
+	// replay is complete); the function it returns (nil: none) runs
+	// after mu is released.
+	startedLocked(s S) func()
+	// stoppedLocked runs under mu when s stops serving (unload, reload);
+	// the function it returns (nil: none) runs after mu is released.
+	stoppedLocked(s S) func()
+}
+
+// shardLog is the runtime's view of its partition: the only partition
+// calls the coordinators make (partitionLog implements it; the runtime's
+// tests use a fake).
+type shardLog interface {
+	// append writes one batch the coordinator encoded (transactional: a
+	// TxnOffsetCommit's batch, which opens the producer's transaction on
+	// the partition) and returns its last offset and leader epoch.
+	append(batch []byte, transactional bool) (lastOffset int64, leaderEpoch int32, err error)
+	// awaitReplicated waits until offset, appended under leaderEpoch, is
+	// below the high watermark.
+	awaitReplicated(offset int64, leaderEpoch int32) error
+	isLeader() bool
+	leaderEpoch() int32
+	// replay calls fn with every batch from offset to the log end, in
+	// order, and returns the offset after the last one.
+	replay(from int64, fn func(batch []byte, h storage.BatchHeader) error) (next int64, err error)
+	logStartOffset() int64
+	logEndOffset() int64
+}
+
+type shardState int8
+
+const (
+	shardLoading  shardState = iota // replaying the log: COORDINATOR_LOAD_IN_PROGRESS
+	shardActive                     // serving
+	shardUnloaded                   // no longer coordinator: NOT_COORDINATOR
+)
+
+// shardWrite is one call's records, encoded as a batch, on its way to the
+// log.
+type shardWrite struct {
+	batch         []byte
+	transactional bool
+	generation    uint64
+	log           shardLog // set by the writer: where it was appended
+	offset        int64    // set by the writer: its last offset
+	leaderEpoch   int32    // set by the writer
+	err           error    // set before done is closed
+	done          chan struct{}
+}
+
+var (
+	errShardMoved        = errors.New("broker: coordinator partition unloaded before the write was appended")
+	errCoordinatorClosed = errors.New("broker: shutting down")
+)
+
+func newCoordinatorShard[S any](ctx context.Context, logger *slog.Logger, tasks *taskGroup, name, topic string, index int32, log shardLog, machine shardMachine[S]) *coordinatorShard[S] {
+	sh := &coordinatorShard[S]{name: name, topic: topic, index: index, ctx: ctx, logger: logger, tasks: tasks, machine: machine}
+	sh.mu.state = shardLoading
+	sh.mu.log = log
+	sh.mu.loadLeaderEpoch = -1
+	return sh
+}
+
+// stateErrLocked is the error for a request while the shard is not
+// serving, nil while it is.
+func (sh *coordinatorShard[S]) stateErrLocked() *kerr.Error {
+	switch sh.mu.state {
+	case shardLoading:
+		return kerr.CoordinatorLoadInProgress
+	case shardUnloaded:
+		return kerr.NotCoordinator
+	}
+	return nil
+}
+
+// queueLocked queues batch to be appended after everything queued before
+// and returns its write (await it once mu is released). The shard must be
+// serving. Needs mu.
+func (sh *coordinatorShard[S]) queueLocked(batch []byte, transactional bool) *shardWrite {
+	w := &shardWrite{batch: batch, transactional: transactional, generation: sh.mu.generation, done: make(chan struct{})}
+	sh.mu.queue = append(sh.mu.queue, w)
+	sh.mu.last = w
+	if !sh.mu.writing {
+		sh.mu.writing = true
+		sh.mu.writerIdle = make(chan struct{})
+		if !sh.tasks.goTask(sh.writeLoop) {
+			sh.mu.writing = false
+			close(sh.mu.writerIdle)
+			sh.failQueueLocked(errCoordinatorClosed)
+		}
+	}
+	return w
+}
+
+// lastLocked is the latest write queued while serving: a call without
+// records of its own awaits it, so its answer does not precede the records
+// it may depend on. Nil if there is none. Needs mu.
+func (sh *coordinatorShard[S]) lastLocked() *shardWrite { return sh.mu.last }
+
+// await waits, holding no lock, until w and everything queued before it
+// are durable (below the high watermark) or failed. A nil w is done.
+func (sh *coordinatorShard[S]) await(w *shardWrite) error {
+	if w == nil {
+		return nil
+	}
+	select {
+	case <-w.done:
+		return w.err
+	case <-sh.ctx.Done():
+		select {
+		case <-w.done:
+			return w.err
+		default:
+			return errCoordinatorClosed
+		}
+	}
+}
+
+// writeLoop is the writer: it appends the queued writes in order, holding
+// no lock while it appends, and hands them to the committer.
+func (sh *coordinatorShard[S]) writeLoop() {
+	for {
+		sh.mu.Lock()
+		if len(sh.mu.queue) == 0 || sh.ctx.Err() != nil {
+			sh.failQueueLocked(errCoordinatorClosed) // stopping: nothing more is appended
+			sh.mu.writing = false
+			close(sh.mu.writerIdle)
+			sh.mu.Unlock()
+			return
+		}
+		w := sh.mu.queue[0]
+		sh.mu.queue[0] = nil
+		sh.mu.queue = sh.mu.queue[1:]
+		log := sh.mu.log
+		sh.mu.Unlock()
+
+		w.log = log
+		w.offset, w.leaderEpoch, w.err = log.append(w.batch, w.transactional)
+		if w.err != nil {
+			w.err = fmt.Errorf("broker: append to %s-%d: %w", sh.topic, sh.index, w.err)
+			sh.logger.Error(sh.name+" write failed", "partition", sh.index, "err", w.err)
+		}
+
+		sh.mu.Lock()
+		sh.completeLaterLocked(w)
+		reload := w.err != nil && w.generation == sh.mu.generation && sh.mu.state == shardActive
+		var after func()
+		if reload {
+			// The state is ahead of the log: what was queued after w
+			// fails too, and the shard loads again from its log.
+			after = sh.unloadLocked(shardLoading, w.err)
+		}
+		sh.mu.Unlock()
+		if after != nil {
+			after()
+		}
+		if reload {
+			sh.startLoad()
+		}
+	}
+}
+
+// failQueueLocked fails the writes still queued (they complete after
+// those appended, in order). Needs mu.
+func (sh *coordinatorShard[S]) failQueueLocked(err error) {
+	for _, w := range sh.mu.queue {
+		w.err = err
+		sh.completeLaterLocked(w)
+	}
+	sh.mu.queue = nil
+}
+
+// completeLaterLocked hands w to the committer, which completes it once
+// it and the writes before it are durable. Needs mu.
+func (sh *coordinatorShard[S]) completeLaterLocked(w *shardWrite) {
+	sh.mu.appended = append(sh.mu.appended, w)
+	if sh.mu.committing {
+		return
+	}
+	sh.mu.committing = true
+	if !sh.tasks.goTask(sh.commitLoop) {
+		// Stopping: no replication wait, complete them now.
+		for _, w := range sh.mu.appended {
+			if w.err == nil {
+				w.err = errCoordinatorClosed
+			}
+			close(w.done)
+		}
+		sh.mu.appended = nil
+		sh.mu.committing = false
+	}
+}
+
+// commitLoop is the committer: it waits, holding no lock, for each
+// appended write to be below the high watermark and completes the writes
+// in log order.
+func (sh *coordinatorShard[S]) commitLoop() {
+	for {
+		sh.mu.Lock()
+		if len(sh.mu.appended) == 0 {
+			sh.mu.committing = false
+			sh.mu.Unlock()
+			return
+		}
+		w := sh.mu.appended[0]
+		sh.mu.appended[0] = nil
+		sh.mu.appended = sh.mu.appended[1:]
+		sh.mu.Unlock()
+		if w.err == nil {
+			if err := w.log.awaitReplicated(w.offset, w.leaderEpoch); err != nil {
+				// A decision counts once the ISR has it: a new leader
+				// replays it. Until then the caller hears of a failure.
+				w.err = fmt.Errorf("broker: %s-%d offset %d not committed: %w", sh.topic, sh.index, w.offset, err)
+			}
+		}
+		close(w.done)
+	}
+}
+
+// unloadLocked stops serving: the state is dropped (it lives on in the
+// log), writes still queued fail with err, and the machine's stop hook
+// runs; next is the state the shard moves to (loading or unloaded). Run
+// the returned function (nil: none) once mu is released. Needs mu.
+func (sh *coordinatorShard[S]) unloadLocked(next shardState, err error) func() {
+	sh.mu.generation++
+	sh.failQueueLocked(err)
+	sh.mu.last = nil
+	var after func()
+	if sh.mu.state == shardActive {
+		after = sh.machine.stoppedLocked(sh.coord)
+	}
+	var zero S
+	sh.coord = zero
+	sh.mu.state = next
+	return after
+}
+
+// unload stops serving, moving to next (loading or unloaded).
+func (sh *coordinatorShard[S]) unload(next shardState) {
+	sh.mu.Lock()
+	after := sh.unloadLocked(next, errShardMoved)
+	sh.mu.Unlock()
+	if after != nil {
+		after()
+	}
+}
+
+// moveTo follows a leadership change of the shard's partition: it gives
+// the shard up, and if this node now leads log, loads it from there in
+// the background.
+func (sh *coordinatorShard[S]) moveTo(log shardLog, leader bool) {
+	next := shardUnloaded
+	if leader {
+		next = shardLoading
+	}
+	sh.mu.Lock()
+	after := sh.unloadLocked(next, errShardMoved)
+	if leader {
+		sh.mu.log = log
+	}
+	sh.mu.Unlock()
+	if after != nil {
+		after()
+	}
+	if leader {
+		sh.startLoad()
+	}
+}
+
+// reload gives the shard up and loads it again from its log, as a failed
+// append does.
+func (sh *coordinatorShard[S]) reload() {
+	sh.unload(shardLoading)
+	sh.startLoad()
+}
+
+// startLoad loads the shard in the background (a task of the shard's
+// coordinator).
+func (sh *coordinatorShard[S]) startLoad() {
+	sh.tasks.goTask(func() {
+		if err := sh.load(); err != nil && sh.ctx.Err() == nil {
+			sh.logger.Error(sh.name+" partition failed to load; it stays unavailable", "partition", sh.index, "err", err)
+		}
+	})
+}
+
+// load replays the partition's log into a fresh state and makes the shard
+// serve it, unless the shard was unloaded meanwhile or this node no
+// longer leads the partition. It returns once the shard serves (or will
+// not). The shard must be loading.
+func (sh *coordinatorShard[S]) load() error {
+	sh.mu.Lock()
+	generation, log := sh.mu.generation, sh.mu.log
+	var idle chan struct{}
+	if sh.mu.writing {
+		idle = sh.mu.writerIdle
+	}
+	sh.mu.Unlock()
+	if log == nil || !log.isLeader() {
+		sh.mu.Lock()
+		if sh.mu.generation == generation && sh.mu.state == shardLoading && sh.mu.log == log {
+			sh.mu.state = shardUnloaded // another node coordinates this partition
+		}
+		sh.mu.Unlock()
+		return nil
+	}
+	// The previous state's writer may have an append in hand: the replay
+	// must see it.
+	if idle != nil {
+		select {
+		case <-idle:
+		case <-sh.ctx.Done():
+			return sh.ctx.Err()
+		}
+	}
+	sh.mu.Lock()
+	epoch, saturated := sh.coordinatorEpochLocked(log.leaderEpoch())
+	sh.mu.Unlock()
+	if saturated {
+		sh.logger.Warn(sh.name+": too many reloads in one leader epoch; markers of older loads are no longer fenced", "partition", sh.index, "leader_epoch", log.leaderEpoch())
+	}
+
+	s := sh.machine.newState(epoch)
+	next := log.logStartOffset()
+	for {
+		n, err := log.replay(next, func(batch []byte, h storage.BatchHeader) error {
+			return sh.machine.replay(s, batch, h)
+		})
+		if err != nil {
+			return err
+		}
+		next = n
+		sh.mu.Lock()
+		if sh.mu.generation != generation || sh.mu.state != shardLoading || sh.mu.log != log {
+			sh.mu.Unlock()
+			return nil // unloaded or moved meanwhile
+		}
+		if log.logEndOffset() > next {
+			// Appended meanwhile outside the runtime (transaction
+			// markers on __consumer_offsets): replay that too. A marker
+			// appended after this check finds the shard serving.
+			sh.mu.Unlock()
+			continue
+		}
+		if !log.isLeader() {
+			// Leadership moved while loading (or a failed write's
+			// reload raced the move): another node coordinates it.
+			sh.mu.state = shardUnloaded
+			sh.mu.Unlock()
+			return nil
+		}
+		sh.coord = s
+		sh.mu.state = shardActive
+		after := sh.machine.startedLocked(s)
+		sh.mu.Unlock()
+		if after != nil {
+			after()
+		}
+		return nil
+	}
+}
+
+// coordinatorEpochLocked returns the coordinator epoch of a load under
+// the partition's leaderEpoch: higher than every earlier load's of this
+// partition. Loads under a higher leader epoch (on any node) count from a
+// higher base; reloads under the same one (after a failed write) count up
+// from it, so a marker task of an older load is fenced at the partitions
+// (27_write_txn_markers.go) by a newer load's markers. saturated reports
+// that the reloads ran out (the epoch repeats). Needs mu.
+func (sh *coordinatorShard[S]) coordinatorEpochLocked(leaderEpoch int32) (epoch int32, saturated bool) {
+	switch {
+	case leaderEpoch != sh.mu.loadLeaderEpoch:
+		sh.mu.loadLeaderEpoch, sh.mu.loadsInEpoch = leaderEpoch, 0
+	case sh.mu.loadsInEpoch < maxLoadsPerLeaderEpoch:
+		sh.mu.loadsInEpoch++
+	default:
+		saturated = true
+	}
+	return coordinatorEpochFor(leaderEpoch, sh.mu.loadsInEpoch), saturated
+}
+
+// A coordinator epoch is the partition's leader epoch times
+// loadsPerLeaderEpoch plus the number of reloads under it (markers carry
+// it as an int32: leader epochs up to 2^23-1 keep their order).
+const (
+	loadsPerLeaderEpoch    = 1 << 8
+	maxLoadsPerLeaderEpoch = loadsPerLeaderEpoch - 1
+	maxPackedLeaderEpoch   = math.MaxInt32 / loadsPerLeaderEpoch
+)
+
+func coordinatorEpochFor(leaderEpoch, reloads int32) int32 {
+	leaderEpoch = max(0, min(leaderEpoch, maxPackedLeaderEpoch))
+	return leaderEpoch*loadsPerLeaderEpoch + min(reloads, maxLoadsPerLeaderEpoch)
+}
+
+// ---- the partition behind a shard ----
+
+// partitionLog is a hosted partition as a coordinator shard's log: every
+// partition call the coordinators make goes through here.
+type partitionLog struct {
+	s *Server
+	p *partition
+}
+
+// logOf returns p as a shard's log; nil if p is nil (not hosted here).
+func logOf(s *Server, p *partition) shardLog {
+	if p == nil {
+		return nil
+	}
+	return &partitionLog{s: s, p: p}
+}
+
+func (l *partitionLog) append(batch []byte, transactional bool) (int64, int32, error) {
+	if transactional {
+		// A TxnOffsetCommit's batch opens the producer's transaction on
+		// the partition like a produce would, without the idempotent
+		// sequence check: the broker writes these, with no sequence, in
+		// the group's order.
+		res, err := l.p.appendUnchecked(batch)
+		return res.LastOffset, res.LeaderEpoch, err
+	}
+	res := l.p.appendRecords(batch, l.s.topics.topicConfig(l.p.topic), true)
+	if res.code != 0 {
+		err := kerr.ErrorForCode(res.code)
+		if res.message != "" {
+			err = fmt.Errorf("%w: %s", err, res.message)
+		}
+		return 0, 0, err
+	}
+	return res.lastOffset, res.leaderEpoch, nil
+}
+
+// coordinatorReplicationTimeout bounds a coordinator write's wait for the
+// ISR.
+const coordinatorReplicationTimeout = 30 * time.Second
+
+func (l *partitionLog) awaitReplicated(offset int64, leaderEpoch int32) error {
+	return l.p.awaitReplicated(offset, leaderEpoch, coordinatorReplicationTimeout, l.s.ctx.Done())
+}
+
+func (l *partitionLog) isLeader() bool        { return l.p.isLeader() }
+func (l *partitionLog) leaderEpoch() int32    { return l.p.leaderEpoch() }
+func (l *partitionLog) logStartOffset() int64 { return l.p.log.LogStartOffset() }
+func (l *partitionLog) logEndOffset() int64   { return l.p.log.LogEndOffset() }
+
+// replay calls fn with every batch from offset from to the log end, in
+// order. A coordinator loads when its node becomes the partition's
+// leader, whose whole log is the partition's from then on: its high
+// watermark may still trail records the previous leader had committed.
+func (l *partitionLog) replay(from int64, fn func(batch []byte, h storage.BatchHeader) error) (int64, error) {
+	log, topic, index := l.p.log, l.p.topic.name, l.p.index
+	offset := max(from, log.LogStartOffset())
+	for {
+		if err := l.s.ctx.Err(); err != nil {
+			return offset, err
+		}
+		end := log.LogEndOffset()
+		if offset >= end {
+			return offset, nil
+		}
+		chunk, err := log.Read(offset, 1<<20, end, true)
+		if errors.Is(err, storage.ErrOffsetOutOfRange) && offset < log.LogStartOffset() {
+			offset = log.LogStartOffset() // retention moved the start meanwhile
+			continue
+		}
+		if err != nil {
+			return offset, fmt.Errorf("broker: reading %s-%d at %d: %w", topic, index, offset, err)
+		}
+		data, err := chunk.ReadAll()
+		if err != nil {
+			return offset, err
+		}
+		progressed := false
+		for pos := 0; len(data)-pos >= storage.BatchHeaderSize; {
+			h, err := storage.ParseBatchHeader(data[pos:])
+			if err != nil {
+				return offset, fmt.Errorf("broker: %s-%d at %d: %w", topic, index, offset, err)
+			}
+			if h.Size() > len(data)-pos {
+				break // cut at the read limit: read it again from its start
+			}
+			batch := data[pos : pos+h.Size()]
+			pos += h.Size()
+			if h.LastOffset() < offset {
+				continue
+			}
+			offset = h.LastOffset() + 1
+			progressed = true
+			if err := fn(batch, h); err != nil {
+				return offset, fmt.Errorf("broker: %s-%d batch at %d: %w", topic, index, h.BaseOffset, err)
+			}
+		}
+		if !progressed {
+			return offset, fmt.Errorf("broker: %s-%d: no complete batch at offset %d", topic, index, offset)
+		}
+	}
+}
+
+// ---- tasks ----
+
+// taskGroup runs a coordinator's goroutines (shard writers, committers,
+// loads, marker tasks) so that its owner can wait for them: goTask refuses
+// new ones once close has begun, close waits for the running ones (which
+// stop on the server's context).
+type taskGroup struct {
+	ctx context.Context
+	mu  struct {
+		sync.Mutex
+		closed bool
+	}
+	running sync.WaitGroup
+}
+
+// goTask runs fn in a goroutine of the group; false (fn not run) once the
+// group is closing or the server stopping.
+func (g *taskGroup) goTask(fn func()) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.mu.closed || g.ctx.Err() != nil {
+		return false
+	}
+	g.running.Add(1)
+	go func() {
+		defer g.running.Done()
+		fn()
+	}()
+	return true
+}
+
+// close refuses new tasks and waits for the running ones.
+func (g *taskGroup) close() {
+	g.mu.Lock()
+	g.mu.closed = true
+	g.mu.Unlock()
+	g.running.Wait()
+}
+
+// creation lets one caller create an internal topic while the others
+// wait for it, with no lock held across the quorum proposal.
+type creation struct {
+	mu      sync.Mutex
+	running chan struct{} // closed when the creation in flight ends
+}
+
+// do runs create unless another caller's runs; then it waits for that one
+// (or for done).
+func (c *creation) do(done <-chan struct{}, create func()) {
+	c.mu.Lock()
+	if running := c.running; running != nil {
+		c.mu.Unlock()
+		select {
+		case <-running:
+		case <-done:
+		}
+		return
+	}
+	running := make(chan struct{})
+	c.running = running
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.running = nil
+		c.mu.Unlock()
+		close(running)
+	}()
+	create()
+}
