@@ -91,7 +91,8 @@ func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID
 		return kerr.TransactionCoordinatorFenced.Code
 	}
 	guard.markers++
-	offset, leaderEpoch, err := p.writeTxnMarkerEpoch(producerID, epoch, commit, coordinatorEpoch)
+	log := &partitionLog{s: s, p: p}
+	offset, leaderEpoch, err := log.writeMarker(producerID, epoch, commit, coordinatorEpoch)
 	if err == nil {
 		s.txns.fences.record(key, coordinatorEpoch, time.Now())
 	}
@@ -111,7 +112,7 @@ func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID
 	if topic == consumerOffsetsTopic && s.groups != nil {
 		s.groups.completeTxnOffsets(partition, producerID, commit)
 	}
-	switch err := p.awaitReplicated(offset, leaderEpoch, 30*time.Second, s.ctx.Done()); {
+	switch err := log.awaitReplicated(offset, leaderEpoch); {
 	case errors.Is(err, errReplicationTimeout):
 		return kerr.RequestTimedOut.Code
 	case err != nil:

@@ -23,7 +23,7 @@ import (
 // A coordinatorShard[S] holds the state S of one partition. Its life:
 //
 //   - load: the partition's log is replayed into a fresh S (the machine's
-//     load, no lock held); the shard then serves. A load gets a coordinator
+//     replay, no lock held); the shard then serves. A load gets a coordinator
 //     epoch that is higher than every earlier load's of the partition, on
 //     any node (coordinatorEpochFor).
 //   - a call: the caller takes mu, applies its request to S (CPU only),
@@ -78,8 +78,8 @@ type coordinatorShard[S any] struct {
 		state shardState
 		log   shardLog // the partition; nil while this node hosts none
 		// generation changes with every unload: a load that started in
-		// an earlier generation does not serve, a write queued in one is
-		// not appended in another.
+		// an earlier generation does not serve, and the writes still
+		// queued fail.
 		generation uint64
 		queue      []*shardWrite // queued, not yet appended, in order
 		last       *shardWrite   // the latest write queued in this generation
@@ -114,9 +114,8 @@ type shardMachine[S any] interface {
 	stoppedLocked(s S) func()
 }
 
-// shardLog is the runtime's view of its partition: the only partition
-// calls the coordinators make (partitionLog implements it; the runtime's
-// tests use a fake).
+// shardLog is the runtime's view of its partition (partitionLog
+// implements it; the runtime's tests use a fake).
 type shardLog interface {
 	// append writes one batch the coordinator encoded (transactional: a
 	// TxnOffsetCommit's batch, which opens the producer's transaction on
@@ -502,8 +501,10 @@ func coordinatorEpochFor(leaderEpoch, reloads int32) int32 {
 
 // ---- the partition behind a shard ----
 
-// partitionLog is a hosted partition as a coordinator shard's log: every
-// partition call the coordinators make goes through here.
+// partitionLog is a hosted partition as a coordinator shard's log. Every
+// partition method the coordinators call — the shards' appends, waits and
+// replays, and the markers they write (writeMarker) — is called here, so
+// the partition's API can change in one place.
 type partitionLog struct {
 	s *Server
 	p *partition
@@ -543,6 +544,13 @@ const coordinatorReplicationTimeout = 30 * time.Second
 
 func (l *partitionLog) awaitReplicated(offset int64, leaderEpoch int32) error {
 	return l.p.awaitReplicated(offset, leaderEpoch, coordinatorReplicationTimeout, l.s.ctx.Done())
+}
+
+// writeMarker appends a transaction marker for the producer (a data
+// partition's side of WriteTxnMarkers) and returns its offset and the
+// leader epoch it was written under.
+func (l *partitionLog) writeMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (int64, int32, error) {
+	return l.p.writeTxnMarkerEpoch(producerID, epoch, commit, coordinatorEpoch)
 }
 
 func (l *partitionLog) isLeader() bool        { return l.p.isLeader() }

@@ -112,7 +112,7 @@ func (c *groupCoordinator) adopt(t *topicState) []*groupShard {
 	shards := make([]*groupShard, len(parts))
 	for i, p := range parts {
 		shards[i] = newGroupShard(c, int32(i), p)
-		if p == nil || !p.isLeader() {
+		if log := logOf(c.s, p); log == nil || !log.isLeader() {
 			shards[i].unload(shardUnloaded)
 		}
 	}
@@ -286,11 +286,20 @@ func (c *groupCoordinator) expireOffsets() {
 }
 
 // onTopicDeleted removes the offsets of a deleted topic from every group.
+// The metadata sync calls it holding the topic manager's adminMu: the
+// groups change at once, and the tombstones' replication is waited for by
+// a task, not here.
 func (c *groupCoordinator) onTopicDeleted(topic string) {
 	for _, sh := range c.shards() {
-		sh.withAllGroups(func(g *groups.Group, now time.Time) groups.Effects {
+		w, replies := sh.applyAll(func(g *groups.Group, now time.Time) groups.Effects {
 			return g.RemoveTopicOffsets(now, topic)
 		})
+		if w == nil && len(replies) == 0 {
+			continue
+		}
+		if !c.tasks.goTask(func() { c.deliver(replies, sh.await(w)) }) {
+			c.deliver(replies, errCoordinatorClosed)
+		}
 	}
 }
 

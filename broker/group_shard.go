@@ -78,13 +78,21 @@ func (sh *groupShard) withGroup(id string, create bool, fn func(g *groups.Group,
 }
 
 // withAllGroups runs fn on every group of the shard (for timers, offset
-// expiry and topic deletion), then persists and delivers as withGroup.
+// expiry and markers), then persists and delivers as withGroup.
 func (sh *groupShard) withAllGroups(fn func(g *groups.Group, now time.Time) groups.Effects) {
+	w, replies := sh.applyAll(fn)
+	sh.c.deliver(replies, sh.await(w))
+}
+
+// applyAll runs fn on every group of the shard under the shard lock and
+// queues the records of its effects; it returns the write to await before
+// delivering the replies.
+func (sh *groupShard) applyAll(fn func(g *groups.Group, now time.Time) groups.Effects) (*shardWrite, []groups.Reply) {
 	now := sh.c.now()
 	sh.mu.Lock()
+	defer sh.mu.Unlock()
 	if sh.stateErrLocked() != nil {
-		sh.mu.Unlock()
-		return
+		return nil, nil
 	}
 	st := sh.coord
 	var eff groups.Effects
@@ -99,10 +107,7 @@ func (sh *groupShard) withAllGroups(fn func(g *groups.Group, now time.Time) grou
 		}
 	}
 	st.deadline = next
-	w := sh.queueRecordsLocked(eff.Records, now, len(eff.Replies) > 0)
-	sh.mu.Unlock()
-	err := sh.await(w)
-	sh.c.deliver(eff.Replies, err)
+	return sh.queueRecordsLocked(eff.Records, now, len(eff.Replies) > 0), eff.Replies
 }
 
 // read runs fn under the shard lock, for queries.

@@ -156,7 +156,7 @@ func (c *txnCoordinator) ensureTopic() []*txnShard {
 		shards := make([]*txnShard, len(parts))
 		for i, p := range parts {
 			shards[i] = newTxnShard(c, int32(i), p)
-			if p == nil || !p.isLeader() {
+			if log := logOf(c.s, p); log == nil || !log.isLeader() {
 				shards[i].unload(shardUnloaded) // another node coordinates these ids
 			}
 		}
