@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,25 +24,27 @@ import (
 // A coordinatorShard[S] holds the state S of one partition. Its life:
 //
 //   - load: the partition's log is replayed into a fresh S (the machine's
-//     replay, no lock held); the shard then serves. A load gets a coordinator
-//     epoch that is higher than every earlier load's of the partition, on
-//     any node (coordinatorEpochFor).
+//     replay, no lock held); the shard then serves. A load gets a
+//     coordinator epoch that is higher than every earlier load's of the
+//     partition, on any node (coordinatorEpochFor).
 //   - a call: the caller takes mu, applies its request to S (CPU only),
 //     queues the resulting records, encoded as one batch (queueLocked), in
 //     the order the state changed, and releases mu. It then waits (await),
 //     holding no lock, until its batch — and every batch queued before it —
 //     is below the high watermark, and answers.
 //   - the writer appends the queued batches to the partition in queue
-//     order, holding no lock while it appends (an append may fsync). It is
-//     one goroutine at a time per shard (mu.writing), started by the call
-//     that queues into an idle shard and gone once the queue is empty: a
-//     single owner, so the log has the queue's order without a lock held
+//     order, holding no lock while it appends (an append may fsync). There
+//     is one at a time per shard (mu.writing): the call that queues into
+//     an idle shard appends, in its await, up to its own batch and hands
+//     the rest to a writer goroutine, which runs until the queue is empty.
+//     A single owner, so the log has the queue's order without a lock held
 //     across the append.
-//   - the committer waits, holding no lock, until each appended batch is
-//     below the high watermark, in log order, and completes the writes in
-//     that order (closing their done channels): answers go out in the
-//     order of the log, and no answer precedes a record it depends on.
-//     Like the writer it is one goroutine at a time (mu.committing).
+//   - completion: each call waits, holding no lock, until its appended
+//     batch is below the high watermark (concurrently with the others),
+//     then completes its write (closing its done channel) only after the
+//     write appended before it: answers go out in the order of the log,
+//     and no answer precedes a record it depends on. A lone call thus
+//     appends and waits on its own goroutine, as if it were alone.
 //   - a failed append leaves the state ahead of the log: the write and
 //     every write queued after it fail, the state is dropped and the shard
 //     loads again from its log (reload). A replication wait that fails
@@ -56,14 +59,14 @@ import (
 // taking a write, state changes, the machine's *Locked hooks. It is never
 // held across an append, a replication wait, a replay, a peer RPC, a
 // channel wait, or a call into another coordinator. Taken under it: the
-// task group's mu (starting the writer or committer) and the leaves of
-// the partition the log reads atomically (log end offset, leader epoch).
+// task group's mu (handing the writer on) and the leaves of the partition
+// the log reads atomically (log end offset, leader epoch).
 //
 // Ordering. Calls are applied in mu order; their batches are queued in
-// that order, appended in it (one writer), completed in it (one
-// committer). A load waits for the writer of the previous load to finish
-// the append it has in hand, so the replay sees every batch of the
-// previous state that reached the log.
+// that order, appended in it (one writer), completed in it (each write
+// after the one before). A load waits for the writer of the previous load
+// to finish the append it has in hand, so the replay sees every batch of
+// the previous state that reached the log.
 type coordinatorShard[S any] struct {
 	name    string // for logs: "group coordinator", "transaction coordinator"
 	topic   string
@@ -85,8 +88,9 @@ type coordinatorShard[S any] struct {
 		last       *shardWrite   // the latest write queued in this generation
 		writing    bool          // the writer runs
 		writerIdle chan struct{} // closed when the running writer stops
-		appended   []*shardWrite // appended (or failed), to be completed in order
-		committing bool          // the committer runs
+		// lastAppended is the write last appended (or failed): the next
+		// completes after it.
+		lastAppended *shardWrite
 		// The coordinator epoch of the last load (coordinatorEpochFor).
 		loadLeaderEpoch int32
 		loadsInEpoch    int32
@@ -147,11 +151,20 @@ type shardWrite struct {
 	batch         []byte
 	transactional bool
 	generation    uint64
-	log           shardLog // set by the writer: where it was appended
-	offset        int64    // set by the writer: its last offset
-	leaderEpoch   int32    // set by the writer
-	err           error    // set before done is closed
-	done          chan struct{}
+	log           shardLog      // set by the writer: where it was appended
+	offset        int64         // set by the writer: its last offset
+	leaderEpoch   int32         // set by the writer
+	err           error         // set before appended is closed, and by the completer before done is
+	prev          *shardWrite   // completes before this one (set with appended)
+	appended      chan struct{} // closed by the writer once appended or failed
+	done          chan struct{} // closed once durable or failed, after prev's
+
+	// writerRole: the first to await the write runs the shard's writer
+	// (set under mu as the write is queued into an idle shard);
+	// completerTaken: set by the first to await it once appended, which
+	// waits for its replication and completes it. Both change with a
+	// CompareAndSwap: other calls await the write too (lastLocked).
+	writerRole, completerTaken atomic.Bool
 }
 
 var (
@@ -180,20 +193,17 @@ func (sh *coordinatorShard[S]) stateErrLocked() *kerr.Error {
 }
 
 // queueLocked queues batch to be appended after everything queued before
-// and returns its write (await it once mu is released). The shard must be
-// serving. Needs mu.
+// and returns its write. The shard must be serving. The caller must await
+// the write once mu is released: if the shard's writer was idle, the
+// first to await it is the writer (see await). Needs mu.
 func (sh *coordinatorShard[S]) queueLocked(batch []byte, transactional bool) *shardWrite {
-	w := &shardWrite{batch: batch, transactional: transactional, generation: sh.mu.generation, done: make(chan struct{})}
+	w := &shardWrite{batch: batch, transactional: transactional, generation: sh.mu.generation, appended: make(chan struct{}), done: make(chan struct{})}
 	sh.mu.queue = append(sh.mu.queue, w)
 	sh.mu.last = w
 	if !sh.mu.writing {
 		sh.mu.writing = true
 		sh.mu.writerIdle = make(chan struct{})
-		if !sh.tasks.goTask(sh.writeLoop) {
-			sh.mu.writing = false
-			close(sh.mu.writerIdle)
-			sh.failQueueLocked(errCoordinatorClosed)
-		}
+		w.writerRole.Store(true)
 	}
 	return w
 }
@@ -205,32 +215,86 @@ func (sh *coordinatorShard[S]) lastLocked() *shardWrite { return sh.mu.last }
 
 // await waits, holding no lock, until w and everything queued before it
 // are durable (below the high watermark) or failed. A nil w is done.
+//
+// A call that queued into an idle shard is its writer (or whoever awaits
+// that write first): here, on its own goroutine and holding no lock, it
+// appends its write (the head of the queue) and hands what was queued
+// behind it to a writer goroutine. So a lone call appends as if it were
+// alone, without a goroutine switch; under load a goroutine takes over;
+// at every moment there is at most one writer. Then the first to await w
+// waits for its replication, holding no lock (as every call does for its
+// own write, concurrently), and completes it only after the write before
+// it: completions, and so answers, follow the log.
 func (sh *coordinatorShard[S]) await(w *shardWrite) error {
 	if w == nil {
 		return nil
+	}
+	if w.writerRole.CompareAndSwap(true, false) {
+		sh.writeLoop(w)
+	}
+	select {
+	case <-w.appended:
+	case <-sh.ctx.Done():
+		return sh.doneOrClosed(w)
+	}
+	if w.completerTaken.CompareAndSwap(false, true) {
+		if w.err == nil {
+			if err := w.log.awaitReplicated(w.offset, w.leaderEpoch); err != nil {
+				// A decision counts once the ISR has it: a new leader
+				// replays it. Until then the caller hears of a failure.
+				w.err = fmt.Errorf("broker: %s-%d offset %d not committed: %w", sh.topic, sh.index, w.offset, err)
+			}
+		}
+		if prev := w.prev; prev != nil {
+			select {
+			case <-prev.done:
+			case <-sh.ctx.Done():
+				return errCoordinatorClosed
+			}
+			w.prev = nil
+		}
+		close(w.done)
 	}
 	select {
 	case <-w.done:
 		return w.err
 	case <-sh.ctx.Done():
-		select {
-		case <-w.done:
-			return w.err
-		default:
-			return errCoordinatorClosed
-		}
+		return sh.doneOrClosed(w)
+	}
+}
+
+// doneOrClosed is w's outcome if it is complete, else that the server is
+// stopping.
+func (sh *coordinatorShard[S]) doneOrClosed(w *shardWrite) error {
+	select {
+	case <-w.done:
+		return w.err
+	default:
+		return errCoordinatorClosed
 	}
 }
 
 // writeLoop is the writer: it appends the queued writes in order, holding
-// no lock while it appends, and hands them to the committer.
-func (sh *coordinatorShard[S]) writeLoop() {
+// no lock while it appends, and hands them on to completion. Run by the
+// call awaiting owner (await), it stops once owner is appended and hands
+// the rest to a writer goroutine (writeLoop(nil)), which runs until the
+// queue is empty.
+func (sh *coordinatorShard[S]) writeLoop(owner *shardWrite) {
+	ownerDone := false
 	for {
 		sh.mu.Lock()
 		if len(sh.mu.queue) == 0 || sh.ctx.Err() != nil {
 			sh.failQueueLocked(errCoordinatorClosed) // stopping: nothing more is appended
-			sh.mu.writing = false
-			close(sh.mu.writerIdle)
+			sh.stopWriterLocked()
+			sh.mu.Unlock()
+			return
+		}
+		if ownerDone {
+			// The rest is another writer's: the role passes on.
+			if !sh.tasks.goTask(func() { sh.writeLoop(nil) }) {
+				sh.failQueueLocked(errCoordinatorClosed)
+				sh.stopWriterLocked()
+			}
 			sh.mu.Unlock()
 			return
 		}
@@ -248,7 +312,8 @@ func (sh *coordinatorShard[S]) writeLoop() {
 		}
 
 		sh.mu.Lock()
-		sh.completeLaterLocked(w)
+		ownerDone = ownerDone || w == owner
+		sh.appendedLocked(w)
 		reload := w.err != nil && w.generation == sh.mu.generation && sh.mu.state == shardActive
 		var after func()
 		if reload {
@@ -266,61 +331,28 @@ func (sh *coordinatorShard[S]) writeLoop() {
 	}
 }
 
+// stopWriterLocked marks the writer idle. Needs mu.
+func (sh *coordinatorShard[S]) stopWriterLocked() {
+	sh.mu.writing = false
+	close(sh.mu.writerIdle)
+}
+
 // failQueueLocked fails the writes still queued (they complete after
 // those appended, in order). Needs mu.
 func (sh *coordinatorShard[S]) failQueueLocked(err error) {
 	for _, w := range sh.mu.queue {
 		w.err = err
-		sh.completeLaterLocked(w)
+		sh.appendedLocked(w)
 	}
 	sh.mu.queue = nil
 }
 
-// completeLaterLocked hands w to the committer, which completes it once
-// it and the writes before it are durable. Needs mu.
-func (sh *coordinatorShard[S]) completeLaterLocked(w *shardWrite) {
-	sh.mu.appended = append(sh.mu.appended, w)
-	if sh.mu.committing {
-		return
-	}
-	sh.mu.committing = true
-	if !sh.tasks.goTask(sh.commitLoop) {
-		// Stopping: no replication wait, complete them now.
-		for _, w := range sh.mu.appended {
-			if w.err == nil {
-				w.err = errCoordinatorClosed
-			}
-			close(w.done)
-		}
-		sh.mu.appended = nil
-		sh.mu.committing = false
-	}
-}
-
-// commitLoop is the committer: it waits, holding no lock, for each
-// appended write to be below the high watermark and completes the writes
-// in log order.
-func (sh *coordinatorShard[S]) commitLoop() {
-	for {
-		sh.mu.Lock()
-		if len(sh.mu.appended) == 0 {
-			sh.mu.committing = false
-			sh.mu.Unlock()
-			return
-		}
-		w := sh.mu.appended[0]
-		sh.mu.appended[0] = nil
-		sh.mu.appended = sh.mu.appended[1:]
-		sh.mu.Unlock()
-		if w.err == nil {
-			if err := w.log.awaitReplicated(w.offset, w.leaderEpoch); err != nil {
-				// A decision counts once the ISR has it: a new leader
-				// replays it. Until then the caller hears of a failure.
-				w.err = fmt.Errorf("broker: %s-%d offset %d not committed: %w", sh.topic, sh.index, w.offset, err)
-			}
-		}
-		close(w.done)
-	}
+// appendedLocked hands w, appended (or failed), on to completion, after
+// the write handed on before it. Needs mu.
+func (sh *coordinatorShard[S]) appendedLocked(w *shardWrite) {
+	w.prev = sh.mu.lastAppended
+	sh.mu.lastAppended = w
+	close(w.appended)
 }
 
 // unloadLocked stops serving: the state is dropped (it lives on in the
@@ -613,7 +645,7 @@ func (l *partitionLog) replay(from int64, fn func(batch []byte, h storage.BatchH
 
 // ---- tasks ----
 
-// taskGroup runs a coordinator's goroutines (shard writers, committers,
+// taskGroup runs a coordinator's goroutines (shard writers handed on,
 // loads, marker tasks) so that its owner can wait for them: goTask refuses
 // new ones once close has begun, close waits for the running ones (which
 // stop on the server's context).

@@ -133,15 +133,46 @@ func newFakeShard(t *testing.T, log *fakeLog) (*coordinatorShard[*fakeState], *f
 	return sh, m
 }
 
-// apply is a call: it applies a change and queues its batch under mu.
-func apply(sh *coordinatorShard[*fakeState], batch string) *shardWrite {
+// fakeCall is a call in flight: its caller awaits its write.
+type fakeCall struct {
+	w    *shardWrite
+	done chan struct{}
+	err  error
+}
+
+// apply is a call: it applies a change and queues its batch under mu,
+// then its caller awaits the write (nil if the shard does not serve).
+func apply(sh *coordinatorShard[*fakeState], batch string) *fakeCall {
 	sh.mu.Lock()
-	defer sh.mu.Unlock()
 	if sh.coord == nil {
+		sh.mu.Unlock()
 		return nil
 	}
 	sh.coord.applied = append(sh.coord.applied, batch)
-	return sh.queueLocked([]byte(batch), false)
+	w := sh.queueLocked([]byte(batch), false)
+	sh.mu.Unlock()
+	return awaitCall(sh, w)
+}
+
+func awaitCall(sh *coordinatorShard[*fakeState], w *shardWrite) *fakeCall {
+	c := &fakeCall{w: w, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		c.err = sh.await(w)
+	}()
+	return c
+}
+
+// wait is the call's answer.
+func (c *fakeCall) wait(t *testing.T) error {
+	t.Helper()
+	select {
+	case <-c.done:
+		return c.err
+	case <-time.After(5 * time.Second):
+		t.Fatal("a call is still waiting after 5s")
+		return nil
+	}
 }
 
 func within(t *testing.T, what string, d time.Duration, fn func()) {
@@ -181,31 +212,29 @@ func TestCoordinatorRuntimeNoLockAcrossWaits(t *testing.T) {
 		return nil
 	}
 
-	wa := apply(sh, "a")
+	a := apply(sh, "a")
 	<-inAppend
-	var wb, wc *shardWrite
-	within(t, "a call while an append hangs", time.Second, func() { wb = apply(sh, "b") })
+	var b, c *fakeCall
+	within(t, "a call while an append hangs", time.Second, func() { b = apply(sh, "b") })
 	close(appendGate)
 	<-inReplicate // b's replication wait hangs
-	within(t, "a call while a replication wait hangs", time.Second, func() { wc = apply(sh, "c") })
+	within(t, "a call while a replication wait hangs", time.Second, func() { c = apply(sh, "c") })
 	within(t, "appending behind a hanging replication wait", time.Second, func() {
 		for log.logEndOffset() < 3 {
 			time.Sleep(time.Millisecond)
 		}
 	})
-	within(t, "a's completion", time.Second, func() {
-		if err := sh.await(wa); err != nil {
-			t.Error(err)
-		}
-	})
+	if err := a.wait(t); err != nil {
+		t.Fatal(err)
+	}
 	select {
-	case <-wc.done:
+	case <-c.w.done:
 		t.Fatal("c completed before b, which is before it in the log")
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(replicateGate)
-	for _, w := range []*shardWrite{wb, wc} {
-		if err := sh.await(w); err != nil {
+	for _, call := range []*fakeCall{b, c} {
+		if err := call.wait(t); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -229,9 +258,9 @@ func TestCoordinatorRuntimeCompletesInLogOrder(t *testing.T) {
 		}
 		return nil
 	}
-	writes := []*shardWrite{apply(sh, "0"), apply(sh, "1"), apply(sh, "2")}
+	calls := []*fakeCall{apply(sh, "0"), apply(sh, "1"), apply(sh, "2")}
 	sh.mu.Lock()
-	writes = append(writes, sh.lastLocked())
+	calls = append(calls, awaitCall(sh, sh.lastLocked())) // a call without records
 	sh.mu.Unlock()
 	within(t, "appending behind a hanging replication wait", time.Second, func() {
 		for log.logEndOffset() < 3 {
@@ -239,17 +268,17 @@ func TestCoordinatorRuntimeCompletesInLogOrder(t *testing.T) {
 		}
 	})
 	time.Sleep(20 * time.Millisecond) // let 1 and 2 replicate
-	for i, w := range writes {
+	for i, c := range calls {
 		select {
-		case <-w.done:
-			t.Fatalf("write %d completed before write 0, which precedes it in the log", i)
+		case <-c.done:
+			t.Fatalf("call %d answered before write 0, which precedes it in the log, is durable", i)
 		default:
 		}
 	}
 	close(release)
-	for i, w := range writes {
-		if err := sh.await(w); err != nil {
-			t.Fatalf("write %d: %v", i, err)
+	for i, c := range calls {
+		if err := c.wait(t); err != nil {
+			t.Fatalf("call %d: %v", i, err)
 		}
 	}
 }
@@ -276,13 +305,13 @@ func TestCoordinatorRuntimeFailedAppendReloads(t *testing.T) {
 	bad := apply(sh, "bad")
 	after := apply(sh, "after")
 	close(gate)
-	if err := sh.await(ok); err != nil {
+	if err := ok.wait(t); err != nil {
 		t.Fatalf("the write before the failure: %v", err)
 	}
-	if err := sh.await(bad); !errors.Is(err, fail) {
+	if err := bad.wait(t); !errors.Is(err, fail) {
 		t.Fatalf("the failed write: %v", err)
 	}
-	if err := sh.await(after); err == nil {
+	if err := after.wait(t); err == nil {
 		t.Fatal("a write queued after the failed one was appended")
 	}
 	waitFor(t, 5*time.Second, "the reload", func() bool {
@@ -313,14 +342,18 @@ func TestCoordinatorRuntimeLoadWaitsForWriter(t *testing.T) {
 	inAppend, gate := make(chan struct{}), make(chan struct{})
 	log := &fakeLog{leader: true}
 	sh, m := newFakeShard(t, log)
+	var once sync.Once
 	log.onAppend = func([]byte) error {
-		close(inAppend)
-		<-gate
+		once.Do(func() {
+			close(inAppend)
+			<-gate
+		})
 		return nil
 	}
 	w := apply(sh, "in-hand")
 	<-inAppend
 	sh.unload(shardLoading)
+
 	loaded := make(chan error, 1)
 	go func() { loaded <- sh.load() }()
 	select {
@@ -332,7 +365,7 @@ func TestCoordinatorRuntimeLoadWaitsForWriter(t *testing.T) {
 	if err := <-loaded; err != nil {
 		t.Fatal(err)
 	}
-	if err := sh.await(w); err != nil {
+	if err := w.wait(t); err != nil {
 		t.Fatalf("the write in hand: %v", err)
 	}
 	m.mu.Lock()
@@ -360,10 +393,10 @@ func TestCoordinatorRuntimeUnload(t *testing.T) {
 	queued := apply(sh, "queued")
 	sh.moveTo(log, false)
 	close(gate)
-	if err := sh.await(first); err != nil {
+	if err := first.wait(t); err != nil {
 		t.Fatalf("the write in hand: %v", err)
 	}
-	if err := sh.await(queued); !errors.Is(err, errShardMoved) {
+	if err := queued.wait(t); !errors.Is(err, errShardMoved) {
 		t.Fatalf("the queued write: %v, want errShardMoved", err)
 	}
 	if w := apply(sh, "late"); w != nil {
@@ -374,5 +407,33 @@ func TestCoordinatorRuntimeUnload(t *testing.T) {
 	sh.mu.Unlock()
 	if state != shardUnloaded {
 		t.Fatalf("state %d", state)
+	}
+}
+
+// TestCoordinatorRuntimeSharedAwait: a write awaited by two calls at once
+// — its own and one without records (lastLocked) — has one writer and one
+// completer, whichever call takes the roles.
+func TestCoordinatorRuntimeSharedAwait(t *testing.T) {
+	log := &fakeLog{leader: true}
+	sh, _ := newFakeShard(t, log)
+	for i := range 200 {
+		sh.mu.Lock()
+		w := sh.queueLocked([]byte("x"), false)
+		last := sh.lastLocked()
+		sh.mu.Unlock()
+		calls := []*fakeCall{awaitCall(sh, last), awaitCall(sh, w)}
+		for _, c := range calls {
+			if err := c.wait(t); err != nil {
+				t.Fatalf("round %d: %v", i, err)
+			}
+		}
+	}
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.mu.writing || len(sh.mu.queue) > 0 {
+		t.Fatalf("left writing=%v queue=%d", sh.mu.writing, len(sh.mu.queue))
+	}
+	if got := log.logEndOffset(); got != 200 {
+		t.Fatalf("log end %d, want 200", got)
 	}
 }

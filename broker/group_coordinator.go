@@ -298,7 +298,7 @@ func (c *groupCoordinator) onTopicDeleted(topic string) {
 			continue
 		}
 		if !c.tasks.goTask(func() { c.deliver(replies, sh.await(w)) }) {
-			c.deliver(replies, errCoordinatorClosed)
+			c.deliver(replies, sh.await(w)) // stopping: no wait left
 		}
 	}
 }
