@@ -35,8 +35,9 @@ import (
 //   - the writer appends the queued batches to the partition in queue
 //     order, holding no lock while it appends (an append may fsync). There
 //     is one at a time per shard (mu.writing): the call that queues into
-//     an idle shard appends, in its await, up to its own batch and hands
-//     the rest to a writer goroutine, which runs until the queue is empty.
+//     an idle shard appends, in its await, its own batch and those queued
+//     behind it until the queue is empty (after a bound, a writer
+//     goroutine takes over).
 //     A single owner, so the log has the queue's order without a lock held
 //     across the append.
 //   - completion: each call waits, holding no lock, until its appended
@@ -218,10 +219,12 @@ func (sh *coordinatorShard[S]) lastLocked() *shardWrite { return sh.mu.last }
 //
 // A call that queued into an idle shard is its writer (or whoever awaits
 // that write first): here, on its own goroutine and holding no lock, it
-// appends its write (the head of the queue) and hands what was queued
-// behind it to a writer goroutine. So a lone call appends as if it were
-// alone, without a goroutine switch; under load a goroutine takes over;
-// at every moment there is at most one writer. Then the first to await w
+// appends its write (the head of the queue) and what is queued behind it
+// until the queue is empty, handing the role to a writer goroutine if that
+// takes long (writeLoop). So a lone call appends as if it were alone,
+// without a goroutine switch, and calls that arrive while one appends have
+// their batches appended by it; at every moment there is at most one
+// writer. Then the first to await w
 // waits for its replication, holding no lock (as every call does for its
 // own write, concurrently), and completes it only after the write before
 // it: completions, and so answers, follow the log.
@@ -275,12 +278,13 @@ func (sh *coordinatorShard[S]) doneOrClosed(w *shardWrite) error {
 }
 
 // writeLoop is the writer: it appends the queued writes in order, holding
-// no lock while it appends, and hands them on to completion. Run by the
-// call awaiting owner (await), it stops once owner is appended and hands
-// the rest to a writer goroutine (writeLoop(nil)), which runs until the
-// queue is empty.
+// no lock while it appends, and hands them on to completion. It runs
+// until the queue is empty. Run by the call awaiting owner (await), it
+// hands the role to a writer goroutine (writeLoop(nil)) once it has
+// appended owner and callerAppends more, so a call does not append for
+// others indefinitely.
 func (sh *coordinatorShard[S]) writeLoop(owner *shardWrite) {
-	ownerDone := false
+	ownerDone, appended := false, 0
 	for {
 		sh.mu.Lock()
 		if len(sh.mu.queue) == 0 || sh.ctx.Err() != nil {
@@ -289,7 +293,7 @@ func (sh *coordinatorShard[S]) writeLoop(owner *shardWrite) {
 			sh.mu.Unlock()
 			return
 		}
-		if ownerDone {
+		if ownerDone && appended > callerAppends {
 			// The rest is another writer's: the role passes on.
 			if !sh.tasks.goTask(func() { sh.writeLoop(nil) }) {
 				sh.failQueueLocked(errCoordinatorClosed)
@@ -313,6 +317,7 @@ func (sh *coordinatorShard[S]) writeLoop(owner *shardWrite) {
 
 		sh.mu.Lock()
 		ownerDone = ownerDone || w == owner
+		appended++
 		sh.appendedLocked(w)
 		reload := w.err != nil && w.generation == sh.mu.generation && sh.mu.state == shardActive
 		var after func()
@@ -330,6 +335,11 @@ func (sh *coordinatorShard[S]) writeLoop(owner *shardWrite) {
 		}
 	}
 }
+
+// callerAppends bounds the writes a call appends for others after its own
+// before a writer goroutine takes over (each append is a write(2), rarely
+// an fsync).
+const callerAppends = 16
 
 // stopWriterLocked marks the writer idle. Needs mu.
 func (sh *coordinatorShard[S]) stopWriterLocked() {
