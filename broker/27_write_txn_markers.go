@@ -12,9 +12,9 @@ package broker
 //   - On a __consumer_offsets partition the groups then settle the
 //     transaction's offsets.
 //   - A marker and a first transactional batch of the same producer that
-//     this node's coordinator verified (KIP-890) are ordered by a guard:
-//     a batch verified before the marker but not yet appended is refused
-//     (produceVerified in 00_produce.go).
+//     this node's coordinator verified (KIP-890) are ordered by the
+//     partition: a batch verified before the marker but not yet appended
+//     is refused (replica.Append; txnVerifier in 00_produce.go).
 //
 // The local coordinator's marker tasks (txn_coordinator.go, finishTxn)
 // write local partitions through writeMarkerReplicated and the others'
@@ -32,6 +32,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/broker/txn"
 )
 
@@ -70,24 +71,11 @@ func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID
 		}
 		return code
 	}
-	// A first transactional batch verified by this node's coordinator but
-	// not yet appended must not slip in after this marker: its guard
-	// makes it fail instead (produceVerified).
-	key := txnGuardKey{topic: topic, partition: partition, producerID: producerID}
-	var offset int64
-	var leaderEpoch int32
-	var err error
-	if guard := s.txns.guards.lookup(key); guard != nil {
-		guard.mu.Lock()
-		guard.markers++
-		offset, leaderEpoch, err = p.writeTxnMarkerEpoch(producerID, epoch, commit, coordinatorEpoch)
-		guard.mu.Unlock()
-		s.txns.guards.release(key, guard)
-	} else {
-		offset, leaderEpoch, err = p.writeTxnMarkerEpoch(producerID, epoch, commit, coordinatorEpoch)
-	}
+	// A first transactional batch being verified meanwhile is refused
+	// once this marker is written (Replica.Append, txnVerifier).
+	offset, leaderEpoch, err := p.WriteTxnMarker(producerID, epoch, commit, coordinatorEpoch)
 	switch {
-	case errors.Is(err, errNotLeaderForPartition):
+	case errors.Is(err, replica.ErrNotLeader):
 		return kerr.NotLeaderForPartition.Code
 	case errors.Is(err, kerr.InvalidProducerEpoch):
 		return kerr.InvalidProducerEpoch.Code
@@ -98,8 +86,8 @@ func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID
 	if topic == consumerOffsetsTopic && s.groups != nil {
 		s.groups.completeTxnOffsets(partition, producerID, commit)
 	}
-	switch err := p.awaitReplicated(offset, leaderEpoch, 30*time.Second, s.ctx.Done()); {
-	case errors.Is(err, errReplicationTimeout):
+	switch err := awaitCommitted(s.ctx, p, offset, leaderEpoch); {
+	case errors.Is(err, replica.ErrReplicationTimeout):
 		return kerr.RequestTimedOut.Code
 	case err != nil:
 		return kerr.NotLeaderForPartition.Code

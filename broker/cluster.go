@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/metadata"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
@@ -139,8 +140,8 @@ func (s *Server) isrLoop() {
 		}
 		now := time.Now().UnixMilli()
 		s.topics.forEachPartition(func(p *partition) {
-			if isr, role := p.laggingISR(now, s.cfg.ReplicaLagTimeMaxMs); isr != nil {
-				s.proposeISR(p, role, isr)
+			if c := p.LaggingISR(now, s.cfg.ReplicaLagTimeMaxMs); c != nil {
+				s.proposeISR(p, c)
 			}
 		})
 	}
@@ -148,22 +149,22 @@ func (s *Server) isrLoop() {
 
 // proposeISR commits a new ISR for a partition this node leads (Kafka's
 // AlterPartition), with the partition epoch it was decided at.
-func (s *Server) proposeISR(p *partition, r *replicaRole, isr []int32) {
-	rec := cluster.AlterPartition{Topic: p.topic.name, Partition: p.index, PartitionEpoch: r.partitionEpoch, LeaderEpoch: r.leaderEpoch, NewISR: isr}
+func (s *Server) proposeISR(p *partition, c *replica.ISRChange) {
+	rec := cluster.AlterPartition{Topic: p.topic.name, Partition: p.index, PartitionEpoch: c.Role.PartitionEpoch, LeaderEpoch: c.Role.LeaderEpoch, NewISR: c.ISR}
 	// A tracked task (Close waits for it); at most one per partition is in
-	// flight (isrPending), and a failed one delays the next (isrChangeDone).
+	// flight, and a failed one delays the next (replica.ISRChangeDone).
 	s.goTask(func() {
 		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
 		defer cancel()
 		_, err := s.raft.Member().Propose(ctx, rec)
-		p.isrChangeDone(r, err)
+		p.ISRChangeDone(c, err)
 		if err != nil {
 			if s.ctx.Err() == nil {
-				s.logger.Info("ISR change not committed", "topic", rec.Topic, "partition", rec.Partition, "isr", isr, "err", err)
+				s.logger.Info("ISR change not committed", "topic", rec.Topic, "partition", rec.Partition, "isr", c.ISR, "err", err)
 			}
 			return
 		}
-		s.logger.Info("ISR changed", "topic", rec.Topic, "partition", rec.Partition, "isr", isr)
+		s.logger.Info("ISR changed", "topic", rec.Topic, "partition", rec.Partition, "isr", c.ISR)
 	})
 }
 
@@ -228,7 +229,7 @@ func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[
 			case !s.hosted(cp) && p != nil:
 				// The replica moved to other nodes (reassignment): removed
 				// once the topic no longer lists it.
-				if p.isLeader() {
+				if p.IsLeader() {
 					changes = append(changes, leadershipChange{p: p, leader: false})
 				}
 				removed = append(removed, p)
@@ -239,9 +240,9 @@ func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[
 				continue
 			}
 			if configChanged {
-				p.log.UpdateConfig(cfg.storageConfig())
+				p.UpdateConfig(cfg.storageConfig())
 			}
-			became, lost := p.setRole(roleOf(cp), now)
+			became, lost := p.SetRole(replica.RoleOf(cp), now)
 			if became || lost {
 				changes = append(changes, leadershipChange{p: p, leader: became})
 			}
@@ -307,7 +308,7 @@ func (s *Server) onLeadershipChange(c leadershipChange) {
 		s.txns.onLeadership(c.p, c.leader)
 	}
 	if !c.leader {
-		s.logger.Info("leadership moved away", "topic", c.p.topic.name, "partition", c.p.index, "leader", c.p.currentRole().leader, "epoch", c.p.leaderEpoch())
+		s.logger.Info("leadership moved away", "topic", c.p.topic.name, "partition", c.p.index, "leader", c.p.Role().Leader, "epoch", c.p.LeaderEpoch())
 	}
 }
 
@@ -334,12 +335,10 @@ func (m *topicManager) dropLocked(t *topicState) {
 
 // removePartition stops serving a partition and deletes its directory.
 func (m *topicManager) removePartition(p *partition) {
-	p.role.Store(&replicaRole{leader: cluster.NoLeader, leaderEpoch: p.leaderEpoch()})
-	p.solo.Store(false)
-	p.wakeWaiters()
+	dir := p.Log().Dir()
 	p.remote.stop()
-	if err := p.log.Delete(); err != nil {
-		m.s.logger.Error("removing partition directory", "dir", p.log.Dir(), "err", err)
+	if err := p.Remove(); err != nil {
+		m.s.logger.Error("removing partition directory", "dir", dir, "err", err)
 	}
 }
 

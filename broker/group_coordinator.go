@@ -74,7 +74,7 @@ func newGroupCoordinator(s *Server) *groupCoordinator {
 // meanwhile get COORDINATOR_LOAD_IN_PROGRESS) and starts the timer loop.
 func (c *groupCoordinator) start() {
 	for _, sh := range c.shards() {
-		if sh.part != nil && sh.part.isLeader() {
+		if sh.part != nil && sh.part.IsLeader() {
 			c.startLoad(sh, false)
 		}
 	}
@@ -122,7 +122,7 @@ func (c *groupCoordinator) adopt(t *topicState) []*groupShard {
 	shards := make([]*groupShard, len(parts))
 	for i, p := range parts {
 		shards[i] = newGroupShard(c, int32(i), p)
-		if p == nil || !p.isLeader() {
+		if p == nil || !p.IsLeader() {
 			shards[i].mu.state = shardUnloaded // another node coordinates these groups
 		}
 	}
@@ -187,7 +187,7 @@ func (c *groupCoordinator) ensureTopic() []*groupShard {
 	}
 	shards := c.adopt(t)
 	for _, sh := range shards {
-		if sh.part == nil || !sh.part.isLeader() {
+		if sh.part == nil || !sh.part.IsLeader() {
 			continue
 		}
 		if err := sh.load(); err != nil { // a new topic: nothing to read

@@ -231,16 +231,16 @@ func (sh *groupShard) flushQueue(reloadOnFailure bool) {
 func (sh *groupShard) append(batch []byte) error {
 	p := sh.part
 	cfg := sh.c.s.topics.topicConfig(p.topic)
-	res := p.appendRecords(batch, cfg, true)
-	if res.code != 0 {
-		err := fmt.Errorf("broker: append to %s-%d: %s", consumerOffsetsTopic, sh.index, kerr.ErrorForCode(res.code))
-		if res.message != "" {
-			err = fmt.Errorf("%w: %s", err, res.message)
+	res := p.appendRecords(batch, cfg)
+	if res.Code != 0 {
+		err := fmt.Errorf("broker: append to %s-%d: %s", consumerOffsetsTopic, sh.index, kerr.ErrorForCode(res.Code))
+		if res.Message != "" {
+			err = fmt.Errorf("%w: %s", err, res.Message)
 		}
 		sh.c.s.logger.Error("group coordinator write failed", "partition", sh.index, "err", err)
 		return err
 	}
-	return sh.awaitHighWatermark(res.lastOffset, res.leaderEpoch)
+	return sh.awaitHighWatermark(res.LastOffset, res.LeaderEpoch)
 }
 
 // appendTxn appends a TxnOffsetCommit's transactional batch. It opens the
@@ -248,7 +248,7 @@ func (sh *groupShard) append(batch []byte) error {
 // the idempotent-sequence check: the broker writes these batches, with no
 // sequence, in the group's order.
 func (sh *groupShard) appendTxn(batch []byte) error {
-	res, err := sh.part.appendUnchecked(batch)
+	res, err := sh.part.AppendUnchecked(batch)
 	if err != nil {
 		return err
 	}
@@ -310,7 +310,7 @@ func encodeTxnKVBatch(keys, values [][]byte, producerID int64, epoch int16, now 
 // ISR has it (at once on a single node). A shard whose partition lost its
 // leadership meanwhile fails the write; the new leader's shard decides.
 func (sh *groupShard) awaitHighWatermark(offset int64, epoch int32) error {
-	err := sh.part.awaitReplicated(offset, epoch, 30*time.Second, sh.c.s.ctx.Done())
+	err := awaitCommitted(sh.c.s.ctx, sh.part, offset, epoch)
 	if err != nil {
 		return fmt.Errorf("broker: group write at %s-%d offset %d not committed: %w", consumerOffsetsTopic, sh.index, offset, err)
 	}
@@ -418,7 +418,7 @@ func (sh *groupShard) load() error {
 	sh.mu.groups = gs
 	sh.mu.deadline = next
 	sh.mu.state = shardActive
-	if !sh.part.isLeader() {
+	if !sh.part.IsLeader() {
 		// Leadership moved while loading (or a failed write's reload
 		// raced the move): another node coordinates these groups.
 		sh.mu.groups = map[string]*groups.Group{}
@@ -464,7 +464,7 @@ func (sh *groupShard) replay(fn func(key, value []byte, producerID int64, transa
 // the partition's from then on: its high watermark may still trail records
 // the previous leader had committed.
 func replayLog(s *Server, part *partition, topic string, index int32, fn func(batch []byte, h storage.BatchHeader) error) error {
-	l := part.log
+	l := part.Log()
 	offset := l.LogStartOffset()
 	for {
 		if err := s.ctx.Err(); err != nil {

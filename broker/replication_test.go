@@ -181,7 +181,7 @@ func TestReplicationThreeNodes(t *testing.T) {
 				if p == nil {
 					return false
 				}
-				ends = append(ends, p.log.LogEndOffset())
+				ends = append(ends, p.Log().LogEndOffset())
 			}
 			return ends[0] == ends[1] && ends[1] == ends[2] && ends[0] > 0
 		})

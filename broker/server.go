@@ -152,7 +152,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		objects.Close()
 		return nil, err
 	}
-	s.pids = &producerIDAllocator{store: store}
+	s.pids = &producerIDAllocator{reserve: store.AllocateProducerIDs}
 	if s.tiered, err = newTieredStorage(s, objects); err != nil {
 		ln.Close()
 		cancel()

@@ -171,7 +171,7 @@ func (m *topicManager) leaderPartition(topic string, index int32) (*partition, i
 	switch {
 	case !exists:
 		return nil, kerr.UnknownTopicOrPartition.Code
-	case p == nil || !p.isLeader():
+	case p == nil || !p.IsLeader():
 		return nil, kerr.NotLeaderForPartition.Code
 	}
 	return p, 0
@@ -592,16 +592,16 @@ func (m *topicManager) logTaskError(what string, p *partition, err error) bool {
 	if errors.Is(err, storage.ErrClosed) {
 		return false
 	}
-	m.s.logger.Error(what, "dir", p.log.Dir(), "err", err)
+	m.s.logger.Error(what, "dir", p.Log().Dir(), "err", err)
 	return true
 }
 
 func (m *topicManager) applyRetention() {
 	m.forEachPartition(func(p *partition) {
-		if n, err := p.log.ApplyRetention(); err != nil {
+		if n, err := p.ApplyRetention(); err != nil {
 			m.logTaskError("retention failed", p, err)
 		} else if n > 0 {
-			m.s.logger.Info("retention deleted segments", "dir", p.log.Dir(), "segments", n, "log_start_offset", p.log.LogStartOffset())
+			m.s.logger.Info("retention deleted segments", "dir", p.Log().Dir(), "segments", n, "log_start_offset", p.Log().LogStartOffset())
 		}
 	})
 }
@@ -611,23 +611,15 @@ func (m *topicManager) applyRetention() {
 // producer-state snapshot is never written by two goroutines at once.
 func (m *topicManager) cleanLogs() {
 	m.forEachPartition(func(p *partition) {
-		now := time.Now()
-		if m.s.ctx.Err() != nil || !p.log.Compacted() || !p.log.NeedsClean(now) {
+		if m.s.ctx.Err() != nil {
 			return
 		}
-		// A restart rebuilds producer state from the snapshot plus the
-		// batches after it: snapshot first, and clean only below it.
-		limit := p.log.LogEndOffset()
-		if err := p.checkpoint(); err != nil {
-			m.logTaskError("checkpoint before cleaning failed", p, err)
-			return
-		}
-		res, err := p.log.CleanBelow(now, limit)
+		res, err := p.Clean(time.Now())
 		switch {
 		case err != nil:
 			m.logTaskError("log cleaning failed", p, err)
 		case res.Cleaned:
-			m.s.logger.Info("log cleaned", "dir", p.log.Dir(), "reason", res.Reason,
+			m.s.logger.Info("log cleaned", "dir", p.Log().Dir(), "reason", res.Reason,
 				"offsets", fmt.Sprintf("[%d, %d)", res.FirstOffset, res.EndOffset),
 				"bytes_before", res.BytesBefore, "bytes_after", res.BytesAfter,
 				"records_removed", res.RecordsRemoved, "tombstones_removed", res.TombstonesRemoved,
@@ -638,18 +630,15 @@ func (m *topicManager) cleanLogs() {
 
 func (m *topicManager) flushAndRoll() {
 	m.forEachPartition(func(p *partition) {
-		if err := p.log.MaybeRoll(); err != nil {
-			m.logTaskError("segment roll failed", p, err)
-		}
-		if err := p.log.FlushIfDue(); err != nil {
-			m.logTaskError("flush failed", p, err)
+		if err := p.RollAndFlush(); err != nil {
+			m.logTaskError("segment roll or flush failed", p, err)
 		}
 	})
 }
 
 func (m *topicManager) checkpoint() {
 	m.forEachPartition(func(p *partition) {
-		if err := p.checkpoint(); err != nil {
+		if err := p.Checkpoint(); err != nil {
 			m.logTaskError("checkpoint failed", p, err)
 		}
 	})
@@ -658,7 +647,7 @@ func (m *topicManager) checkpoint() {
 func (m *topicManager) close() error {
 	var firstErr error
 	m.forEachPartition(func(p *partition) {
-		if err := p.close(); err != nil && firstErr == nil {
+		if err := p.Close(); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	})

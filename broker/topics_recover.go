@@ -3,14 +3,13 @@ package broker
 import (
 	"context"
 	"encoding/hex"
-	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/strata-streaming/strata/broker/storage"
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/metadata"
 	"github.com/strata-streaming/strata/tiering"
 )
@@ -140,13 +139,6 @@ func createPartitionAt(s *Server, t *topicState, index int32, startOffsets map[i
 	if !ok || start == 0 {
 		return nil
 	}
-	dir := filepath.Join(s.cfg.DataDir, partitionDirName(t.name, index))
-	if err := checkPartitionTopicID(dir, t); err != nil {
-		return err
-	}
-	l, err := storage.CreateAt(dir, start, t.config.storageConfig(), storage.Options{})
-	if err != nil {
-		return fmt.Errorf("create %s at offset %d: %w", dir, start, err)
-	}
-	return l.Close()
+	return replica.CreateAt(filepath.Join(s.cfg.DataDir, partitionDirName(t.name, index)), start,
+		replica.Options{TopicID: t.id, Storage: t.config.storageConfig()})
 }

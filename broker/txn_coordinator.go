@@ -41,8 +41,7 @@ const transactionStateTopic = "__transaction_state"
 //
 // Lock order: txnCoordinator.mu and txnShard.mu are leaves (never held
 // while taking another lock, except txnCoordinator.tasksMu, a leaf);
-// writeMu is taken before mu, which flush takes briefly to drain the queue;
-// a txnAppendGuard's mu is taken before a partition's (see produceVerified).
+// writeMu is taken before mu, which flush takes briefly to drain the queue.
 type txnCoordinator struct {
 	s   *Server
 	cfg txn.Config
@@ -58,14 +57,11 @@ type txnCoordinator struct {
 	tasksClosed bool
 	tasks       sync.WaitGroup
 
-	// guards orders verified first batches with markers (produceVerified).
-	guards txnAppendGuards
-
 	// markerFault, set by tests before the coordinator is used, fails
 	// marker writes as a crash or a disk error between the decision and
 	// the markers would.
 	markerFault atomic.Pointer[func(txn.Markers) error]
-	// verifiedHook, set by tests, runs in produceVerified between the
+	// verifiedHook, set by tests, runs in txnVerifier between the
 	// coordinator's check and the append (the window a marker may hit).
 	verifiedHook atomic.Pointer[func()]
 }
@@ -187,7 +183,7 @@ func (c *txnCoordinator) ensureTopic() []*txnShard {
 	c.shards = shards
 	c.mu.Unlock()
 	for i, sh := range shards {
-		if p := sh.partition(); p != nil && p.isLeader() {
+		if p := sh.partition(); p != nil && p.IsLeader() {
 			if err := sh.load(); err != nil {
 				c.s.logger.Error("transaction coordinator partition failed to load", "partition", i, "err", err)
 			}
@@ -231,7 +227,7 @@ func (c *txnCoordinator) onLeadership(p *partition, leader bool) {
 	// Off the metadata goroutine: the load replays the partition.
 	c.s.goRoleTask(func() {
 		sh.mu.Lock()
-		if p.isLeader() != leader {
+		if p.IsLeader() != leader {
 			sh.mu.Unlock()
 			return // changed again meanwhile; that change has its own call
 		}
@@ -375,7 +371,7 @@ func (sh *txnShard) persist(w *txnWrite) error {
 	if w.err != nil {
 		return w.err
 	}
-	if err := w.part.awaitReplicated(w.offset, w.epoch, 30*time.Second, sh.c.s.ctx.Done()); err != nil {
+	if err := awaitCommitted(sh.c.s.ctx, w.part, w.offset, w.epoch); err != nil {
 		return fmt.Errorf("broker: %s-%d offset %d not committed: %w", transactionStateTopic, sh.index, w.offset, err)
 	}
 	return nil
@@ -397,13 +393,13 @@ func (sh *txnShard) flush() {
 		}
 		for i, w := range queue {
 			cfg := sh.c.s.topics.topicConfig(w.part.topic)
-			res := w.part.appendRecords(w.batch, cfg, true)
-			if res.code == 0 {
-				w.offset, w.epoch = res.lastOffset, res.leaderEpoch
+			res := w.part.appendRecords(w.batch, cfg)
+			if res.Code == 0 {
+				w.offset, w.epoch = res.LastOffset, res.LeaderEpoch
 				close(w.appended)
 				continue
 			}
-			err := fmt.Errorf("broker: append to %s-%d: %s %s", transactionStateTopic, sh.index, kerr.ErrorForCode(res.code), res.message)
+			err := fmt.Errorf("broker: append to %s-%d: %s %s", transactionStateTopic, sh.index, kerr.ErrorForCode(res.Code), res.Message)
 			sh.c.s.logger.Error("transaction coordinator write failed", "partition", sh.index, "err", err)
 			for _, rest := range queue[i:] {
 				rest.err = err
@@ -602,7 +598,7 @@ func (c *txnCoordinator) writeMarkers(m txn.Markers) error {
 func (sh *txnShard) load() error {
 	sh.writeMu.Lock()
 	part := sh.partition()
-	coord := txn.New(&sh.c.cfg, part.leaderEpoch())
+	coord := txn.New(&sh.c.cfg, part.LeaderEpoch())
 	err := replayLog(sh.c.s, part, transactionStateTopic, sh.index, func(batch []byte, h storage.BatchHeader) error {
 		if h.IsControl() {
 			return nil
@@ -630,7 +626,7 @@ func (sh *txnShard) load() error {
 		return err
 	}
 	sh.mu.Lock()
-	if sh.part != part || !part.isLeader() {
+	if sh.part != part || !part.IsLeader() {
 		sh.mu.Unlock()
 		return nil // leadership moved while loading: stay unloaded
 	}
@@ -713,68 +709,6 @@ func (rc *requestContext) initTransactionalProducer(req *kmsg.InitProducerIDRequ
 	}
 	resp.ProducerID, resp.ProducerEpoch = res.ProducerID, res.ProducerEpoch
 	return resp
-}
-
-// txnAppendGuards order, per data partition and producer, the append of a
-// batch the coordinator verified (KIP-890, produceVerified) with the
-// markers of that producer on that partition (writeMarkerReplicated).
-type txnAppendGuards struct {
-	mu sync.Mutex
-	m  map[txnGuardKey]*txnAppendGuard
-}
-
-type txnGuardKey struct {
-	topic      string
-	partition  int32
-	producerID int64
-}
-
-// txnAppendGuard exists while a verified append of its key is in flight.
-type txnAppendGuard struct {
-	refs int // guarded by txnAppendGuards.mu
-
-	// mu is held across a verified append and across a marker write of
-	// the key (both appends to the same partition, which its own lock
-	// serialises anyway); markers counts the markers written since the
-	// guard was created.
-	mu      sync.Mutex
-	markers uint64
-}
-
-// acquire returns the key's guard, creating it; release it when done.
-func (g *txnAppendGuards) acquire(k txnGuardKey) *txnAppendGuard {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.m == nil {
-		g.m = map[txnGuardKey]*txnAppendGuard{}
-	}
-	guard := g.m[k]
-	if guard == nil {
-		guard = &txnAppendGuard{}
-		g.m[k] = guard
-	}
-	guard.refs++
-	return guard
-}
-
-// lookup returns the key's guard if a verified append holds one (release
-// it when done), else nil.
-func (g *txnAppendGuards) lookup(k txnGuardKey) *txnAppendGuard {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	guard := g.m[k]
-	if guard != nil {
-		guard.refs++
-	}
-	return guard
-}
-
-func (g *txnAppendGuards) release(k txnGuardKey, guard *txnAppendGuard) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if guard.refs--; guard.refs == 0 {
-		delete(g.m, k)
-	}
 }
 
 // completeTxnOffsets settles a transaction's pending offset commits in

@@ -1,19 +1,15 @@
-package broker
+package replica
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strata-streaming/strata/broker/storage"
-	"github.com/strata-streaming/strata/metadata"
 )
 
 // Idempotent producers (KIP-98). Per partition the broker remembers, for each
@@ -322,61 +318,6 @@ func (t *producerTable) expire(nowMs int64) {
 	}
 }
 
-// producerSnapshot is the on-disk form: the table as of NextOffset.
-type producerSnapshot struct {
-	NextOffset int64                    `json:"next_offset"`
-	Producers  map[int64]*producerEntry `json:"producers"`
-}
-
-const producerSnapshotFile = "producer-state.json"
-
-func (t *producerTable) snapshot(nextOffset int64) ([]byte, error) {
-	return json.Marshal(producerSnapshot{NextOffset: nextOffset, Producers: t.entries})
-}
-
-func writeProducerSnapshot(dir string, data []byte) error {
-	return storage.WriteFileAtomic(dir, producerSnapshotFile, data)
-}
-
-// loadProducerTable rebuilds the table: the snapshot if it is usable, then
-// every batch after it.
-func loadProducerTable(log *storage.Log, nowMs int64) (*producerTable, error) {
-	t := newProducerTable()
-	from := log.LogStartOffset()
-	raw, err := os.ReadFile(filepath.Join(log.Dir(), producerSnapshotFile))
-	if err == nil {
-		var snap producerSnapshot
-		if json.Unmarshal(raw, &snap) == nil && snap.NextOffset <= log.LogEndOffset() && snap.NextOffset >= from {
-			for id, e := range snap.Producers {
-				if e == nil {
-					continue
-				}
-				t.entries[id] = e
-				if e.txnOngoing() {
-					t.ongoingTxns[id] = e.CurrentTxnFirstOffset
-				} else {
-					e.CurrentTxnFirstOffset = noTxn
-				}
-			}
-			from = snap.NextOffset
-		}
-	}
-	err = log.ForEachBatch(from, func(h storage.BatchHeader) error {
-		if h.BaseOffset < from {
-			return nil
-		}
-		if h.IsControl() {
-			return t.replayMarker(log, h)
-		}
-		t.record(&h, nowMs)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("rebuild producer state: %w", err)
-	}
-	return t, nil
-}
-
 // replayMarker ends the transaction a control batch in the log ends. Only
 // COMMIT and ABORT markers do; other control types (KRaft's) are skipped.
 // A control batch the cleaner emptied still ends its producer's
@@ -408,30 +349,4 @@ func (t *producerTable) replayMarker(log *storage.Log, h storage.BatchHeader) er
 	}
 	t.endTxnAtMarker(h.ProducerID, e, h.ProducerEpoch, h.BaseOffset, typ == storage.ControlTypeCommit, h.BaseOffset)
 	return nil
-}
-
-// producerIDAllocator hands out producer ids in blocks reserved durably in
-// the metadata store, so ids are never reused across restarts.
-type producerIDAllocator struct {
-	store metadata.Store
-	mu    sync.Mutex
-	next  int64
-	limit int64
-}
-
-const producerIDBlock = 1000
-
-func (a *producerIDAllocator) allocate() (int64, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.next >= a.limit {
-		first, err := a.store.AllocateProducerIDs(producerIDBlock)
-		if err != nil {
-			return 0, err
-		}
-		a.next, a.limit = first, first+producerIDBlock
-	}
-	id := a.next
-	a.next++
-	return id, nil
 }
