@@ -66,30 +66,8 @@ func EncodeControlBatch(producerID int64, epoch int16, commit bool, coordinatorE
 	var key, value []byte
 	key = be.AppendUint16(be.AppendUint16(key, 0), uint16(typ))
 	value = be.AppendUint32(be.AppendUint16(value, 0), uint32(coordinatorEpoch))
-
-	var rec []byte
-	rec = append(rec, 0)                  // record attributes
-	rec = binary.AppendVarint(rec, 0)     // timestamp delta
-	rec = binary.AppendVarint(rec, 0)     // offset delta
-	rec = appendNullableBytes(rec, key)   // key
-	rec = appendNullableBytes(rec, value) // value
-	rec = binary.AppendVarint(rec, 0)     // no headers
-
-	out := make([]byte, BatchHeaderSize, BatchHeaderSize+binary.MaxVarintLen64+len(rec))
-	out = binary.AppendVarint(out, int64(len(rec)))
-	out = append(out, rec...)
-	be.PutUint64(out[offsetBaseOffset:], 0)
-	be.PutUint32(out[offsetLength:], uint32(len(out)-batchLogOverhead))
+	out := encodeBatch([][]byte{key}, [][]byte{value}, producerID, epoch, attrTransactional|attrControl, timestamp)
 	be.PutUint32(out[offsetLeaderEpoch:], 0)
-	out[offsetMagic] = 2
-	be.PutUint16(out[offsetAttributes:], attrTransactional|attrControl)
-	be.PutUint32(out[offsetLastOffsetDelta:], 0)
-	be.PutUint64(out[offsetFirstTimestamp:], uint64(timestamp))
-	be.PutUint64(out[offsetMaxTimestamp:], uint64(timestamp))
-	be.PutUint64(out[offsetProducerID:], uint64(producerID))
-	be.PutUint16(out[offsetProducerEpoch:], uint16(epoch))
-	be.PutUint32(out[offsetBaseSequence:], 0xffffffff) // -1
-	be.PutUint32(out[offsetNumRecords:], 1)
 	be.PutUint32(out[offsetCRC:], batchCRC(out))
 	return out
 }
