@@ -330,9 +330,18 @@ func (r *remoteLog) readable() (start, next int64, ok bool) {
 // for data the manifest does not hold, so an unavailable store only delays
 // local deletion.
 func (r *remoteLog) runTask(ctx context.Context) {
+	// Upload only what is durable locally: a segment uploaded and then lost
+	// to a power cut would leave the local log behind the remote one. The
+	// flush runs before the task lock is taken (no lock is held across an
+	// fsync); what it made durable is everything below the log end read
+	// before it.
+	durable := r.local.Log().LogEndOffset()
+	err := r.local.Flush()
 	r.taskMu.Lock()
 	defer r.taskMu.Unlock()
-	err := r.uploadPending(ctx)
+	if err == nil {
+		err = r.uploadPending(ctx, durable)
+	}
 	if err == nil {
 		err = r.applyRetention(ctx)
 	}
@@ -359,14 +368,11 @@ func (r *remoteLog) runTask(ctx context.Context) {
 		"failures", r.failures, "retry_in", backoff.Round(time.Millisecond), "err", err)
 }
 
-func (r *remoteLog) uploadPending(ctx context.Context) error {
+// uploadPending uploads the sealed segments below durable (flushed by the
+// caller) that the manifest lacks. Needs taskMu.
+func (r *remoteLog) uploadPending(ctx context.Context, durable int64) error {
 	m, err := r.load(ctx)
 	if err != nil {
-		return err
-	}
-	// Upload only what is durable locally: a segment uploaded and then lost
-	// to a power cut would leave the local log behind the remote one.
-	if err := r.local.Flush(); err != nil {
 		return err
 	}
 	segs, err := r.local.Log().SealedSegments(m.NextOffset())
@@ -380,6 +386,9 @@ func (r *remoteLog) uploadPending(ctx context.Context) error {
 	}()
 	r.updateLag(segs, m)
 	for _, seg := range segs {
+		if seg.NextOffset > durable {
+			break // sealed after the flush: the next task uploads it
+		}
 		if seg.NextOffset > r.local.LastStableOffset() {
 			// Only stable data goes remote (as in Kafka): a segment
 			// holding records of an open transaction waits for its
