@@ -250,7 +250,8 @@ func newTopicError(err *kerr.Error, format string, args ...any) *topicError {
 	return &topicError{code: err.Code, message: fmt.Sprintf(format, args...)}
 }
 
-// create makes a topic durable and opens its partitions.
+// create commits a new topic through the metadata quorum and returns it
+// once this node has opened the partitions it hosts.
 func (m *topicManager) create(name string, partitions int32, replicationFactor int16, configs map[string]string, validateOnly bool) (*topicState, *topicError) {
 	return m.createAssigned(name, partitions, replicationFactor, configs, nil, validateOnly)
 }
