@@ -157,7 +157,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		objects.Close()
 		return nil, err
 	}
-	s.pids = newProducerIDBlocks(ctx, s.meta)
+	s.pids = newProducerIDBlocks(ctx, s.meta, s.goTask)
 	if s.tiered, err = newTieredStorage(s, objects); err != nil {
 		ln.Close()
 		cancel()
