@@ -1,84 +1,114 @@
 package broker
 
 import (
-	"errors"
+	"context"
 	"sync"
-	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/strata-streaming/strata/metadata"
+	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
-// TestProducerIDAllocatorConcurrent: callers that find the block used up
-// wait for one reservation (made without the allocator's lock) instead of
-// each reserving; every id is handed out once; a failed reservation fails
-// the callers that waited for it, and the next call tries again.
-func TestProducerIDAllocatorConcurrent(t *testing.T) {
-	var reservations atomic.Int32
-	release := make(chan struct{})
-	fail := atomic.Bool{}
-	next := int64(0)
-	a := &producerIDAllocator{reserve: func(n int64) (int64, error) {
-		reservations.Add(1)
-		<-release
-		if fail.Load() {
-			return 0, errors.New("quorum unavailable")
-		}
-		first := next
-		next += n
-		return first, nil
-	}}
+// TestProducerIDBlocks: ids are unique across blocks and concurrent
+// callers; the next block is reserved in the background while the current
+// one still serves, so a held proposal delays no caller until the block
+// runs out.
+func TestProducerIDBlocks(t *testing.T) {
+	ctx := testContext(t)
+	node, err := metadata.OpenNode(ctx, metadata.Config{NodeID: 1, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer node.Close()
+	meta := newMetadataClient(node)
+	var tasks sync.WaitGroup
+	defer tasks.Wait()
+	spawn := func(fn func()) {
+		tasks.Add(1)
+		go func() { defer tasks.Done(); fn() }()
+	}
+	stop, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a := newProducerIDBlocks(stop, meta, spawn)
 
-	const callers = 50
-	ids := make(chan int64, callers)
+	seen := map[int64]bool{}
+	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for range callers {
+	for range 8 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			id, err := a.allocate()
-			if err != nil {
-				t.Error(err)
-				return
+			for range 400 {
+				id, err := a.allocate()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				if seen[id] {
+					t.Errorf("id %d given twice", id)
+				}
+				seen[id] = true
+				mu.Unlock()
 			}
-			ids <- id
 		}()
 	}
-	// The lock is free while the reservation waits: a status read
-	// (TryLock) succeeds.
-	for reservations.Load() == 0 {
-		if a.mu.TryLock() {
-			a.mu.Unlock()
-		}
-	}
-	if !a.mu.TryLock() {
-		t.Fatal("the allocator's lock is held across the reservation")
-	}
-	a.mu.Unlock()
-	close(release)
 	wg.Wait()
-	close(ids)
-	seen := map[int64]bool{}
-	for id := range ids {
-		if seen[id] {
-			t.Fatalf("id %d handed out twice", id)
-		}
-		seen[id] = true
-	}
-	if len(seen) != callers || reservations.Load() != 1 {
-		t.Fatalf("%d ids from %d reservations, want %d from 1", len(seen), reservations.Load(), callers)
+	if len(seen) != 3200 {
+		t.Fatalf("%d distinct ids, want 3200", len(seen))
 	}
 
-	// Use up the block, then fail the next reservation.
-	for range producerIDBlock - callers {
+	// Hold the next proposal: the ids left in the current block and the
+	// spare still come at once.
+	waitUntil(t, 10*time.Second, "no refill in flight", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.mu.refill == nil
+	})
+	held := make(chan struct{}, 1)
+	release := make(chan struct{})
+	meta.setHook(func(hctx context.Context, rec cluster.Record) {
+		if _, ok := rec.(cluster.AllocateProducerIDs); ok {
+			held <- struct{}{}
+			select {
+			case <-release:
+			case <-hctx.Done():
+			}
+		}
+	})
+	a.mu.Lock()
+	left := a.mu.limit - a.mu.next
+	if a.mu.spare >= 0 {
+		left += producerIDBlockSize
+	}
+	a.mu.Unlock()
+	start := time.Now()
+	for range left {
 		if _, err := a.allocate(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	fail.Store(true)
-	if _, err := a.allocate(); err == nil {
-		t.Fatal("allocate succeeded with the quorum unavailable")
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("%d ids from reserved blocks took %v", left, took)
 	}
-	fail.Store(false)
-	if id, err := a.allocate(); err != nil || id != producerIDBlock {
-		t.Fatalf("after the failure: %d, %v; want %d", id, err, producerIDBlock)
+	got := make(chan error, 1)
+	go func() {
+		_, err := a.allocate()
+		got <- err
+	}()
+	select {
+	case <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no refill was proposed")
+	}
+	select {
+	case err := <-got:
+		t.Fatalf("an id past the reserved blocks came before the proposal committed: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-got; err != nil {
+		t.Fatal(err)
 	}
 }

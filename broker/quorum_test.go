@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,23 +18,34 @@ import (
 // counter; the document is set aside and later starts read the raft log.
 func TestMetadataMigratesFileStore(t *testing.T) {
 	dataDir := t.TempDir()
-	fs, err := metadata.OpenFileStore(filepath.Join(dataDir, metadataDir))
+	// The document as the pre-quorum broker wrote it (metadata.FileStore).
+	id := metadata.NewTopicID()
+	clusterID := "mIgRaTeD-cluster-id-01"
+	doc, err := json.Marshal(map[string]any{
+		"cluster_id":       clusterID,
+		"next_producer_id": 5000,
+		"topics": map[string]any{
+			"legacy": map[string]any{"name": "legacy", "id": id, "leader_epochs": make([]int32, 3), "configs": map[string]string{"retention.ms": "1234"}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := metadata.NewTopicID()
-	if err := fs.CreateTopic(metadata.Topic{Name: "legacy", ID: id, LeaderEpochs: make([]int32, 3), Configs: map[string]string{"retention.ms": "1234"}}); err != nil {
+	if err := os.MkdirAll(filepath.Join(dataDir, metadataDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fs.AllocateProducerIDs(5000); err != nil {
+	if err := os.WriteFile(filepath.Join(dataDir, metadataDir, legacyMetadataFile), doc, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	clusterID := fs.ClusterID()
+	fs, err := metadata.OpenFileStore(filepath.Join(dataDir, metadataDir))
+	if err != nil || fs.ClusterID() != clusterID || len(fs.Topics()) != 1 {
+		t.Fatalf("the fixture does not read back: %v", err)
+	}
 
 	tb := startTestBroker(t, func(c *Config) { c.DataDir = dataDir })
 	check := func(when string) {
 		t.Helper()
-		if got := tb.srv.store.ClusterID(); got != clusterID {
+		if got := tb.srv.clusterState().ClusterID; got != clusterID {
 			t.Fatalf("%s: cluster id %q, want %q", when, got, clusterID)
 		}
 		topic := tb.srv.topics.get("legacy")
