@@ -75,7 +75,7 @@ func openMetadata(cfg Config, logger *slog.Logger) (metadata.Member, error) {
 	if imported != nil {
 		mcfg.ClusterID = imported.ClusterID() // keep the cluster's id
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), metadataStartTimeout)
 	defer cancel()
 	node, err := metadata.OpenNode(ctx, mcfg)
 	if err != nil {
@@ -94,6 +94,11 @@ func openMetadata(cfg Config, logger *slog.Logger) (metadata.Member, error) {
 	}
 	return node, nil
 }
+
+// metadataStartTimeout bounds how long a starting node waits for its
+// quorum to elect a leader and apply the cluster id (a majority of the
+// voters must be up).
+var metadataStartTimeout = 30 * time.Second
 
 // migrateFileStore copies topics (ids, partition counts, configs) and the
 // producer-id counter into a fresh quorum, placing every partition on this

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/internal/brokertest"
 	"github.com/strata-streaming/strata/metadata"
 )
 
@@ -67,13 +70,23 @@ func TestMetadataMigratesFileStore(t *testing.T) {
 	check("after a restart on the raft log")
 }
 
-// TestMetadataRefusesOtherVoters: until replication lands, a quorum of
-// other nodes is refused at start with a clear error.
-func TestMetadataRefusesOtherVoters(t *testing.T) {
+// TestMetadataStartFailsWithoutMajority: a node whose quorum has no
+// majority up (here the other two voters do not exist) gives up after
+// metadataStartTimeout with an error naming the quorum, rather than
+// serving without metadata.
+func TestMetadataStartFailsWithoutMajority(t *testing.T) {
+	defer func(d time.Duration) { metadataStartTimeout = d }(metadataStartTimeout)
+	metadataStartTimeout = 2 * time.Second
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	cfg.ControllerQuorumVoters = "1@127.0.0.1:1,2@127.0.0.1:2,3@127.0.0.1:3"
-	if _, err := openMetadata(cfg, nil); err == nil {
-		t.Fatal("a three-voter quorum was accepted")
+	cfg.ControllerListen = brokertest.FreeAddr(t)
+	cfg.ControllerQuorumVoters = "1@" + cfg.ControllerListen + ",2@127.0.0.1:1,3@127.0.0.1:2"
+	start := time.Now()
+	_, err := openMetadata(cfg, nil)
+	if err == nil || !strings.Contains(err.Error(), "metadata quorum") {
+		t.Fatalf("start without a majority: %v, want a metadata quorum error", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("gave up after %v, want about %v", took, metadataStartTimeout)
 	}
 }
