@@ -15,6 +15,13 @@ package broker
 //     this node's coordinator verified (KIP-890) are ordered by the
 //     partition: a batch verified before the marker but not yet appended
 //     is refused (replica.Append; txnVerifier in 00_produce.go).
+//   - A marker whose coordinator epoch is older than the last one written
+//     here for the producer is refused with TRANSACTION_COORDINATOR_FENCED
+//     and not appended (Kafka's ProducerStateManager check, in the
+//     replica's producer state, kept in its snapshot and rebuilt from the
+//     markers in the log): it comes from a coordinator load that was
+//     replaced and may be arriving after the producer's next transaction
+//     started.
 //
 // The local coordinator's marker tasks (txn_coordinator.go, finishTxn)
 // write local partitions through writeMarkerReplicated and the others'
@@ -71,14 +78,17 @@ func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID
 		}
 		return code
 	}
-	// A first transactional batch being verified meanwhile is refused
-	// once this marker is written (Replica.Append, txnVerifier).
-	offset, leaderEpoch, err := p.WriteTxnMarker(producerID, epoch, commit, coordinatorEpoch)
+	log := &partitionLog{s: s, p: p}
+	offset, leaderEpoch, err := log.writeMarker(producerID, epoch, commit, coordinatorEpoch)
 	switch {
 	case errors.Is(err, replica.ErrNotLeader):
 		return kerr.NotLeaderForPartition.Code
 	case errors.Is(err, kerr.InvalidProducerEpoch):
 		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, kerr.TransactionCoordinatorFenced):
+		s.logger.Info("refusing a transaction marker of a deposed coordinator", "topic", topic, "partition", partition,
+			"producer_id", producerID, "coordinator_epoch", coordinatorEpoch, "err", err)
+		return kerr.TransactionCoordinatorFenced.Code
 	case err != nil:
 		s.logger.Error("writing a transaction marker", "topic", topic, "partition", partition, "err", err)
 		return kerr.KafkaStorageError.Code
@@ -86,7 +96,7 @@ func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID
 	if topic == consumerOffsetsTopic && s.groups != nil {
 		s.groups.completeTxnOffsets(partition, producerID, commit)
 	}
-	switch err := awaitCommitted(s.ctx, p, offset, leaderEpoch); {
+	switch err := log.awaitReplicated(offset, leaderEpoch); {
 	case errors.Is(err, replica.ErrReplicationTimeout):
 		return kerr.RequestTimedOut.Code
 	case err != nil:
@@ -141,7 +151,8 @@ func (s *Server) sendMarkers(leader int32, m txn.Markers, tps []txn.TopicPartiti
 }
 
 // peerClients are franz-go clients to the other nodes, one per node
-// address, for the broker's own requests (transaction markers).
+// address, for the broker's own requests (transaction markers). mu guards
+// the map; no client is dialled or closed under it.
 type peerClients struct {
 	s      *Server
 	mu     sync.Mutex
@@ -162,26 +173,33 @@ func (pc *peerClients) client(id int32) (*kgo.Broker, error) {
 		return nil, fmt.Errorf("broker: node %d is not registered", id)
 	}
 	pc.mu.Lock()
-	defer pc.mu.Unlock()
 	if pc.closed {
+		pc.mu.Unlock()
 		return nil, errors.New("broker: shutting down")
 	}
 	if pc.m == nil {
 		pc.m = map[int32]*peerClient{}
 	}
+	var stale *kgo.Client
 	c := pc.m[id]
 	if c == nil || c.addr != b.Addr {
 		if c != nil {
-			c.cl.Close()
+			stale = c.cl
 		}
 		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ClientID("strata-broker"), kgo.DialTimeout(2*time.Second))
 		if err != nil {
+			pc.mu.Unlock()
 			return nil, err
 		}
 		c = &peerClient{addr: b.Addr, cl: cl}
 		pc.m[id] = c
 	}
-	seeds := c.cl.SeedBrokers()
+	cl := c.cl
+	pc.mu.Unlock()
+	if stale != nil {
+		stale.Close() // waits for its requests to end: not under mu
+	}
+	seeds := cl.SeedBrokers()
 	if len(seeds) == 0 {
 		return nil, fmt.Errorf("broker: no connection to node %d", id)
 	}
@@ -190,10 +208,11 @@ func (pc *peerClients) client(id int32) (*kgo.Broker, error) {
 
 func (pc *peerClients) close() {
 	pc.mu.Lock()
-	defer pc.mu.Unlock()
-	for _, c := range pc.m {
-		c.cl.Close()
-	}
+	clients := pc.m
 	pc.m = nil
 	pc.closed = true
+	pc.mu.Unlock()
+	for _, c := range clients {
+		c.cl.Close()
+	}
 }

@@ -54,9 +54,7 @@ func (c *txnCoordinator) describe(id string) txn.Described {
 	if id == "" {
 		return txn.Described{Err: kerr.InvalidRequest}
 	}
-	c.mu.Lock()
-	shards := c.shards
-	c.mu.Unlock()
+	shards := c.shards()
 	if shards == nil && c.s.topics.get(transactionStateTopic) == nil {
 		return txn.Described{Err: kerr.TransactionalIDNotFound}
 	}

@@ -55,9 +55,7 @@ func handleListTransactions(rc *requestContext, req *kmsg.ListTransactionsReques
 
 // list gathers ListTransactions' answer from every loaded shard.
 func (c *txnCoordinator) list(filter txn.ListFilter) txn.ListResult {
-	c.mu.Lock()
-	shards := c.shards
-	c.mu.Unlock()
+	shards := c.shards()
 	if shards == nil && c.s.topics.get(transactionStateTopic) != nil {
 		shards = c.ensureTopic() // exists on disk but not loaded yet
 	}

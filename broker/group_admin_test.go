@@ -242,7 +242,7 @@ func TestGroupShardReload(t *testing.T) {
 	sh.mu.Lock()
 	sh.mu.state = shardLoading
 	sh.mu.Unlock()
-	tb.srv.groups.startLoad(sh, false)
+	sh.startLoad()
 	waitFor(t, 10*time.Second, "the partition to load", func() bool {
 		return kerrOf(roundTrip[*kmsg.HeartbeatResponse](c, heartbeatReq(4, group, jr.MemberID, 1)).ErrorCode) == nil
 	})

@@ -28,7 +28,8 @@ import (
 //   - Each partition's groups live in a groupShard, rebuilt from the
 //     partition's log when this node becomes its leader (at start or on a
 //     leadership change, onLeadership; dropped when it stops leading) and
-//     persisted to it as Kafka-format records (see group_shard.go).
+//     persisted to it as Kafka-format records, on the coordinator runtime
+//     (group_shard.go, coordinator_runtime.go).
 //   - One goroutine fires the groups' timeouts and, every
 //     offsets.retention.check.interval.ms, expires offsets.
 
@@ -45,17 +46,17 @@ type groupCoordinator struct {
 	now  func() time.Time
 	wake chan struct{} // pokes the timer loop to recompute its deadline
 
-	createMu sync.Mutex // serialises the creation of __consumer_offsets
+	creating creation // of __consumer_offsets
 	mu       struct {
 		sync.Mutex
 		shards []*groupShard // one per partition; nil until the topic exists
-		closed bool
 	}
-	loads sync.WaitGroup // shard loads in flight
+	tasks taskGroup // shard loads, writers and committers
 }
 
 func newGroupCoordinator(s *Server) *groupCoordinator {
 	c := &groupCoordinator{s: s, now: time.Now, wake: make(chan struct{}, 1)}
+	c.tasks.ctx = s.ctx
 	c.cfg = groups.DefaultConfig()
 	c.cfg.InitialRebalanceDelay = time.Duration(s.cfg.GroupInitialRebalanceDelayMs) * time.Millisecond
 	c.cfg.MinSessionTimeout = time.Duration(s.cfg.GroupMinSessionTimeoutMs) * time.Millisecond
@@ -74,8 +75,11 @@ func newGroupCoordinator(s *Server) *groupCoordinator {
 // meanwhile get COORDINATOR_LOAD_IN_PROGRESS) and starts the timer loop.
 func (c *groupCoordinator) start() {
 	for _, sh := range c.shards() {
-		if sh.part != nil && sh.part.IsLeader() {
-			c.startLoad(sh, false)
+		sh.mu.Lock()
+		loading := sh.mu.state == shardLoading
+		sh.mu.Unlock()
+		if loading {
+			sh.startLoad()
 		}
 	}
 	c.s.goTask(c.run)
@@ -88,27 +92,12 @@ func (c *groupCoordinator) onLeadership(p *partition, leader bool) {
 	if int(p.index) >= len(shards) {
 		return
 	}
-	sh := shards[p.index]
-	if !leader {
-		sh.unload(shardUnloaded)
-		return
-	}
-	sh.unload(shardLoading)
-	if sh.part != p {
-		// Only after the partition was removed and opened again (a
-		// reassignment back here); the shard is not serving meanwhile.
-		sh.part = p
-	}
-	c.startLoad(sh, false)
+	shards[p.index].moveTo(logOf(c.s, p), leader)
 }
 
-// close waits for loads in flight; the timer loop is a server task.
-func (c *groupCoordinator) close() {
-	c.mu.Lock()
-	c.mu.closed = true
-	c.mu.Unlock()
-	c.loads.Wait()
-}
+// close waits for the shards' loads, writes and commits in flight; the
+// timer loop is a server task.
+func (c *groupCoordinator) close() { c.tasks.close() }
 
 func (c *groupCoordinator) shards() []*groupShard {
 	c.mu.Lock()
@@ -116,14 +105,15 @@ func (c *groupCoordinator) shards() []*groupShard {
 	return c.mu.shards
 }
 
-// adopt makes a shard, still loading, for each partition of the topic.
+// adopt makes a shard for each partition of the topic: loading where this
+// node leads, unloaded elsewhere (another node coordinates those groups).
 func (c *groupCoordinator) adopt(t *topicState) []*groupShard {
 	parts, _, _ := c.s.topics.snapshot(t)
 	shards := make([]*groupShard, len(parts))
 	for i, p := range parts {
 		shards[i] = newGroupShard(c, int32(i), p)
-		if p == nil || !p.IsLeader() {
-			shards[i].mu.state = shardUnloaded // another node coordinates these groups
+		if log := logOf(c.s, p); log == nil || !log.isLeader() {
+			shards[i].unload(shardUnloaded)
 		}
 	}
 	c.mu.Lock()
@@ -132,69 +122,45 @@ func (c *groupCoordinator) adopt(t *topicState) []*groupShard {
 	return shards
 }
 
-// startLoad replays a shard's log in the background; with unload first, the
-// shard is given up and rebuilt (after a failed write).
-func (c *groupCoordinator) startLoad(sh *groupShard, unload bool) {
-	c.mu.Lock()
-	if c.mu.closed {
-		c.mu.Unlock()
-		return
-	}
-	c.loads.Add(1)
-	c.mu.Unlock()
-	go func() {
-		defer c.loads.Done()
-		if unload {
-			sh.unload(shardLoading)
-			// Writes decided before the unload reach the log first.
-			sh.flushQueue(false)
-		}
-		if err := sh.load(); err != nil && c.s.ctx.Err() == nil {
-			c.s.logger.Error("group coordinator partition failed to load; its groups are unavailable", "partition", sh.index, "err", err)
-		}
-	}()
-}
-
-// reload rebuilds a shard from its log.
-func (c *groupCoordinator) reload(sh *groupShard) { c.startLoad(sh, true) }
-
 // ensureTopic returns the shards, creating __consumer_offsets if needed;
 // nil if it cannot be created.
 func (c *groupCoordinator) ensureTopic() []*groupShard {
 	if shards := c.shards(); shards != nil {
 		return shards
 	}
-	c.createMu.Lock()
-	defer c.createMu.Unlock()
-	if shards := c.shards(); shards != nil {
-		return shards
-	}
-	t := c.s.topics.get(consumerOffsetsTopic)
-	if t == nil {
-		configs := map[string]string{
-			"cleanup.policy": "compact",
-			"segment.bytes":  strconv.FormatInt(c.s.cfg.OffsetsTopicSegmentBytes, 10),
+	c.creating.do(c.s.ctx.Done(), func() {
+		if c.shards() != nil {
+			return
 		}
-		var terr *topicError
-		t, terr = c.s.topics.create(consumerOffsetsTopic, c.s.cfg.OffsetsTopicNumPartitions, c.s.internalReplicationFactor(c.s.cfg.OffsetsTopicReplicationFactor), configs, false)
-		if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
-			t, terr = c.s.topics.get(consumerOffsetsTopic), nil
+		t := c.s.topics.get(consumerOffsetsTopic)
+		if t == nil {
+			configs := map[string]string{
+				"cleanup.policy": "compact",
+				"segment.bytes":  strconv.FormatInt(c.s.cfg.OffsetsTopicSegmentBytes, 10),
+			}
+			var terr *topicError
+			t, terr = c.s.topics.create(consumerOffsetsTopic, c.s.cfg.OffsetsTopicNumPartitions, c.s.internalReplicationFactor(c.s.cfg.OffsetsTopicReplicationFactor), configs, false)
+			if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
+				t, terr = c.s.topics.get(consumerOffsetsTopic), nil
+			}
+			if terr != nil || t == nil {
+				c.s.logger.Error("cannot create "+consumerOffsetsTopic, "err", terr)
+				return
+			}
 		}
-		if terr != nil || t == nil {
-			c.s.logger.Error("cannot create "+consumerOffsetsTopic, "err", terr)
-			return nil
+		for _, sh := range c.adopt(t) {
+			sh.mu.Lock()
+			loading := sh.mu.state == shardLoading
+			sh.mu.Unlock()
+			if !loading {
+				continue
+			}
+			if err := sh.load(); err != nil { // a new topic: nothing to read
+				c.s.logger.Error("group coordinator partition failed to load", "partition", sh.index, "err", err)
+			}
 		}
-	}
-	shards := c.adopt(t)
-	for _, sh := range shards {
-		if sh.part == nil || !sh.part.IsLeader() {
-			continue
-		}
-		if err := sh.load(); err != nil { // a new topic: nothing to read
-			c.s.logger.Error("group coordinator partition failed to load", "partition", sh.index, "err", err)
-		}
-	}
-	return shards
+	})
+	return c.shards()
 }
 
 // javaStringHashCode is Java's String.hashCode over UTF-16 code units.
@@ -237,8 +203,8 @@ func (c *groupCoordinator) poke() {
 }
 
 // deliver sends replies to the requests waiting for them. When the records
-// they depend on could not be written, the group is reloaded and the
-// members must find the coordinator again.
+// they depend on could not be written (a failed append reloads the
+// shard), the members must find the coordinator again.
 func (c *groupCoordinator) deliver(replies []groups.Reply, writeErr error) {
 	for _, r := range replies {
 		if writeErr != nil {
@@ -286,10 +252,7 @@ func (c *groupCoordinator) run() {
 func (c *groupCoordinator) nextDeadline() time.Time {
 	var next time.Time
 	for _, sh := range c.shards() {
-		sh.mu.Lock()
-		d := sh.mu.deadline
-		sh.mu.Unlock()
-		if !d.IsZero() && (next.IsZero() || d.Before(next)) {
+		if d := sh.deadline(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
 			next = d
 		}
 	}
@@ -300,10 +263,7 @@ func (c *groupCoordinator) nextDeadline() time.Time {
 func (c *groupCoordinator) tick() {
 	now := c.now()
 	for _, sh := range c.shards() {
-		sh.mu.Lock()
-		d := sh.mu.deadline
-		sh.mu.Unlock()
-		if d.IsZero() || now.Before(d) {
+		if d := sh.deadline(); d.IsZero() || now.Before(d) {
 			continue
 		}
 		sh.withAllGroups(func(g *groups.Group, now time.Time) groups.Effects {
@@ -326,12 +286,33 @@ func (c *groupCoordinator) expireOffsets() {
 }
 
 // onTopicDeleted removes the offsets of a deleted topic from every group.
+// The metadata sync calls it holding the topic manager's adminMu: the
+// groups change at once, and the tombstones' replication is waited for by
+// a task, not here.
 func (c *groupCoordinator) onTopicDeleted(topic string) {
 	for _, sh := range c.shards() {
-		sh.withAllGroups(func(g *groups.Group, now time.Time) groups.Effects {
+		w, replies := sh.applyAll(func(g *groups.Group, now time.Time) groups.Effects {
 			return g.RemoveTopicOffsets(now, topic)
 		})
+		if w == nil && len(replies) == 0 {
+			continue
+		}
+		if !c.tasks.goTask(func() { c.deliver(replies, sh.await(w)) }) {
+			c.deliver(replies, sh.await(w)) // stopping: no wait left
+		}
 	}
+}
+
+// completeTxnOffsets settles a transaction's pending offset commits in
+// the groups of a __consumer_offsets partition once its marker is written.
+func (c *groupCoordinator) completeTxnOffsets(partition int32, producerID int64, commit bool) {
+	shards := c.shards()
+	if int(partition) >= len(shards) {
+		return
+	}
+	shards[partition].withAllGroups(func(g *groups.Group, now time.Time) groups.Effects {
+		return g.CompleteTxnOffsets(now, producerID, commit)
+	})
 }
 
 // ---- operations used by the request handlers ----

@@ -1,76 +1,48 @@
 package broker
 
 import (
-	"errors"
-	"fmt"
-	"sync"
+	"encoding/binary"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/broker/groups"
 	"github.com/strata-streaming/strata/broker/storage"
 )
 
 // groupShard holds the groups of one __consumer_offsets partition while
-// this node leads it (unloaded otherwise). Its state is the replay of that
-// partition's log: every change is applied in memory under mu and queued,
-// in the same order, as a record batch; the queue is appended in order
-// under writeMu (never under mu), and replies that depend on a change go
-// out only once it is durable. On a failed append the shard reloads from
-// its log.
+// this node leads it (unloaded otherwise), on the coordinator runtime
+// (coordinator_runtime.go): its state is the replay of that partition's
+// log; every change is applied in memory under the runtime's mu and
+// queued, in the same order, as a record batch; the runtime appends the
+// queue in order with no lock held and completes each write once it is
+// below the high watermark, and replies that depend on a change go out
+// only then. On a failed append the shard reloads from its log.
 type groupShard struct {
-	c     *groupCoordinator
-	index int32
-	part  *partition
-
-	// writeMu orders appends: whoever holds it drains the queue.
-	writeMu sync.Mutex
-
-	mu struct {
-		sync.Mutex
-		state  shardState
-		groups map[string]*groups.Group
-		queue  []*groupWrite
-		// deadline is at or before the earliest timer of any group
-		// (zero: none); the coordinator's timer loop ticks the shard then.
-		deadline time.Time
-	}
+	*coordinatorShard[*groupShardState]
+	c *groupCoordinator
 }
 
-type shardState int8
+// groupShardState is a loaded shard's groups: the runtime's state,
+// guarded by the shard's mu.
+type groupShardState struct {
+	groups map[string]*groups.Group
+	// deadline is at or before the earliest timer of any group (zero:
+	// none); the coordinator's timer loop ticks the shard then.
+	deadline time.Time
 
-const (
-	shardLoading  shardState = iota // replaying the log: COORDINATOR_LOAD_IN_PROGRESS
-	shardActive                     // serving
-	shardUnloaded                   // no longer coordinator: NOT_COORDINATOR
-)
-
-// groupWrite is one operation's records, encoded as a batch, waiting to be
-// appended.
-type groupWrite struct {
-	batch []byte
-	txn   bool // a TxnOffsetCommit's transactional batch (appendTxn)
-	done  chan struct{}
-	err   error
+	// The load's clock reading (for groups the replay creates) and
+	// counts, for its log line.
+	loadedAt         time.Time
+	loadStart        time.Time // wall clock
+	records, skipped int
 }
 
-func newGroupShard(c *groupCoordinator, index int32, part *partition) *groupShard {
-	sh := &groupShard{c: c, index: index, part: part}
-	sh.mu.state = shardLoading
-	sh.mu.groups = map[string]*groups.Group{}
+func newGroupShard(c *groupCoordinator, index int32, p *partition) *groupShard {
+	sh := &groupShard{c: c}
+	sh.coordinatorShard = newCoordinatorShard[*groupShardState](c.s.ctx, c.s.logger, &c.tasks, "group coordinator", consumerOffsetsTopic, index, logOf(c.s, p), sh)
 	return sh
-}
-
-// stateErrLocked is the error for requests while the shard is not serving.
-func (sh *groupShard) stateErrLocked() *kerr.Error {
-	switch sh.mu.state {
-	case shardLoading:
-		return kerr.CoordinatorLoadInProgress
-	case shardUnloaded:
-		return kerr.NotCoordinator
-	}
-	return nil
 }
 
 // withGroup runs fn on a group under the shard lock — creating it first if
@@ -84,51 +56,58 @@ func (sh *groupShard) withGroup(id string, create bool, fn func(g *groups.Group,
 		sh.mu.Unlock()
 		return code, nil
 	}
-	g := sh.mu.groups[id]
+	st := sh.coord
+	g := st.groups[id]
 	if g == nil && create {
 		g = groups.New(id, &sh.c.cfg, now)
-		sh.mu.groups[id] = g
+		st.groups[id] = g
 	}
 	eff := fn(g, now)
 	poke := false
 	if g != nil {
-		poke = sh.settleLocked(g)
+		poke = st.settle(g)
 	}
-	w := sh.enqueueLocked(eff.Records, now)
+	w := sh.queueRecordsLocked(eff.Records, now, len(eff.Replies) > 0)
 	sh.mu.Unlock()
 	if poke {
 		sh.c.poke()
 	}
-	err := sh.persist(w, len(eff.Replies) > 0)
+	err := sh.await(w)
 	sh.c.deliver(eff.Replies, err)
 	return nil, err
 }
 
 // withAllGroups runs fn on every group of the shard (for timers, offset
-// expiry and topic deletion), then persists and delivers as withGroup.
+// expiry and markers), then persists and delivers as withGroup.
 func (sh *groupShard) withAllGroups(fn func(g *groups.Group, now time.Time) groups.Effects) {
+	w, replies := sh.applyAll(fn)
+	sh.c.deliver(replies, sh.await(w))
+}
+
+// applyAll runs fn on every group of the shard under the shard lock and
+// queues the records of its effects; it returns the write to await before
+// delivering the replies.
+func (sh *groupShard) applyAll(fn func(g *groups.Group, now time.Time) groups.Effects) (*shardWrite, []groups.Reply) {
 	now := sh.c.now()
 	sh.mu.Lock()
-	if sh.mu.state != shardActive {
-		sh.mu.Unlock()
-		return
+	defer sh.mu.Unlock()
+	if sh.stateErrLocked() != nil {
+		return nil, nil
 	}
+	st := sh.coord
 	var eff groups.Effects
 	var next time.Time
-	for _, g := range sh.mu.groups {
+	for _, g := range st.groups {
 		eff.Merge(fn(g, now))
-		if sh.dropIfGoneLocked(g) {
+		if st.dropIfGone(g) {
 			continue
 		}
 		if d := g.NextDeadline(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
 			next = d
 		}
 	}
-	sh.mu.deadline = next
-	w := sh.enqueueLocked(eff.Records, now)
-	sh.mu.Unlock()
-	err := sh.persist(w, len(eff.Replies) > 0)
-	sh.c.deliver(eff.Replies, err)
+	st.deadline = next
+	return sh.queueRecordsLocked(eff.Records, now, len(eff.Replies) > 0), eff.Replies
 }
 
 // read runs fn under the shard lock, for queries.
@@ -138,119 +117,57 @@ func (sh *groupShard) read(fn func(gs map[string]*groups.Group)) *kerr.Error {
 	if code := sh.stateErrLocked(); code != nil {
 		return code
 	}
-	fn(sh.mu.groups)
+	fn(sh.coord.groups)
 	return nil
 }
 
-// settleLocked drops a group that is gone and notes its next deadline. It
+// deadline is the shard's next timer (zero: none, or not serving).
+func (sh *groupShard) deadline() time.Time {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.coord == nil {
+		return time.Time{}
+	}
+	return sh.coord.deadline
+}
+
+// queueRecordsLocked queues records as one batch, in the order the
+// changes were made, and returns the write to await: this one; without
+// records, the latest queued if wait is set (a reply must not precede the
+// records it depends on), else nil. Needs mu.
+func (sh *groupShard) queueRecordsLocked(records []groups.Record, now time.Time, wait bool) *shardWrite {
+	if len(records) == 0 {
+		if wait {
+			return sh.lastLocked()
+		}
+		return nil
+	}
+	return sh.queueLocked(encodeGroupBatch(records, now), false)
+}
+
+// settle drops a group that is gone and notes its next deadline. It
 // reports whether the timer loop must wake earlier than planned.
-func (sh *groupShard) settleLocked(g *groups.Group) bool {
-	if sh.dropIfGoneLocked(g) {
+func (st *groupShardState) settle(g *groups.Group) bool {
+	if st.dropIfGone(g) {
 		return false
 	}
 	d := g.NextDeadline()
-	if d.IsZero() || (!sh.mu.deadline.IsZero() && !d.Before(sh.mu.deadline)) {
+	if d.IsZero() || (!st.deadline.IsZero() && !d.Before(st.deadline)) {
 		return false
 	}
-	sh.mu.deadline = d
+	st.deadline = d
 	return true
 }
 
-// dropIfGoneLocked forgets a Dead group, or one that holds nothing.
-func (sh *groupShard) dropIfGoneLocked(g *groups.Group) bool {
+// dropIfGone forgets a Dead group, or one that holds nothing.
+func (st *groupShardState) dropIfGone(g *groups.Group) bool {
 	if g.State() != groups.Dead && !g.IsPristine() {
 		return false
 	}
-	if sh.mu.groups[g.ID()] == g {
-		delete(sh.mu.groups, g.ID())
+	if st.groups[g.ID()] == g {
+		delete(st.groups, g.ID())
 	}
 	return true
-}
-
-// enqueueLocked queues records as one batch, in the order the changes were
-// made; nil if there are none.
-func (sh *groupShard) enqueueLocked(records []groups.Record, now time.Time) *groupWrite {
-	if len(records) == 0 {
-		return nil
-	}
-	w := &groupWrite{batch: encodeGroupBatch(records, now), done: make(chan struct{})}
-	sh.mu.queue = append(sh.mu.queue, w)
-	return w
-}
-
-// persist makes w durable, along with everything queued before it. With
-// wait and no w of its own, it still waits for the earlier writes, so a
-// reply never precedes the records it depends on.
-func (sh *groupShard) persist(w *groupWrite, wait bool) error {
-	if w == nil && !wait {
-		return nil
-	}
-	sh.flush()
-	if w == nil {
-		return nil
-	}
-	<-w.done
-	return w.err
-}
-
-// flush appends the queued writes in order. A failed append reloads the
-// shard from its log (memory is ahead of it).
-func (sh *groupShard) flush() { sh.flushQueue(true) }
-
-func (sh *groupShard) flushQueue(reloadOnFailure bool) {
-	sh.writeMu.Lock()
-	defer sh.writeMu.Unlock()
-	for {
-		sh.mu.Lock()
-		queue := sh.mu.queue
-		sh.mu.queue = nil
-		sh.mu.Unlock()
-		if len(queue) == 0 {
-			return
-		}
-		failed := false
-		for _, w := range queue {
-			if w.txn {
-				w.err = sh.appendTxn(w.batch)
-			} else {
-				w.err = sh.append(w.batch)
-			}
-			failed = failed || w.err != nil
-			close(w.done)
-		}
-		if failed && reloadOnFailure {
-			sh.c.reload(sh)
-		}
-	}
-}
-
-// append writes one batch through the partition's append path and waits
-// until the high watermark covers it (at once on a single node).
-func (sh *groupShard) append(batch []byte) error {
-	p := sh.part
-	cfg := sh.c.s.topics.topicConfig(p.topic)
-	res := p.appendRecords(batch, cfg)
-	if res.Code != 0 {
-		err := fmt.Errorf("broker: append to %s-%d: %s", consumerOffsetsTopic, sh.index, kerr.ErrorForCode(res.Code))
-		if res.Message != "" {
-			err = fmt.Errorf("%w: %s", err, res.Message)
-		}
-		sh.c.s.logger.Error("group coordinator write failed", "partition", sh.index, "err", err)
-		return err
-	}
-	return sh.awaitHighWatermark(res.LastOffset, res.LeaderEpoch)
-}
-
-// appendTxn appends a TxnOffsetCommit's transactional batch. It opens the
-// producer's transaction on the partition like a produce would, but skips
-// the idempotent-sequence check: the broker writes these batches, with no
-// sequence, in the group's order.
-func (sh *groupShard) appendTxn(batch []byte) error {
-	res, err := sh.part.AppendUnchecked(batch)
-	if err != nil {
-		return err
-	}
-	return sh.awaitHighWatermark(res.LastOffset, res.LeaderEpoch)
 }
 
 // txnCommit handles TxnOffsetCommit for a group (creating an offsets-only
@@ -264,29 +181,29 @@ func (sh *groupShard) txnCommit(id string, req groups.TxnCommitRequest) ([]*kerr
 		sh.mu.Unlock()
 		return nil, code, nil
 	}
-	g := sh.mu.groups[id]
+	st := sh.coord
+	g := st.groups[id]
 	if g == nil {
 		g = groups.New(id, &sh.c.cfg, now)
-		sh.mu.groups[id] = g
+		st.groups[id] = g
 	}
 	errs, txnRecords, eff := g.TxnCommit(now, req)
-	poke := sh.settleLocked(g)
-	w := sh.enqueueLocked(eff.Records, now)
-	var tw *groupWrite
+	poke := st.settle(g)
+	w := sh.queueRecordsLocked(eff.Records, now, len(eff.Replies) > 0)
+	var tw *shardWrite
 	if len(txnRecords) > 0 {
 		keys, values := make([][]byte, len(txnRecords)), make([][]byte, len(txnRecords))
 		for i, r := range txnRecords {
 			keys[i], values[i] = groups.EncodeRecord(r)
 		}
-		tw = &groupWrite{batch: encodeTxnKVBatch(keys, values, req.ProducerID, req.ProducerEpoch, now), txn: true, done: make(chan struct{})}
-		sh.mu.queue = append(sh.mu.queue, tw)
+		tw = sh.queueLocked(encodeTxnKVBatch(keys, values, req.ProducerID, req.ProducerEpoch, now), true)
 	}
 	sh.mu.Unlock()
 	if poke {
 		sh.c.poke()
 	}
-	err := sh.persist(w, len(eff.Replies) > 0)
-	if terr := sh.persist(tw, false); err == nil {
+	err := sh.await(w)
+	if terr := sh.await(tw); err == nil {
 		err = terr
 	}
 	sh.c.deliver(eff.Replies, err)
@@ -296,18 +213,12 @@ func (sh *groupShard) txnCommit(id string, req groups.TxnCommitRequest) ([]*kerr
 // encodeTxnKVBatch is encodeKVBatch as a transactional batch of the
 // producer (no sequence).
 func encodeTxnKVBatch(keys, values [][]byte, producerID int64, epoch int16, now time.Time) []byte {
-	return storage.EncodeKVBatch(keys, values, producerID, epoch, true, now.UnixMilli())
-}
-
-// awaitHighWatermark waits until the record at offset is committed: the
-// ISR has it (at once on a single node). A shard whose partition lost its
-// leadership meanwhile fails the write; the new leader's shard decides.
-func (sh *groupShard) awaitHighWatermark(offset int64, epoch int32) error {
-	err := awaitCommitted(sh.c.s.ctx, sh.part, offset, epoch)
-	if err != nil {
-		return fmt.Errorf("broker: group write at %s-%d offset %d not committed: %w", consumerOffsetsTopic, sh.index, offset, err)
-	}
-	return nil
+	raw := encodeKVBatch(keys, values, now)
+	binary.BigEndian.PutUint16(raw[21:], binary.BigEndian.Uint16(raw[21:])|0x10) // transactional
+	binary.BigEndian.PutUint64(raw[43:], uint64(producerID))
+	binary.BigEndian.PutUint16(raw[51:], uint16(epoch))
+	binary.BigEndian.PutUint32(raw[17:], storage.CRC32C(raw[21:]))
+	return raw
 }
 
 // encodeGroupBatch builds an uncompressed v2 record batch of the records
@@ -324,175 +235,118 @@ func encodeGroupBatch(records []groups.Record, now time.Time) []byte {
 // of key/value records (producer id -1, CreateTime now): what the
 // coordinators write to their internal topics.
 func encodeKVBatch(keys, values [][]byte, now time.Time) []byte {
-	return storage.EncodeKVBatch(keys, values, -1, -1, false, now.UnixMilli())
+	var body []byte
+	for i := range keys {
+		rec := kmsg.Record{OffsetDelta: int32(i), Key: keys[i], Value: values[i]}
+		// Length counts what follows it; measure with a one-byte zero.
+		rec.Length = int32(len(rec.AppendTo(nil)) - 1)
+		body = rec.AppendTo(body)
+	}
+	ts := now.UnixMilli()
+	b := kmsg.RecordBatch{
+		PartitionLeaderEpoch: -1,
+		Magic:                2,
+		LastOffsetDelta:      int32(len(keys) - 1),
+		FirstTimestamp:       ts,
+		MaxTimestamp:         ts,
+		ProducerID:           -1,
+		ProducerEpoch:        -1,
+		FirstSequence:        -1,
+		NumRecords:           int32(len(keys)),
+		Records:              body,
+	}
+	raw := b.AppendTo(nil)
+	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))       // batchLength: bytes after the field
+	binary.BigEndian.PutUint32(raw[17:], storage.CRC32C(raw[21:])) // CRC-32C of attributes..end
+	return raw
 }
 
-// load replays the partition's log into groups and makes the shard serve.
-func (sh *groupShard) load() error {
-	start := time.Now()
-	now := sh.c.now()
-	gs := map[string]*groups.Group{}
-	get := func(id string) *groups.Group {
-		g := gs[id]
-		if g == nil {
-			g = groups.New(id, &sh.c.cfg, now)
-			gs[id] = g
+// ---- the runtime's state machine hooks ----
+
+// newState is the empty state a load replays __consumer_offsets into.
+func (sh *groupShard) newState(int32) *groupShardState {
+	return &groupShardState{groups: map[string]*groups.Group{}, loadedAt: sh.c.now(), loadStart: time.Now()}
+}
+
+// replay applies one batch of the partition's log: offset commits, group
+// metadata, KIP-848 records and tombstones in Kafka's layouts, a
+// TxnOffsetCommit's transactional offsets (pending until their marker) and
+// the transaction markers that decide them.
+func (sh *groupShard) replay(st *groupShardState, batch []byte, h storage.BatchHeader) error {
+	if h.IsControl() {
+		typ, ok, err := storage.ControlRecordType(batch)
+		if err != nil {
+			return err
 		}
-		return g
+		if ok && (typ == storage.ControlTypeCommit || typ == storage.ControlTypeAbort) {
+			// A transaction marker decides that producer's pending
+			// offsets in every group of the partition.
+			for _, g := range st.groups {
+				g.ReplayTxnMarker(h.ProducerID, typ == storage.ControlTypeCommit)
+			}
+		}
+		return nil
 	}
-	var records, skipped int
-	err := sh.replay(func(key, value []byte, producerID int64, transactional bool) {
-		rec, known, err := groups.DecodeRecord(key, value)
-		switch {
-		case err != nil:
-			skipped++
-			sh.c.s.logger.Warn("skipping undecodable __consumer_offsets record", "partition", sh.index, "err", err)
-			return
-		case !known:
-			skipped++
-			return
-		}
-		records++
-		if transactional && rec.IsOffset {
-			// A TxnOffsetCommit: pending until its transaction's marker.
-			get(rec.Group).ReplayTxnOffset(producerID, rec.TopicPartition, rec.Offset)
-			return
-		}
-		get(rec.Group).Replay(now, rec)
-	}, func(producerID int64, commit bool) {
-		// A transaction marker decides that producer's pending offsets in
-		// every group of the partition.
-		for _, g := range gs {
-			g.ReplayTxnMarker(producerID, commit)
-		}
-	})
+	recs, err := storage.DecodeRecords(batch)
 	if err != nil {
 		return err
 	}
+	for _, r := range recs {
+		rec, known, err := groups.DecodeRecord(r.Key, r.Value)
+		switch {
+		case err != nil:
+			st.skipped++
+			sh.c.s.logger.Warn("skipping undecodable __consumer_offsets record", "partition", sh.index, "err", err)
+			continue
+		case !known:
+			st.skipped++
+			continue
+		}
+		st.records++
+		g := st.groups[rec.Group]
+		if g == nil {
+			g = groups.New(rec.Group, &sh.c.cfg, st.loadedAt)
+			st.groups[rec.Group] = g
+		}
+		if h.IsTransactional() && rec.IsOffset {
+			// A TxnOffsetCommit: pending until its transaction's marker.
+			g.ReplayTxnOffset(h.ProducerID, rec.TopicPartition, rec.Offset)
+			continue
+		}
+		g.Replay(st.loadedAt, rec)
+	}
+	return nil
+}
+
+// startedLocked finishes a loaded state (groups the replay left holding
+// nothing go; the timer deadline) as it starts serving.
+func (sh *groupShard) startedLocked(st *groupShardState) func() {
 	var next time.Time
-	for id, g := range gs {
+	for id, g := range st.groups {
 		if g.IsPristine() {
-			delete(gs, id)
+			delete(st.groups, id)
 			continue
 		}
 		if d := g.NextDeadline(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
 			next = d
 		}
 	}
-	sh.mu.Lock()
-	if sh.mu.state != shardLoading {
-		sh.mu.Unlock()
-		return nil // unloaded meanwhile
-	}
-	loaded := len(gs) // gs is the shard's, under mu, from here on
-	sh.mu.groups = gs
-	sh.mu.deadline = next
-	sh.mu.state = shardActive
-	if !sh.part.IsLeader() {
-		// Leadership moved while loading (or a failed write's reload
-		// raced the move): another node coordinates these groups.
-		sh.mu.groups = map[string]*groups.Group{}
-		sh.mu.state = shardUnloaded
-	}
-	sh.mu.Unlock()
-	sh.c.poke()
-	if records > 0 {
-		sh.c.s.logger.Info("group coordinator partition loaded", "partition", sh.index, "records", records, "skipped", skipped, "groups", loaded, "took", time.Since(start).Round(time.Millisecond))
-	}
-	return nil
-}
-
-// replay calls fn with the key and value of every record of the log up to
-// its end, in order, with its batch's producer id and whether
-// the batch is transactional; and marker with each transaction marker.
-func (sh *groupShard) replay(fn func(key, value []byte, producerID int64, transactional bool), marker func(producerID int64, commit bool)) error {
-	return replayLog(sh.c.s, sh.part, consumerOffsetsTopic, sh.index, func(batch []byte, h storage.BatchHeader) error {
-		if h.IsControl() {
-			typ, ok, err := storage.ControlRecordType(batch)
-			if err != nil {
-				return err
-			}
-			if ok && (typ == storage.ControlTypeCommit || typ == storage.ControlTypeAbort) {
-				marker(h.ProducerID, typ == storage.ControlTypeCommit)
-			}
-			return nil
-		}
-		recs, err := storage.DecodeRecords(batch)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			fn(r.Key, r.Value, h.ProducerID, h.IsTransactional())
-		}
-		return nil
-	})
-}
-
-// replayLog calls fn with every batch of an internal topic's partition up
-// to its log end, in order (for the coordinators' loads). A coordinator
-// loads when its node becomes the partition's leader, whose whole log is
-// the partition's from then on: its high watermark may still trail records
-// the previous leader had committed.
-func replayLog(s *Server, part *partition, topic string, index int32, fn func(batch []byte, h storage.BatchHeader) error) error {
-	l := part.Log()
-	offset := l.LogStartOffset()
-	for {
-		if err := s.ctx.Err(); err != nil {
-			return err
-		}
-		end := l.LogEndOffset()
-		if offset >= end {
-			return nil
-		}
-		chunk, err := l.Read(offset, 1<<20, end, true)
-		if errors.Is(err, storage.ErrOffsetOutOfRange) && offset < l.LogStartOffset() {
-			offset = l.LogStartOffset() // retention moved the start meanwhile
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("broker: reading %s-%d at %d: %w", topic, index, offset, err)
-		}
-		data, err := chunk.ReadAll()
-		if err != nil {
-			return err
-		}
-		progressed := false
-		for pos := 0; len(data)-pos >= storage.BatchHeaderSize; {
-			h, err := storage.ParseBatchHeader(data[pos:])
-			if err != nil {
-				return fmt.Errorf("broker: %s-%d at %d: %w", topic, index, offset, err)
-			}
-			if h.Size() > len(data)-pos {
-				break // cut at the read limit: read it again from its start
-			}
-			batch := data[pos : pos+h.Size()]
-			pos += h.Size()
-			if h.LastOffset() < offset {
-				continue
-			}
-			offset = h.LastOffset() + 1
-			progressed = true
-			if err := fn(batch, h); err != nil {
-				return fmt.Errorf("broker: %s-%d batch at %d: %w", topic, index, h.BaseOffset, err)
-			}
-		}
-		if !progressed {
-			return fmt.Errorf("broker: %s-%d: no complete batch at offset %d", topic, index, offset)
+	st.deadline = next
+	loaded, records, skipped, took := len(st.groups), st.records, st.skipped, time.Since(st.loadStart)
+	return func() {
+		sh.c.poke()
+		if records > 0 {
+			sh.c.s.logger.Info("group coordinator partition loaded", "partition", sh.index, "records", records, "skipped", skipped, "groups", loaded, "took", took.Round(time.Millisecond))
 		}
 	}
 }
 
-// unload gives the shard up: waiting requests get NOT_COORDINATOR and the
-// groups are forgotten (they live on in the log).
-func (sh *groupShard) unload(next shardState) {
-	sh.mu.Lock()
+// stoppedLocked gives the groups up: waiting requests get
+// NOT_COORDINATOR (they live on in the log).
+func (sh *groupShard) stoppedLocked(st *groupShardState) func() {
 	var eff groups.Effects
-	for _, g := range sh.mu.groups {
+	for _, g := range st.groups {
 		eff.Merge(g.Unload())
 	}
-	sh.mu.groups = map[string]*groups.Group{}
-	sh.mu.deadline = time.Time{}
-	sh.mu.state = next
-	sh.mu.Unlock()
-	sh.c.deliver(eff.Replies, nil)
+	return func() { sh.c.deliver(eff.Replies, nil) }
 }

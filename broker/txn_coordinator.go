@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strata-streaming/strata/broker/groups"
 	"github.com/strata-streaming/strata/broker/storage"
 	"github.com/strata-streaming/strata/broker/txn"
 )
@@ -21,46 +20,59 @@ const transactionStateTopic = "__transaction_state"
 
 // txnCoordinator runs broker/txn's state machine on this node: a shard per
 // __transaction_state partition this node leads, created on first use and
-// replayed from the log. Each shard follows group_shard.go's discipline:
+// replayed from the log, on the coordinator runtime
+// (coordinator_runtime.go):
 //
 //   - a call is applied to the state machine under the shard's mu (CPU
-//     only) and its records queued, in the order the state changed;
-//   - the queue is appended in that order under writeMu (appends only: no
-//     quorum wait under any lock);
-//   - the answer waits, holding no lock, until the call's records (or, for
-//     a call without records, everything queued before it) are below the
-//     high watermark;
-//   - markers of a decided transaction (PrepareCommit/PrepareAbort durable)
-//     are written by a marker task (finishTxn) that the coordinator owns,
-//     to the local partitions and through WriteTxnMarkers to the other
-//     leaders, retried with backoff; it then applies CompleteTxn under mu
-//     and persists its record the same way. EndTxn is answered once the
-//     Prepare record is durable, as in Kafka; the producer's next
-//     InitProducerId, AddPartitionsToTxn or AddOffsetsToTxn gets
-//     CONCURRENT_TRANSACTIONS (retriable) until the markers are written.
+//     only) and its records queued, in the order the state changed; the
+//     runtime appends the queue in that order with no lock held and
+//     completes each write, in log order, once it is below the high
+//     watermark; the answer waits for that, holding no lock (a call
+//     without records waits for everything queued before it);
+//   - markers of a decided transaction (PrepareCommit/PrepareAbort
+//     durable) are written by a marker task (finishTxn) that the
+//     coordinator owns, to the local partitions and through
+//     WriteTxnMarkers to the other leaders, in parallel, retried with
+//     backoff; it then applies CompleteTxn under mu and persists its
+//     record the same way. EndTxn is answered once the Prepare record is
+//     durable, as in Kafka; the producer's next InitProducerId,
+//     AddPartitionsToTxn or AddOffsetsToTxn gets CONCURRENT_TRANSACTIONS
+//     (retriable) until the markers are written;
+//   - every load of a shard has its own coordinator epoch, higher than
+//     every earlier load's (coordinatorEpochFor), carried by its markers.
+//     A marker task belongs to the load that started it: it stops once
+//     that load is gone and never completes a later load's transaction,
+//     and a partition refuses a marker of an older coordinator epoch than
+//     the last it wrote for the producer (TRANSACTION_COORDINATOR_FENCED,
+//     27_write_txn_markers.go), so a marker still in flight from an older
+//     load cannot end the producer's next transaction.
 //
-// Lock order: txnCoordinator.mu and txnShard.mu are leaves (never held
-// while taking another lock, except txnCoordinator.tasksMu, a leaf);
-// writeMu is taken before mu, which flush takes briefly to drain the queue.
+// Locks: the shards' mu (the runtime's), txnCoordinator.mu (the shard
+// list) and taskGroup's are leaves, held for CPU work only. A first
+// transactional batch and a marker of the same producer are ordered by the
+// data partition itself (replica.Append's KIP-890 window, txnVerifier).
 type txnCoordinator struct {
 	s   *Server
 	cfg txn.Config
 
-	createMu sync.Mutex
-	mu       sync.Mutex
-	shards   []*txnShard // nil until the topic exists
-
-	// tasks tracks the marker tasks and reloads; run waits for them when
-	// the server stops (it is itself a task Close waits for). tasksClosed
-	// refuses new ones from then on.
-	tasksMu     sync.Mutex
-	tasksClosed bool
-	tasks       sync.WaitGroup
+	creating creation // of __transaction_state
+	mu       struct {
+		sync.Mutex
+		shards []*txnShard // nil until the topic exists
+	}
+	// tasks runs the shards' loads, writers, committers and marker
+	// tasks; run closes it (waiting for them) when the server stops.
+	tasks taskGroup
 
 	// markerFault, set by tests before the coordinator is used, fails
 	// marker writes as a crash or a disk error between the decision and
 	// the markers would.
 	markerFault atomic.Pointer[func(txn.Markers) error]
+	// markerSendHook, set by tests, wraps each marker write (send: to the
+	// local partitions one at a time, or one WriteTxnMarkers to another
+	// leader) once the task has checked that its load still serves: what
+	// a marker in flight looks like.
+	markerSendHook atomic.Pointer[func(m txn.Markers, send func() error) error]
 	// verifiedHook, set by tests, runs in txnVerifier between the
 	// coordinator's check and the append (the window a marker may hit).
 	verifiedHook atomic.Pointer[func()]
@@ -72,125 +84,94 @@ const (
 	markerRetryMax = 5 * time.Second
 )
 
-// txnShard is one __transaction_state partition's coordinator.
+// txnShard is one __transaction_state partition's coordinator: the
+// runtime's shard with a txn.Coordinator as its state (sh.coord, nil while
+// not serving: another node leads, or loading).
 type txnShard struct {
-	c     *txnCoordinator
-	index int32
+	*coordinatorShard[*txn.Coordinator]
+	c *txnCoordinator
 	// firstLoad is closed once ensureTopic has loaded the shard (or
 	// found it led elsewhere); requests wait for it rather than get
 	// NOT_COORDINATOR while the node's shards load at start.
 	firstLoad chan struct{}
 
-	// writeMu orders appends: whoever holds it drains the queue.
-	writeMu sync.Mutex
-
-	// mu guards the fields below; it is held only to apply calls to
-	// coord and to queue their records (65_describe_transactions.go and
-	// 66_list_transactions.go read coord under it too).
-	mu    sync.Mutex
-	coord *txn.Coordinator // nil: not loaded (another node leads, or loading)
-	part  *partition
-	queue []*txnWrite
-	// last is the latest write queued: a call without records of its own
-	// waits for it, so no answer precedes the records it depends on.
-	last *txnWrite
-	// marking holds the transactional ids whose marker task runs, each
-	// with a channel closed when the task ends (txnCall waits on it).
+	// marking holds the transactional ids whose marker task of the
+	// current load runs, each with a channel closed when the task ends
+	// (txnCall waits on it). Guarded by mu (the runtime's); every load
+	// starts a new one, and an unload closes its channels.
 	marking map[string]chan struct{}
-}
-
-// txnWrite is one call's records, encoded as a batch, waiting to be
-// appended; appended is closed once it is in the log (or failed).
-type txnWrite struct {
-	batch    []byte
-	part     *partition
-	appended chan struct{}
-	offset   int64
-	epoch    int32
-	err      error
 }
 
 func newTxnCoordinator(s *Server) *txnCoordinator {
 	cfg := txn.DefaultConfig()
 	cfg.MaxTimeout = time.Duration(s.cfg.TransactionMaxTimeoutMs) * time.Millisecond
 	cfg.IDExpiration = time.Duration(s.cfg.TransactionalIDExpirationMs) * time.Millisecond
-	return &txnCoordinator{s: s, cfg: cfg}
+	c := &txnCoordinator{s: s, cfg: cfg}
+	c.tasks.ctx = s.ctx
+	return c
 }
 
-// goTask runs fn as a task of the coordinator; false (fn not run) once
-// the server stops.
-func (c *txnCoordinator) goTask(fn func()) bool {
-	c.tasksMu.Lock()
-	defer c.tasksMu.Unlock()
-	if c.tasksClosed || c.s.ctx.Err() != nil {
-		return false
-	}
-	c.tasks.Add(1)
-	go func() {
-		defer c.tasks.Done()
-		fn()
-	}()
-	return true
+func newTxnShard(c *txnCoordinator, index int32, p *partition) *txnShard {
+	sh := &txnShard{c: c, firstLoad: make(chan struct{})}
+	sh.coordinatorShard = newCoordinatorShard[*txn.Coordinator](c.s.ctx, c.s.logger, &c.tasks, "transaction coordinator", transactionStateTopic, index, logOf(c.s, p), sh)
+	return sh
 }
 
-// closeTasks refuses new tasks and waits for the running ones (which stop
-// on the server's context).
-func (c *txnCoordinator) closeTasks() {
-	c.tasksMu.Lock()
-	c.tasksClosed = true
-	c.tasksMu.Unlock()
-	c.tasks.Wait()
+func (c *txnCoordinator) shards() []*txnShard {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.shards
 }
 
 // ensureTopic creates __transaction_state on first use and loads its shards.
 func (c *txnCoordinator) ensureTopic() []*txnShard {
-	c.mu.Lock()
-	shards := c.shards
-	c.mu.Unlock()
-	if shards != nil {
+	if shards := c.shards(); shards != nil {
 		return shards
 	}
-	c.createMu.Lock()
-	defer c.createMu.Unlock()
-	c.mu.Lock()
-	shards = c.shards
-	c.mu.Unlock()
-	if shards != nil {
-		return shards
-	}
-	t := c.s.topics.get(transactionStateTopic)
-	if t == nil {
-		configs := map[string]string{"cleanup.policy": "compact", "segment.bytes": "104857600"}
-		var terr *topicError
-		t, terr = c.s.topics.create(transactionStateTopic, c.s.cfg.TransactionStateLogNumPartitions, c.s.internalReplicationFactor(c.s.cfg.TransactionStateLogReplicationFactor), configs, false)
-		if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
-			t, terr = c.s.topics.get(transactionStateTopic), nil
+	c.creating.do(c.s.ctx.Done(), func() {
+		if c.shards() != nil {
+			return
 		}
-		if terr != nil || t == nil {
-			c.s.logger.Error("cannot create "+transactionStateTopic, "err", terr)
-			return nil
-		}
-	}
-	parts, _, _ := c.s.topics.snapshot(t)
-	shards = make([]*txnShard, len(parts))
-	for i, p := range parts {
-		shards[i] = &txnShard{c: c, index: int32(i), part: p, firstLoad: make(chan struct{})}
-	}
-	// Published before loading, so a leadership change meanwhile
-	// (onLeadership) finds its shard; load skips a shard whose partition
-	// is not led here by the time it finishes.
-	c.mu.Lock()
-	c.shards = shards
-	c.mu.Unlock()
-	for i, sh := range shards {
-		if p := sh.partition(); p != nil && p.IsLeader() {
-			if err := sh.load(); err != nil {
-				c.s.logger.Error("transaction coordinator partition failed to load", "partition", i, "err", err)
+		t := c.s.topics.get(transactionStateTopic)
+		if t == nil {
+			configs := map[string]string{"cleanup.policy": "compact", "segment.bytes": "104857600"}
+			var terr *topicError
+			t, terr = c.s.topics.create(transactionStateTopic, c.s.cfg.TransactionStateLogNumPartitions, c.s.internalReplicationFactor(c.s.cfg.TransactionStateLogReplicationFactor), configs, false)
+			if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
+				t, terr = c.s.topics.get(transactionStateTopic), nil
 			}
-		} // else another node coordinates these transactional ids
-		close(sh.firstLoad)
-	}
-	return shards
+			if terr != nil || t == nil {
+				c.s.logger.Error("cannot create "+transactionStateTopic, "err", terr)
+				return
+			}
+		}
+		parts, _, _ := c.s.topics.snapshot(t)
+		shards := make([]*txnShard, len(parts))
+		for i, p := range parts {
+			shards[i] = newTxnShard(c, int32(i), p)
+			if log := logOf(c.s, p); log == nil || !log.isLeader() {
+				shards[i].unload(shardUnloaded) // another node coordinates these ids
+			}
+		}
+		// Published before loading, so a leadership change meanwhile
+		// (onLeadership) finds its shard; a load does not serve a
+		// partition that is not led here by the time it finishes.
+		c.mu.Lock()
+		c.mu.shards = shards
+		c.mu.Unlock()
+		for i, sh := range shards {
+			sh.mu.Lock()
+			loading := sh.mu.state == shardLoading
+			sh.mu.Unlock()
+			if loading {
+				if err := sh.load(); err != nil {
+					c.s.logger.Error("transaction coordinator partition failed to load", "partition", i, "err", err)
+				}
+			}
+			close(sh.firstLoad)
+		}
+	})
+	return c.shards()
 }
 
 // shardFor returns the shard of a transactional id (Kafka's partitionFor).
@@ -217,38 +198,18 @@ func (c *txnCoordinator) shardFor(transactionalID string) (*txnShard, *kerr.Erro
 // onLeadership loads a shard when this node becomes its partition's
 // leader and drops it when leadership moves away.
 func (c *txnCoordinator) onLeadership(p *partition, leader bool) {
-	c.mu.Lock()
-	shards := c.shards
-	c.mu.Unlock()
+	shards := c.shards()
 	if int(p.index) >= len(shards) {
-		return
+		return // not in use yet: ensureTopic finds the leadership
 	}
-	sh := shards[p.index]
-	// Off the metadata goroutine: the load replays the partition.
-	c.s.goRoleTask(func() {
-		sh.mu.Lock()
-		if p.IsLeader() != leader {
-			sh.mu.Unlock()
-			return // changed again meanwhile; that change has its own call
-		}
-		sh.unloadLocked(errors.New("broker: transaction coordinator moved"))
-		if leader {
-			sh.part = p
-		}
-		sh.mu.Unlock()
-		if leader {
-			if err := sh.load(); err != nil {
-				c.s.logger.Error("transaction coordinator partition failed to load", "partition", p.index, "err", err)
-			}
-		}
-	})
+	shards[p.index].moveTo(logOf(c.s, p), leader)
 }
 
 // run ticks every loaded shard once a second: transaction timeouts,
 // transactional-id expiry and markers of decided transactions without a
-// marker task. When the server stops it waits for the marker tasks.
+// marker task. When the server stops it waits for the coordinator's tasks.
 func (c *txnCoordinator) run() {
-	defer c.closeTasks()
+	defer c.tasks.close()
 	if c.s.topics.get(transactionStateTopic) != nil {
 		// Load at start, as Kafka does when it becomes the partitions'
 		// leader: a transaction a previous run left open must time out
@@ -264,13 +225,7 @@ func (c *txnCoordinator) run() {
 			return
 		case <-ticker.C:
 		}
-		c.mu.Lock()
-		shards := c.shards
-		c.mu.Unlock()
-		for _, sh := range shards {
-			// Tick, and start markers for transactions decided earlier
-			// that have no marker task (their Prepare record was not
-			// confirmed durable when written, or a load's task stopped).
+		for _, sh := range c.shards() {
 			if err := sh.tick(); err != nil {
 				c.s.logger.Warn("transaction coordinator tick", "partition", sh.index, "err", err)
 			}
@@ -297,20 +252,13 @@ func (sh *txnShard) tick() error {
 		sh.mu.Unlock()
 		return nil
 	}
-	w := sh.enqueueLocked(eff.Records, now)
+	w := sh.queueRecordsLocked(eff.Records, now)
 	sh.mu.Unlock()
-	if err := sh.persist(w); err != nil {
+	if err := sh.await(w); err != nil {
 		return err
 	}
 	sh.startMarkers(coord, eff.Markers)
 	return nil
-}
-
-// partition is the shard's current __transaction_state partition.
-func (sh *txnShard) partition() *partition {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	return sh.part
 }
 
 // do applies fn to the shard's coordinator under mu, queues the records
@@ -327,9 +275,9 @@ func (sh *txnShard) do(fn func(coord *txn.Coordinator, now time.Time) txn.Effect
 	}
 	now := time.Now()
 	eff := fn(coord, now)
-	w := sh.enqueueLocked(eff.Records, now)
+	w := sh.queueRecordsLocked(eff.Records, now)
 	sh.mu.Unlock()
-	if err := sh.persist(w); err != nil {
+	if err := sh.await(w); err != nil {
 		return err
 	}
 	// The decisions are durable: their markers may go out. (If the write
@@ -338,99 +286,26 @@ func (sh *txnShard) do(fn func(coord *txn.Coordinator, now time.Time) txn.Effect
 	return nil
 }
 
-// enqueueLocked queues records as one batch, in the order the state
-// changed, and returns the write to wait for: this one, or the latest
-// queued if there are no records (nil if nothing was ever queued).
-func (sh *txnShard) enqueueLocked(records []txn.Record, now time.Time) *txnWrite {
+// queueRecordsLocked queues records as one batch, in the order the state
+// changed, and returns the write to await: this one, or the latest queued
+// if there are no records (nil if there is none). Needs mu.
+func (sh *txnShard) queueRecordsLocked(records []txn.Record, now time.Time) *shardWrite {
 	if len(records) == 0 {
-		return sh.last
+		return sh.lastLocked()
 	}
 	keys, values := make([][]byte, len(records)), make([][]byte, len(records))
 	for i, r := range records {
 		keys[i], values[i] = txn.EncodeRecord(r)
 	}
-	w := &txnWrite{batch: encodeKVBatch(keys, values, now), part: sh.part, appended: make(chan struct{})}
-	sh.queue = append(sh.queue, w)
-	sh.last = w
-	return w
+	return sh.queueLocked(encodeKVBatch(keys, values, now), false)
 }
 
-// persist appends the queue through w and waits, holding no lock, until w
-// is below the high watermark. A decision counts once the ISR has it: a
-// new leader replays it.
-func (sh *txnShard) persist(w *txnWrite) error {
-	if w == nil {
-		return nil
-	}
-	select {
-	case <-w.appended: // appended already (or failed by an unload)
-	default:
-		sh.flush()
-		<-w.appended
-	}
-	if w.err != nil {
-		return w.err
-	}
-	if err := awaitCommitted(sh.c.s.ctx, w.part, w.offset, w.epoch); err != nil {
-		return fmt.Errorf("broker: %s-%d offset %d not committed: %w", transactionStateTopic, sh.index, w.offset, err)
-	}
-	return nil
-}
-
-// flush appends the queued writes in order under writeMu. A failed append
-// leaves memory ahead of the log: the shard is unloaded (the writes still
-// queued fail too) and loaded again from its log.
-func (sh *txnShard) flush() {
-	sh.writeMu.Lock()
-	defer sh.writeMu.Unlock()
-	for {
-		sh.mu.Lock()
-		queue := sh.queue
-		sh.queue = nil
-		sh.mu.Unlock()
-		if len(queue) == 0 {
-			return
-		}
-		for i, w := range queue {
-			cfg := sh.c.s.topics.topicConfig(w.part.topic)
-			res := w.part.appendRecords(w.batch, cfg)
-			if res.Code == 0 {
-				w.offset, w.epoch = res.LastOffset, res.LeaderEpoch
-				close(w.appended)
-				continue
-			}
-			err := fmt.Errorf("broker: append to %s-%d: %s %s", transactionStateTopic, sh.index, kerr.ErrorForCode(res.Code), res.Message)
-			sh.c.s.logger.Error("transaction coordinator write failed", "partition", sh.index, "err", err)
-			for _, rest := range queue[i:] {
-				rest.err = err
-				close(rest.appended)
-			}
-			sh.mu.Lock()
-			sh.unloadLocked(err)
-			sh.mu.Unlock()
-			sh.c.goTask(func() {
-				if err := sh.load(); err != nil {
-					sh.c.s.logger.Error("transaction coordinator partition failed to reload", "partition", sh.index, "err", err)
-				}
-			})
-			return
-		}
-	}
-}
-
-// unloadLocked forgets the coordinator (its state lives on in the log):
-// requests get NOT_COORDINATOR, marker tasks of this coordinator stop,
-// writes still queued fail with err.
-func (sh *txnShard) unloadLocked(err error) {
-	sh.coord = nil
-	for _, w := range sh.queue {
-		w.err = err
-		close(w.appended)
-	}
-	for _, done := range sh.marking {
-		close(done)
-	}
-	sh.queue, sh.last, sh.marking = nil, nil, nil
+// serves reports whether coord is still the shard's state (its load has
+// not been replaced).
+func (sh *txnShard) serves(coord *txn.Coordinator) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.coord == coord
 }
 
 // unmarkedLocked keeps the markers of transactions without a marker task.
@@ -453,16 +328,17 @@ func (sh *txnShard) startMarkers(coord *txn.Coordinator, markers []txn.Markers) 
 			sh.mu.Unlock()
 			continue
 		}
-		if sh.marking == nil {
-			sh.marking = map[string]chan struct{}{}
-		}
 		sh.marking[m.TransactionalID] = make(chan struct{})
 		sh.mu.Unlock()
-		if !sh.c.goTask(func() { sh.finishTxn(coord, m) }) {
+		if !sh.c.tasks.goTask(func() { sh.finishTxn(coord, m) }) {
 			return // stopping: the next load resends them
 		}
 	}
 }
+
+// errStaleMarkerTask stops a marker task whose load no longer serves: the
+// load that replaced it resends the markers under its own epoch.
+var errStaleMarkerTask = errors.New("broker: the coordinator load that decided the transaction was replaced")
 
 // finishTxn is a marker task: it writes one decided transaction's markers,
 // retrying with backoff until they are all written (or coord is no longer
@@ -471,9 +347,12 @@ func (sh *txnShard) startMarkers(coord *txn.Coordinator, markers []txn.Markers) 
 func (sh *txnShard) finishTxn(coord *txn.Coordinator, m txn.Markers) {
 	backoff := markerRetryMin
 	for {
-		err := sh.c.writeMarkers(m)
+		err := sh.c.writeMarkers(m, func() bool { return sh.serves(coord) })
 		if err == nil {
 			break
+		}
+		if errors.Is(err, errStaleMarkerTask) {
+			return
 		}
 		sh.c.s.logger.Warn("writing transaction markers; retrying", "transactional_id", m.TransactionalID, "in", backoff, "err", err)
 		t := time.NewTimer(backoff)
@@ -491,12 +370,12 @@ func (sh *txnShard) finishTxn(coord *txn.Coordinator, m txn.Markers) {
 	sh.mu.Lock()
 	if sh.coord != coord {
 		sh.mu.Unlock()
-		return // reloaded meanwhile: the new coordinator resends the markers
+		return // reloaded meanwhile: the new load resends the markers
 	}
 	sh.markedLocked(m.TransactionalID)
 	now := time.Now()
 	code, eff := coord.CompleteTxn(now, m)
-	w := sh.enqueueLocked(eff.Records, now)
+	w := sh.queueRecordsLocked(eff.Records, now)
 	sh.mu.Unlock()
 	if code != nil {
 		sh.c.s.logger.Warn("completing a transaction", "transactional_id", m.TransactionalID, "err", code)
@@ -504,7 +383,7 @@ func (sh *txnShard) finishTxn(coord *txn.Coordinator, m txn.Markers) {
 	if len(eff.Records) == 0 {
 		return
 	}
-	if err := sh.persist(w); err != nil {
+	if err := sh.await(w); err != nil {
 		// The tick's PendingMarkers finds the transaction still in
 		// Prepare after the reload (or a new leader's load does).
 		sh.c.s.logger.Warn("persisting a completed transaction", "transactional_id", m.TransactionalID, "err", err)
@@ -549,8 +428,11 @@ func (sh *txnShard) markingDone(id string) <-chan struct{} {
 
 // writeMarkers writes one transaction's marker to each of its partitions;
 // on a __consumer_offsets partition the groups then settle the
-// transaction's offsets.
-func (c *txnCoordinator) writeMarkers(m txn.Markers) error {
+// transaction's offsets. current reports whether the task's load still
+// serves; it is checked before each write goes out, so a task whose load
+// was replaced sends nothing more (errStaleMarkerTask). What it sent
+// before that is fenced at the partitions by the coordinator epoch.
+func (c *txnCoordinator) writeMarkers(m txn.Markers, current func() bool) error {
 	if fault := c.markerFault.Load(); fault != nil {
 		if err := (*fault)(m); err != nil {
 			return err
@@ -570,18 +452,34 @@ func (c *txnCoordinator) writeMarkers(m txn.Markers) error {
 			remote[leader] = append(remote[leader], tp)
 			continue
 		}
-		if code := c.s.writeMarkerReplicated(tp.Topic, tp.Partition, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch); code != 0 {
-			return fmt.Errorf("marker for %s-%d: %w", tp.Topic, tp.Partition, kerr.ErrorForCode(code))
+		if !current() {
+			return errStaleMarkerTask
 		}
+		err := c.sendMarker(m, func() error {
+			if code := c.s.writeMarkerReplicated(tp.Topic, tp.Partition, m.ProducerID, m.ProducerEpoch, m.Commit, m.CoordinatorEpoch); code != 0 {
+				return fmt.Errorf("marker for %s-%d: %w", tp.Topic, tp.Partition, kerr.ErrorForCode(code))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if len(remote) == 0 {
+		return nil
+	}
+	if !current() {
+		return errStaleMarkerTask
 	}
 	if len(remote) == 1 {
 		for leader, tps := range remote {
-			return c.s.sendMarkers(leader, m, tps)
+			return c.sendMarker(m, func() error { return c.s.sendMarkers(leader, m, tps) })
 		}
 	}
 	errs := make(chan error, len(remote))
 	for leader, tps := range remote {
-		go func() { errs <- c.s.sendMarkers(leader, m, tps) }() // bounded by sendMarkers' timeout
+		// Bounded by sendMarkers' timeout; the task waits for them all.
+		go func() { errs <- c.sendMarker(m, func() error { return c.s.sendMarkers(leader, m, tps) }) }()
 	}
 	var first error
 	for range remote {
@@ -592,49 +490,64 @@ func (c *txnCoordinator) writeMarkers(m txn.Markers) error {
 	return first
 }
 
-// load replays the partition into a fresh coordinator, then starts the
-// markers of the transactions a previous coordinator had decided but not
-// completed. Appends are held off (writeMu) while it replays.
-func (sh *txnShard) load() error {
-	sh.writeMu.Lock()
-	part := sh.partition()
-	coord := txn.New(&sh.c.cfg, part.LeaderEpoch())
-	err := replayLog(sh.c.s, part, transactionStateTopic, sh.index, func(batch []byte, h storage.BatchHeader) error {
-		if h.IsControl() {
-			return nil
-		}
-		recs, err := storage.DecodeRecords(batch)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			rec, err := txn.DecodeRecord(r.Key, r.Value)
-			if errors.Is(err, txn.ErrUnknownKey) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			if err := coord.Replay(rec); err != nil {
-				return err
-			}
-		}
+// sendMarker runs one marker write, through the test hook if one is set.
+func (c *txnCoordinator) sendMarker(m txn.Markers, send func() error) error {
+	if hook := c.markerSendHook.Load(); hook != nil {
+		return (*hook)(m, send)
+	}
+	return send()
+}
+
+// ---- the runtime's state machine hooks ----
+
+// newState is a coordinator for a load with its coordinator epoch.
+func (sh *txnShard) newState(coordinatorEpoch int32) *txn.Coordinator {
+	return txn.New(&sh.c.cfg, coordinatorEpoch)
+}
+
+// replay applies one batch of __transaction_state (markers do not occur
+// there; a batch of unknown keys is skipped).
+func (sh *txnShard) replay(coord *txn.Coordinator, batch []byte, h storage.BatchHeader) error {
+	if h.IsControl() {
 		return nil
-	})
-	sh.writeMu.Unlock()
+	}
+	recs, err := storage.DecodeRecords(batch)
 	if err != nil {
 		return err
 	}
-	sh.mu.Lock()
-	if sh.part != part || !part.IsLeader() {
-		sh.mu.Unlock()
-		return nil // leadership moved while loading: stay unloaded
+	for _, r := range recs {
+		rec, err := txn.DecodeRecord(r.Key, r.Value)
+		if errors.Is(err, txn.ErrUnknownKey) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := coord.Replay(rec); err != nil {
+			return err
+		}
 	}
-	sh.unloadLocked(errors.New("broker: transaction coordinator reloaded"))
-	sh.coord = coord
+	return nil
+}
+
+// startedLocked starts, once the load serves, the markers of the
+// transactions a previous coordinator had decided but not completed.
+func (sh *txnShard) startedLocked(coord *txn.Coordinator) func() {
+	sh.marking = map[string]chan struct{}{}
 	pending := coord.PendingMarkers()
-	sh.mu.Unlock()
-	sh.startMarkers(coord, pending)
+	if len(pending) == 0 {
+		return nil
+	}
+	return func() { sh.startMarkers(coord, pending) }
+}
+
+// stoppedLocked ends the load's markings: its marker tasks stop at their
+// next check, and calls waiting for them go on.
+func (sh *txnShard) stoppedLocked(*txn.Coordinator) func() {
+	for _, done := range sh.marking {
+		close(done)
+	}
+	sh.marking = nil
 	return nil
 }
 
@@ -693,32 +606,53 @@ func (rc *requestContext) txnCall(id string, fn func(coord *txn.Coordinator, now
 // (22_init_producer_id.go calls in here). An Ongoing transaction is
 // aborted and answered CONCURRENT_TRANSACTIONS, as one still being
 // completed is: the producer retries until the markers are written.
+//
+// A new producer id comes from the metadata quorum now and then (a block
+// at a time), so it is never allocated under the shard's lock: a call that
+// needs one gives up without a change (errNeedProducerID), the id is
+// allocated with no lock held, and the call runs again with it.
 func (rc *requestContext) initTransactionalProducer(req *kmsg.InitProducerIDRequest, resp *kmsg.InitProducerIDResponse) kmsg.Response {
 	var res txn.InitResult
-	code := rc.txnCall(*req.TransactionalID, func(coord *txn.Coordinator, now time.Time) (*kerr.Error, txn.Effects) {
-		var eff txn.Effects
-		res, eff = coord.InitProducerID(now, txn.InitRequest{
-			TransactionalID: *req.TransactionalID, TimeoutMs: req.TransactionTimeoutMillis,
-			ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch, Version: req.Version,
-		}, rc.s.pids.allocate)
-		return res.Err, eff
-	})
-	if code != nil {
-		resp.ErrorCode = rc.countError(code.Code)
+	spare := int64(-1) // a producer id allocated outside the lock
+	for attempt := 0; ; attempt++ {
+		needed := false
+		code := rc.txnCall(*req.TransactionalID, func(coord *txn.Coordinator, now time.Time) (*kerr.Error, txn.Effects) {
+			var eff txn.Effects
+			res, eff = coord.InitProducerID(now, txn.InitRequest{
+				TransactionalID: *req.TransactionalID, TimeoutMs: req.TransactionTimeoutMillis,
+				ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch, Version: req.Version,
+			}, func() (int64, error) {
+				if spare >= 0 {
+					pid := spare
+					spare = -1
+					return pid, nil
+				}
+				needed = true
+				return 0, errNeedProducerID
+			})
+			return res.Err, eff
+		})
+		if needed && attempt < 3 {
+			// InitProducerID changed nothing (it allocates before any
+			// change): allocate, holding no lock, and run it again.
+			pid, err := rc.s.pids.allocate()
+			if err != nil {
+				rc.logError("allocating producer id", "err", err)
+				resp.ErrorCode = rc.countError(kerr.CoordinatorNotAvailable.Code)
+				return resp
+			}
+			spare = pid
+			continue
+		}
+		if code != nil {
+			resp.ErrorCode = rc.countError(code.Code)
+			return resp
+		}
+		resp.ProducerID, resp.ProducerEpoch = res.ProducerID, res.ProducerEpoch
 		return resp
 	}
-	resp.ProducerID, resp.ProducerEpoch = res.ProducerID, res.ProducerEpoch
-	return resp
 }
 
-// completeTxnOffsets settles a transaction's pending offset commits in
-// the groups of a __consumer_offsets partition once its marker is written.
-func (c *groupCoordinator) completeTxnOffsets(partition int32, producerID int64, commit bool) {
-	shards := c.shards()
-	if int(partition) >= len(shards) {
-		return
-	}
-	shards[partition].withAllGroups(func(g *groups.Group, now time.Time) groups.Effects {
-		return g.CompleteTxnOffsets(now, producerID, commit)
-	})
-}
+// errNeedProducerID: the call needs a fresh producer id, which is
+// allocated outside the shard's lock.
+var errNeedProducerID = errors.New("broker: a producer id must be allocated first")

@@ -203,7 +203,9 @@ func (r *Replica) recordAppendedLocked(headers []storage.BatchHeader, firstOffse
 // transaction ends, an abort is entered in the aborted-transaction index,
 // and the last stable offset moves. It returns the marker's offset and the
 // leader epoch it was written under. A marker of an older producer epoch
-// than the partition knows is refused (INVALID_PRODUCER_EPOCH).
+// than the partition knows is refused (an error wrapping
+// kerr.InvalidProducerEpoch), and so is one of an older coordinator epoch
+// than the producer's last marker here (kerr.TransactionCoordinatorFenced).
 func (r *Replica) WriteTxnMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (int64, int32, error) {
 	batch := storage.EncodeControlBatch(producerID, epoch, commit, coordinatorEpoch, time.Now().UnixMilli())
 	headers, err := storage.ValidateBatches(batch)
@@ -215,7 +217,7 @@ func (r *Replica) WriteTxnMarker(producerID int64, epoch int16, commit bool, coo
 		r.mu.Unlock()
 		return -1, 0, ErrNotLeader
 	}
-	if err := r.mu.producers.checkMarker(producerID, epoch); err != nil {
+	if err := r.mu.producers.checkMarker(producerID, epoch, coordinatorEpoch); err != nil {
 		r.mu.Unlock()
 		return -1, 0, err
 	}
@@ -228,7 +230,7 @@ func (r *Replica) WriteTxnMarker(producerID int64, epoch int16, commit bool, coo
 		v.markers++
 	}
 	lso := r.mu.producers.lastStableOffsetAfterTxn(producerID, res.FirstOffset)
-	aborted, err := r.mu.producers.completeTxn(producerID, epoch, res.FirstOffset, commit, lso)
+	aborted, err := r.mu.producers.completeTxn(producerID, epoch, coordinatorEpoch, res.FirstOffset, commit, lso)
 	if err == nil && aborted != nil {
 		err = r.log.RecordAbortedTxn(*aborted)
 	}

@@ -89,7 +89,7 @@ func (l *txnTestLog) tryProduce(batch []byte) int16 {
 // transaction, recording an abort in the log's index.
 func (l *txnTestLog) marker(pid int64, epoch int16, commit bool) (offset int64, aborted *storage.AbortedTxn, err error) {
 	l.t.Helper()
-	if err := l.producers.checkMarker(pid, epoch); err != nil {
+	if err := l.producers.checkMarker(pid, epoch, 0); err != nil {
 		return -1, nil, err
 	}
 	batch := storage.EncodeControlBatch(pid, epoch, commit, 0, time.Now().UnixMilli())
@@ -102,7 +102,7 @@ func (l *txnTestLog) marker(pid int64, epoch int16, commit bool) (offset int64, 
 		l.t.Fatal(err)
 	}
 	lso := l.producers.lastStableOffsetAfterTxn(pid, res.FirstOffset)
-	aborted, err = l.producers.completeTxn(pid, epoch, res.FirstOffset, commit, lso)
+	aborted, err = l.producers.completeTxn(pid, epoch, 0, res.FirstOffset, commit, lso)
 	if err != nil {
 		l.t.Fatalf("completeTxn after checkMarker passed: %v", err)
 	}
@@ -297,7 +297,7 @@ func TestProducerTxnMarkerEpoch(t *testing.T) {
 	if _, _, err := l.marker(1, 2, false); !errors.Is(err, kerr.InvalidProducerEpoch) {
 		t.Fatalf("marker at an older epoch: %v, want INVALID_PRODUCER_EPOCH", err)
 	}
-	if _, err := l.producers.completeTxn(1, 2, end, false, end+1); !errors.Is(err, kerr.InvalidProducerEpoch) {
+	if _, err := l.producers.completeTxn(1, 2, 0, end, false, end+1); !errors.Is(err, kerr.InvalidProducerEpoch) {
 		t.Fatalf("completeTxn at an older epoch: %v, want INVALID_PRODUCER_EPOCH", err)
 	}
 	if got := l.txnFirstOffset(1); got != first {

@@ -204,3 +204,58 @@ func TestAwaitReplicated(t *testing.T) {
 		t.Fatalf("another epoch: %v, want ErrNotLeader", err)
 	}
 }
+
+// TestMarkerCoordinatorEpochFenced: a marker whose coordinator epoch is
+// older than the producer's last marker here (a deposed coordinator load's,
+// arriving late) is refused with TRANSACTION_COORDINATOR_FENCED and ends
+// nothing — the producer's next transaction stays open — also after a
+// reopen, whether the producer state comes from the snapshot or from
+// replaying the log.
+func TestMarkerCoordinatorEpochFenced(t *testing.T) {
+	for _, fromSnapshot := range []bool{true, false} {
+		dir := t.TempDir()
+		r, err := Open(dir, Options{NodeID: 1, Storage: storage.DefaultConfig()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leadAlone(r, 1)
+		ctx := context.Background()
+		if res := r.Append(ctx, batchOf(t, dataBatch(t, 5, 0, 0, 1, true)), AppendOptions{}); res.Code != 0 {
+			t.Fatalf("first transaction: %+v", res)
+		}
+		if _, _, err := r.WriteTxnMarker(5, 0, true, 7); err != nil {
+			t.Fatalf("marker at coordinator epoch 7: %v", err)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !fromSnapshot {
+			if err := os.Remove(filepath.Join(dir, ProducerSnapshotFile)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err = Open(dir, Options{NodeID: 1, Storage: storage.DefaultConfig()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		leadAlone(r, 1)
+		// The producer's next transaction begins here.
+		next := r.Append(ctx, batchOf(t, dataBatch(t, 5, 0, 1, 1, true)), AppendOptions{})
+		if next.Code != 0 {
+			t.Fatalf("second transaction: %+v", next)
+		}
+		if _, _, err := r.WriteTxnMarker(5, 0, true, 6); !errors.Is(err, kerr.TransactionCoordinatorFenced) {
+			t.Fatalf("snapshot %v: a marker of coordinator epoch 6 after 7: %v, want TRANSACTION_COORDINATOR_FENCED", fromSnapshot, err)
+		}
+		if lso := r.LastStableOffset(); lso != next.BaseOffset {
+			t.Fatalf("snapshot %v: last stable offset %d: the fenced marker ended the open transaction at %d", fromSnapshot, lso, next.BaseOffset)
+		}
+		if _, _, err := r.WriteTxnMarker(5, 0, false, 7); err != nil {
+			t.Fatalf("snapshot %v: a marker of the current coordinator epoch: %v", fromSnapshot, err)
+		}
+		if lso, end := r.LastStableOffset(), r.LogEndOffset(); lso != end {
+			t.Fatalf("snapshot %v: last stable offset %d after the abort, want the log end %d", fromSnapshot, lso, end)
+		}
+		r.Close()
+	}
+}

@@ -1,0 +1,150 @@
+package broker
+
+import (
+	"errors"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/txn"
+)
+
+// TestTxnMarkerOfReplacedLoadFenced: a __transaction_state shard reloads
+// under the same leader epoch (as after a failed append) while a marker of
+// its previous load is on its way to the partition. The new load resends
+// the markers and completes the transaction; the producer (same producer
+// id and epoch: transaction version 1) starts its next transaction on that
+// partition; then the old marker arrives. It must be refused with
+// TRANSACTION_COORDINATOR_FENCED — the new load has a higher coordinator
+// epoch — rather than end the new transaction early: that would make its
+// record visible to read_committed consumers at once and keep it visible
+// after the abort.
+func TestTxnMarkerOfReplacedLoadFenced(t *testing.T) {
+	tb := startTestBroker(t)
+	tb.createTopic("fence", 1, nil)
+	part := tb.srv.topics.partition("fence", 0)
+
+	p := newRawTxnProducer(t, tb, "tx-fence")
+	if codes := p.addPartitions(3, "fence", 0); !slices.Equal(codes, []int16{0}) {
+		t.Fatalf("AddPartitionsToTxn: %v", codeNames(codes))
+	}
+	if got := p.produce("fence", 0, "first"); got.ErrorCode != 0 {
+		t.Fatal(kerr.ErrorForCode(got.ErrorCode))
+	}
+
+	// The first load's marker is held in flight (its load still served
+	// when it went out); every later one goes through.
+	inFlight, release := make(chan struct{}), make(chan struct{})
+	stale := make(chan error, 1)
+	var held atomic.Bool
+	hook := func(m txn.Markers, send func() error) error {
+		if m.TransactionalID != "tx-fence" || !held.CompareAndSwap(false, true) {
+			return send()
+		}
+		close(inFlight)
+		<-release
+		err := send()
+		stale <- err
+		return err
+	}
+	tb.srv.txns.markerSendHook.Store(&hook)
+	t.Cleanup(func() { tb.srv.txns.markerSendHook.Store(nil) })
+
+	end := kmsg.NewPtrEndTxnRequest()
+	end.Version = 3
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = p.id, p.pid, p.epoch, true
+	if code := roundTrip[*kmsg.EndTxnResponse](p.c, end).ErrorCode; code != 0 {
+		t.Fatalf("EndTxn: %v", kerr.ErrorForCode(code))
+	}
+	select {
+	case <-inFlight:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the marker task never sent the marker")
+	}
+
+	sh, code := tb.srv.txns.shardFor(p.id)
+	if code != nil {
+		t.Fatal(code)
+	}
+	coordinatorEpoch := func() int32 {
+		sh.mu.Lock()
+		defer sh.mu.Unlock()
+		if sh.coord == nil {
+			return -1
+		}
+		return sh.coord.CoordinatorEpoch()
+	}
+	before := coordinatorEpoch()
+	sh.reload() // what a failed append does; the leader epoch stays
+	waitFor(t, 10*time.Second, "the reloaded shard to complete the commit", func() bool {
+		return describeTxn(t, p.c, p.id).State == "CompleteCommit"
+	})
+	if after := coordinatorEpoch(); after <= before {
+		t.Fatalf("coordinator epoch %d after the reload, %d before: must grow", after, before)
+	}
+
+	// The producer's next transaction opens on the same partition.
+	if codes := p.addPartitions(3, "fence", 0); !slices.Equal(codes, []int16{0}) {
+		t.Fatalf("AddPartitionsToTxn of the next transaction: %v", codeNames(codes))
+	}
+	second := p.produce("fence", 0, "second")
+	if second.ErrorCode != 0 {
+		t.Fatal(kerr.ErrorForCode(second.ErrorCode))
+	}
+	if lso := part.LastStableOffset(); lso != second.BaseOffset {
+		t.Fatalf("next transaction open at %d, last stable offset %d", second.BaseOffset, lso)
+	}
+
+	// The old load's marker arrives now.
+	close(release)
+	if err := <-stale; !errors.Is(err, kerr.TransactionCoordinatorFenced) {
+		t.Fatalf("the replaced load's marker: %v, want TRANSACTION_COORDINATOR_FENCED", err)
+	}
+	if lso := part.LastStableOffset(); lso != second.BaseOffset {
+		t.Fatalf("the replaced load's marker ended the next transaction: last stable offset %d, want %d", lso, second.BaseOffset)
+	}
+	if got := readValues(t, tb, "fence", true, part.HighWatermark()); !slices.Equal(got, []string{"first"}) {
+		t.Fatalf("read_committed while the next transaction is open: %v", got)
+	}
+
+	p.end(false)
+	hw := part.HighWatermark()
+	if lso := part.LastStableOffset(); lso != hw {
+		t.Fatalf("after the abort: last stable offset %d, high watermark %d", lso, hw)
+	}
+	if got := readValues(t, tb, "fence", true, hw); !slices.Equal(got, []string{"first"}) {
+		t.Fatalf("read_committed after the abort: %v, want [first]", got)
+	}
+	if got := readValues(t, tb, "fence", false, hw); !slices.Equal(got, []string{"first", "second"}) {
+		t.Fatalf("read_uncommitted: %v", got)
+	}
+}
+
+// TestCoordinatorEpochOrder: coordinator epochs grow with every reload
+// under one leader epoch and with every leader epoch, and a later leader
+// epoch's first load is above every reload of an earlier one.
+func TestCoordinatorEpochOrder(t *testing.T) {
+	cases := []struct {
+		leaderEpoch, reloads int32
+	}{
+		{0, 0}, {0, 1}, {0, maxLoadsPerLeaderEpoch}, {1, 0}, {1, 7}, {2, 0}, {1000, 0}, {maxPackedLeaderEpoch - 1, maxLoadsPerLeaderEpoch}, {maxPackedLeaderEpoch, 0},
+	}
+	prev := int32(-1)
+	for _, c := range cases {
+		got := coordinatorEpochFor(c.leaderEpoch, c.reloads)
+		if got <= prev {
+			t.Fatalf("coordinatorEpochFor(%d, %d) = %d, not above the previous %d", c.leaderEpoch, c.reloads, got, prev)
+		}
+		prev = got
+	}
+	if got := coordinatorEpochFor(-1, 0); got != 0 {
+		t.Fatalf("no leader epoch: %d", got)
+	}
+	if got := coordinatorEpochFor(maxPackedLeaderEpoch+5, 3); got != coordinatorEpochFor(maxPackedLeaderEpoch, 3) || got < 0 {
+		t.Fatalf("beyond the packable leader epochs: %d", got)
+	}
+}
