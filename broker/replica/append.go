@@ -108,7 +108,7 @@ func (r *Replica) appendBatch(b Batch, verified bool, unchanged func() bool) (re
 		opts.LogAppendTime = b.NowMs
 	}
 	r.mu.Lock()
-	if !r.IsLeader() {
+	if !r.IsLeader() || r.mu.truncating {
 		// Checked under mu: a role change (SetRole) takes mu too.
 		r.mu.Unlock()
 		return AppendResult{Code: kerr.NotLeaderForPartition.Code}, false
@@ -170,7 +170,7 @@ func (r *Replica) AppendUnchecked(batch []byte) (storage.AppendResult, error) {
 		return storage.AppendResult{}, err
 	}
 	r.mu.Lock()
-	if !r.IsLeader() {
+	if !r.IsLeader() || r.mu.truncating {
 		r.mu.Unlock()
 		return storage.AppendResult{}, ErrNotLeader
 	}
@@ -213,7 +213,7 @@ func (r *Replica) WriteTxnMarker(producerID int64, epoch int16, commit bool, coo
 		return -1, 0, err
 	}
 	r.mu.Lock()
-	if !r.IsLeader() {
+	if !r.IsLeader() || r.mu.truncating {
 		r.mu.Unlock()
 		return -1, 0, ErrNotLeader
 	}

@@ -39,7 +39,9 @@
 //     check and its append are one step. The log write itself (write(2)
 //     into the page cache) happens under mu; an fsync that the flush policy
 //     makes due is deferred (storage.AppendOptions.DeferFlush) and runs
-//     after mu is released. VerifyTxn is called with mu released.
+//     after mu is released. VerifyTxn is called with mu released, and so
+//     is a follower's truncation (rewrite: appends are refused while the
+//     log is cut, and the producer table is rebuilt before they resume).
 //   - rep guards the replication bookkeeping: followers' progress, the
 //     pending ISR change and its backoff, the truncation flag, the epoch
 //     start. FollowerFetched takes it alone (fetches never wait for an

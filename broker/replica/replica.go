@@ -29,6 +29,9 @@ type Replica struct {
 		sync.Mutex
 		producers *producerTable
 		verifying map[int64]*verification // KIP-890 checks in flight, by producer id (append.go)
+		// truncating: a rewrite (TruncateTo, ResetTo) is cutting the log
+		// with mu released; appends are refused until it ends.
+		truncating bool
 	}
 
 	// epoch is the leader epoch, read lock-free by fetches so they never
@@ -273,6 +276,13 @@ func (r *Replica) Flush() error { return r.log.Flush() }
 // durable. The snapshot is encoded under mu and written after it.
 func (r *Replica) Checkpoint() error {
 	r.mu.Lock()
+	if r.mu.truncating {
+		// The log is being cut and the table not yet rebuilt: a snapshot
+		// now could remember batches the log no longer holds. The next
+		// checkpoint writes it.
+		r.mu.Unlock()
+		return r.log.Checkpoint()
+	}
 	r.mu.producers.expire(time.Now().UnixMilli())
 	next := r.log.LogEndOffset()
 	snap, err := r.mu.producers.encodeSnapshot(next)
@@ -309,19 +319,12 @@ func (r *Replica) Remove() error {
 // ResetTo empties the log to start (and end) at offset with a fresh
 // producer table: a tiered partition whose local log lost its tail starts
 // again at the remote log's end, and a follower whose log ends below its
-// leader's log start restarts there.
+// leader's log start restarts there. Like TruncateTo it holds no lock
+// across the disk (rewrite).
 func (r *Replica) ResetTo(offset int64) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.log.TruncateFully(offset); err != nil {
-		return err
-	}
-	r.rep.Lock()
-	r.hw.Store(offset)
-	r.rep.Unlock()
-	r.mu.producers = newProducerTable()
-	r.noteUnstableLocked()
-	return nil
+	return r.rewrite(func() (bool, error) {
+		return true, r.log.TruncateFully(offset)
+	}, func(_, leo int64) int64 { return leo })
 }
 
 // AddWaiter registers a one-shot wake-up for the next change of the log,

@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -257,5 +258,41 @@ func TestMarkerCoordinatorEpochFenced(t *testing.T) {
 			t.Fatalf("snapshot %v: last stable offset %d after the abort, want the log end %d", fromSnapshot, lso, end)
 		}
 		r.Close()
+	}
+}
+
+// TestTruncateToRebuildsProducers: a follower's divergent tail is cut and
+// the producer state rebuilt from what remains, so the leader's batch with
+// the truncated sequence is appended again, not taken for a duplicate;
+// the high watermark never stays above the new log end.
+func TestTruncateToRebuildsProducers(t *testing.T) {
+	const self, leader = 2, 1
+	r := openTestReplica(t, self)
+	r.SetRole(&Role{Leader: leader, LeaderEpoch: 1, PartitionEpoch: 1, Replicas: []int32{leader, self}, ISR: []int32{leader, self}}, time.Now().UnixMilli())
+	r.TakeTruncation()
+	withOffset := func(raw []byte, base int64) []byte {
+		out := append([]byte(nil), raw...)
+		binary.BigEndian.PutUint64(out, uint64(base))
+		return out
+	}
+	first := withOffset(dataBatch(t, 3, 0, 0, 2, false), 0)
+	tail := withOffset(dataBatch(t, 3, 0, 2, 2, false), 2)
+	if err := r.AppendReplica(append(first, tail...), 1, 4); err != nil {
+		t.Fatal(err)
+	}
+	if r.LogEndOffset() != 4 || r.HighWatermark() != 4 {
+		t.Fatalf("log end %d, high watermark %d; want 4, 4", r.LogEndOffset(), r.HighWatermark())
+	}
+	if err := r.TruncateTo(2); err != nil {
+		t.Fatal(err)
+	}
+	if r.LogEndOffset() != 2 || r.HighWatermark() != 2 {
+		t.Fatalf("after truncation: log end %d, high watermark %d; want 2, 2", r.LogEndOffset(), r.HighWatermark())
+	}
+	// Now this node leads: the same producer's batch at sequence 2 is new.
+	r.SetRole(&Role{Leader: self, LeaderEpoch: 2, PartitionEpoch: 2, Replicas: []int32{leader, self}, ISR: []int32{self}}, time.Now().UnixMilli())
+	res := r.Append(context.Background(), batchOf(t, dataBatch(t, 3, 0, 2, 2, false)), AppendOptions{})
+	if res.Code != 0 || res.Duplicate || res.BaseOffset != 2 {
+		t.Fatalf("the truncated sequence again: %+v, want appended at 2", res)
 	}
 }

@@ -247,26 +247,62 @@ func (r *Replica) RequestTruncation() {
 }
 
 // TruncateTo cuts a follower's divergent tail and rebuilds the producer
-// state from what remains.
+// state from what remains (rewrite: no lock held across the disk).
 func (r *Replica) TruncateTo(offset int64) error {
+	return r.rewrite(func() (bool, error) {
+		if offset >= r.log.LogEndOffset() {
+			return false, nil
+		}
+		return true, r.log.TruncateTo(offset)
+	}, func(hw, _ int64) int64 { return hw })
+}
+
+// rewrite runs cut, which shortens or empties the log, with mu released:
+// truncation fsyncs, and mu is never held across the disk. Meanwhile
+// mu.truncating refuses appends, markers and replicated batches (they
+// would land in a log being cut, and see a producer table about to be
+// rebuilt); the single owner of a follower's log, its fetcher, retries.
+// Once cut reports a change, the producer table is rebuilt from the log
+// (also outside mu: nothing appends meanwhile) and, under mu, installed
+// with the high watermark hw(previous, new log end) capped by the log end.
+func (r *Replica) rewrite(cut func() (changed bool, err error), hw func(prev, leo int64) int64) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if offset >= r.log.LogEndOffset() {
-		return nil
+	if r.mu.truncating {
+		r.mu.Unlock()
+		return ErrNotLeader // another rewrite in progress: the caller retries
 	}
-	if err := r.log.TruncateTo(offset); err != nil {
-		return err
+	r.mu.truncating = true
+	r.mu.Unlock()
+
+	changed, err := cut()
+	var producers *producerTable
+	if changed {
+		var lerr error
+		if producers, lerr = loadProducerTable(r.log, time.Now().UnixMilli(), r.logger); err == nil {
+			err = lerr
+		}
 	}
-	r.rep.Lock()
-	r.hw.Store(min(r.hw.Load(), r.log.LogEndOffset()))
-	r.rep.Unlock()
-	producers, err := loadProducerTable(r.log, time.Now().UnixMilli(), r.logger)
-	if err != nil {
-		return err
+
+	r.mu.Lock()
+	r.mu.truncating = false
+	if producers != nil {
+		r.mu.producers = producers
+		r.noteUnstableLocked()
 	}
-	r.mu.producers = producers
-	r.noteUnstableLocked()
-	return nil
+	if changed {
+		r.rep.Lock()
+		leo := r.log.LogEndOffset()
+		r.hw.Store(min(hw(r.hw.Load(), leo), leo))
+		if r.IsLeader() && r.rep.epochStart > leo {
+			// Made leader while the log was being cut: its epoch begins
+			// at the new end.
+			r.rep.epochStart = leo
+		}
+		r.rep.Unlock()
+	}
+	r.mu.Unlock()
+	r.wakeWaiters()
+	return err
 }
 
 // AppendReplica appends batches fetched from the leader at leaderEpoch, as
@@ -287,7 +323,7 @@ func (r *Replica) AppendReplica(records []byte, leaderEpoch int32, leaderHW int6
 
 func (r *Replica) appendReplicaLocked(records []byte, leaderEpoch int32, leaderHW int64) (flush bool, err error) {
 	role := r.role.Load()
-	if role == nil || role.Leader == r.self || role.LeaderEpoch != leaderEpoch {
+	if role == nil || role.Leader == r.self || role.LeaderEpoch != leaderEpoch || r.mu.truncating {
 		return false, ErrNotLeader
 	}
 	r.rep.Lock()
