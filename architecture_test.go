@@ -69,3 +69,48 @@ func TestArchitectureNamesEveryArea(t *testing.T) {
 		}
 	}
 }
+
+// allowedImports lists, for packages whose place in the layering is
+// narrower than their area's, everything they may import besides the
+// standard library (ARCHITECTURE.md, "Layers of the broker"). Prefixes
+// match a path and everything below it.
+var allowedImports = map[string][]string{
+	// The partition replica sits below the handlers and above storage.
+	module + "broker/replica": {
+		module + "broker/storage",
+		module + "metadata/cluster",
+		"github.com/twmb/franz-go/pkg/kmsg",
+		"github.com/twmb/franz-go/pkg/kerr",
+	},
+}
+
+// TestReplicaLayer fails when a package listed in allowedImports imports
+// anything else (test files included), or when a handler-level package of
+// the broker is imported by one.
+func TestReplicaLayer(t *testing.T) {
+	for pkg, allowed := range allowedImports {
+		out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}} {{join .TestImports " "}}`, pkg).Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", pkg, err)
+		}
+		imports := strings.Fields(string(out))
+		if len(imports) == 0 {
+			t.Fatalf("go list %s: no imports; is the package there?", pkg)
+		}
+		for _, imp := range imports {
+			if first := strings.SplitN(imp, "/", 2)[0]; !strings.Contains(first, ".") {
+				continue // the standard library
+			}
+			ok := false
+			for _, a := range allowed {
+				if imp == a || strings.HasPrefix(imp, a+"/") {
+					ok = true
+					break
+				}
+			}
+			if !ok {
+				t.Errorf("%s imports %s; it may import only %v and the standard library (see ARCHITECTURE.md)", pkg, imp, allowed)
+			}
+		}
+	}
+}

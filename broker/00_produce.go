@@ -21,7 +21,7 @@ package broker
 //     partition (produce never auto-creates; Metadata does, as in Kafka),
 //     INVALID_TOPIC_EXCEPTION for an illegal name, and for internal topics
 //     (__consumer_offsets) unless the client id is Kafka's "__admin_client".
-//   - Idempotent batches are checked per producer id (see producer_state.go);
+//   - Idempotent batches are checked per producer id (broker/replica/producers.go);
 //     a retried batch is acknowledged with its original offsets.
 //   - Transactional batches need the request's transactional id
 //     (INVALID_TXN_STATE otherwise); they open the producer's transaction on
@@ -33,11 +33,14 @@ package broker
 //     no marker will ever close (the "hanging transaction" that blocks
 //     read_committed consumers in Kafka before 3.6).
 //   - acks=0 gets no response; if any partition failed the connection is
-//     closed instead, as Kafka does, so the producer notices. acks=-1 also
-//     checks min.insync.replicas against the ISR (this node alone until
-//     replication lands).
+//     closed instead, as Kafka does, so the producer notices. acks=-1
+//     refuses a partition whose ISR is below min.insync.replicas
+//     (NOT_ENOUGH_REPLICAS), then waits until the ISR has the batch
+//     (REQUEST_TIMED_OUT past the request's timeout;
+//     NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank meanwhile).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -45,6 +48,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/broker/storage"
 	"github.com/strata-streaming/strata/broker/txn"
 )
@@ -113,14 +117,16 @@ func (rc *requestContext) awaitAcks(resp *kmsg.ProduceResponse, waits []*pending
 	deadline := time.Now().Add(timeout)
 	for _, w := range waits {
 		sp := &resp.Topics[w.topic].Partitions[w.partition]
-		err := w.p.awaitReplicated(w.last, w.epoch, max(time.Until(deadline), 0), rc.s.ctx.Done())
+		ctx, cancel := context.WithDeadline(rc.s.ctx, deadline)
+		err := w.p.AwaitReplicated(ctx, w.last, w.epoch)
+		cancel()
 		code := int16(0)
 		switch {
-		case errors.Is(err, errReplicationTimeout):
+		case errors.Is(err, replica.ErrReplicationTimeout):
 			code = kerr.RequestTimedOut.Code
 		case err != nil:
 			code = kerr.NotLeaderForPartition.Code
-		case int64(len(w.p.currentRole().isr)) < w.minISR:
+		case int64(len(w.p.Role().ISR)) < w.minISR:
 			code = kerr.NotEnoughReplicasAfterAppend.Code
 		}
 		if code != 0 {
@@ -155,12 +161,12 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 		return
 	}
 	p := rc.s.topics.partition(name, rp.Partition)
-	if p == nil || p.topic != topic || !p.isLeader() {
+	if p == nil || p.topic != topic || !p.IsLeader() {
 		fail(kerr.NotLeaderForPartition.Code, "")
 		return
 	}
 	cfg := rc.s.topics.topicConfig(topic)
-	if isr := len(p.currentRole().isr); acks == -1 && int64(isr) < int64(cfg.minInsyncReplicas()) {
+	if isr := len(p.Role().ISR); acks == -1 && int64(isr) < int64(cfg.minInsyncReplicas()) {
 		fail(kerr.NotEnoughReplicas.Code, fmt.Sprintf("the in-sync replica set has %d members; min.insync.replicas is %d", isr, cfg.minInsyncReplicas()))
 		return
 	}
@@ -175,16 +181,17 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 			return
 		}
 	}
-	prep, res := p.prepareAppend(rp.Records, cfg)
-	if res.code == 0 {
-		res = p.appendPrepared(prep, false)
+	b, res := p.prepareAppend(rp.Records, cfg)
+	if res.Code == 0 {
+		var opts replica.AppendOptions
+		if transactionalID != nil {
+			opts.VerifyTxn = rc.txnVerifier(name, p.index, *transactionalID)
+		}
+		res = p.Append(rc.s.ctx, b, opts)
 	}
-	if res.needsTxnVerify {
-		res = rc.produceVerified(p, name, *transactionalID, prep)
-	}
-	if res.code != 0 {
-		fail(res.code, res.message)
-		for _, v := range res.recordErrors { // v8+ (KIP-467); not encoded below v8
+	if res.Code != 0 {
+		fail(res.Code, res.Message)
+		for _, v := range res.RecordErrors { // v8+ (KIP-467); not encoded below v8
 			re := kmsg.NewProduceResponseTopicPartitionErrorRecord()
 			re.RelativeOffset = v.Index
 			re.ErrorMessage = &v.Message
@@ -194,93 +201,68 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 	}
 	if acks == -1 {
 		// acks=all: the answer waits until the whole ISR has the batch.
-		*wait = &pendingAck{p: p, last: res.lastOffset, epoch: res.leaderEpoch, minISR: cfg.minInsyncReplicas()}
+		*wait = &pendingAck{p: p, last: res.LastOffset, epoch: res.LeaderEpoch, minISR: cfg.minInsyncReplicas()}
 	}
-	sp.BaseOffset = res.baseOffset
-	sp.LogAppendTime = res.logAppendTime
+	sp.BaseOffset = res.BaseOffset
+	sp.LogAppendTime = res.LogAppendTime
 	sp.LogStartOffset = p.logStartOffset()
-	if !res.duplicate {
+	if !res.Duplicate {
 		rc.s.metrics.bytesIn.WithLabelValues(name).Add(float64(len(rp.Records)))
-		rc.s.metrics.recordsIn.WithLabelValues(name).Add(float64(res.lastOffset - res.baseOffset + 1))
+		rc.s.metrics.recordsIn.WithLabelValues(name).Add(float64(res.LastOffset - res.BaseOffset + 1))
 	}
 }
 
-// produceVerified appends the batch that opens a producer's transaction on
-// p, after the coordinator confirms the partition is in that transaction.
-// No coordinator lock is held across the append (a disk write); a marker
-// that ends the transaction between the check and the append must still
-// not let the batch open a transaction nobody will close. The partition's
+// txnVerifier is the KIP-890 check of a transactional batch that would
+// open its producer's transaction on a partition (replica.AppendOptions):
+// this node's coordinator must have the partition in the producer's
+// ongoing transaction. It runs with no lock of the partition held, and
+// takes the coordinator shard's mu only for the check itself.
+//
+// A marker that ends the transaction between this answer and the append
+// must still not let the batch open a transaction nobody will close. The
 // producer state alone does not prevent it: a marker of the same epoch
 // (EndTxn) leaves the producer at that epoch with no transaction open and
 // its sequences intact, so the late batch would pass the epoch and
-// sequence checks and open a new, hanging transaction. (Only a marker of a
-// bumped epoch — timeout or fencing — makes the batch fail with
-// INVALID_PRODUCER_EPOCH.) So, as Kafka's VerificationGuard does:
-//
-//  1. a guard for (partition, producer) is taken before the check;
-//  2. the coordinator checks under its shard's mu only (VerifyPartitions);
-//  3. the append runs under the guard's lock, and is refused with
-//     INVALID_TXN_STATE if a marker of that producer was written on p
-//     since step 1 (writeMarkerReplicated counts markers under the same
-//     lock, 27_write_txn_markers.go).
-//
-// Why that suffices: the coordinator writes a transaction's markers only
-// after its Prepare state was applied under the shard's mu. If step 2 saw
-// the partition in an Ongoing transaction, it ran before that Prepare, so
-// every marker of that transaction is written after step 1 and either
-// takes the guard's lock before the append (step 3 refuses the batch) or
-// after it (the marker ends the transaction the batch opened). If step 2
-// ran after the Prepare, it answers CONCURRENT_TRANSACTIONS (or, once
-// completed, not Ongoing: TRANSACTION_ABORTABLE), and nothing is
-// appended. A marker written before step 1 belongs to a transaction that
-// was no longer Ongoing when step 2 ran, so step 2 refuses the batch unless
-// the partition is in the producer's next transaction, which is the
-// batch's. Lock order: guard, then partition (the marker write's order
-// too); the shard's mu is released before the guard's is taken.
-func (rc *requestContext) produceVerified(p *partition, name, transactionalID string, prep preparedAppend) appendResult {
-	h := prep.headers[0] // validated, checked and recompressed once, by prepareAppend
-	sh, failed := rc.s.txns.shardFor(transactionalID)
-	if failed == kerr.NotCoordinator {
-		// Another node coordinates this transaction: append unverified
-		// (KIP-890's check needs the coordinator's answer, which a
-		// multi-node cluster does not fetch yet).
-		return p.appendPrepared(prep, true)
-	}
-	if failed != nil {
-		return appendResult{code: failed.Code}
-	}
-	key := txnGuardKey{topic: name, partition: p.index, producerID: h.ProducerID}
-	guard := rc.s.txns.guards.acquire(key)
-	defer rc.s.txns.guards.release(key, guard)
-	guard.mu.Lock()
-	markersBefore := guard.markers
-	guard.mu.Unlock()
-
-	tp := txn.TopicPartition{Topic: name, Partition: p.index}
-	sh.mu.Lock()
-	if sh.coord == nil {
-		sh.mu.Unlock()
-		return p.appendPrepared(prep, true) // moved meanwhile, as above
-	}
-	results := sh.coord.VerifyPartitions(txn.AddPartitionsRequest{
-		TransactionalID: transactionalID, ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch,
-		Partitions: []txn.TopicPartition{tp},
-	})
-	sh.mu.Unlock()
-	if len(results) == 1 && results[0].Err != nil {
-		verr := results[0].Err
-		if verr == kerr.TransactionAbortable {
-			verr = kerr.InvalidTxnState
+// sequence checks. So, as Kafka's VerificationGuard does, the replica
+// counts the producer's markers from before this check to the append and
+// refuses the batch (INVALID_TXN_STATE) if one was written. Why that
+// suffices: the coordinator writes a transaction's markers only after its
+// Prepare state was applied under the shard's mu. If this check saw the
+// partition in an Ongoing transaction, it ran before that Prepare, so
+// every marker of that transaction is counted. If it ran after the
+// Prepare, it answers CONCURRENT_TRANSACTIONS (or, once completed, not
+// Ongoing: TRANSACTION_ABORTABLE), and nothing is appended.
+func (rc *requestContext) txnVerifier(topic string, partition int32, transactionalID string) func(context.Context, int64, int16) *kerr.Error {
+	return func(_ context.Context, producerID int64, epoch int16) *kerr.Error {
+		sh, failed := rc.s.txns.shardFor(transactionalID)
+		if failed == kerr.NotCoordinator {
+			// Another node coordinates this transaction: append unverified
+			// (KIP-890's check needs the coordinator's answer, which a
+			// multi-node cluster does not fetch yet).
+			return nil
 		}
-		return appendResult{code: verr.Code, message: "partition is not in the producer's ongoing transaction"}
+		if failed != nil {
+			return failed
+		}
+		sh.mu.Lock()
+		if sh.coord == nil {
+			sh.mu.Unlock()
+			return nil // moved meanwhile, as above
+		}
+		results := sh.coord.VerifyPartitions(txn.AddPartitionsRequest{
+			TransactionalID: transactionalID, ProducerID: producerID, ProducerEpoch: epoch,
+			Partitions: []txn.TopicPartition{{Topic: topic, Partition: partition}},
+		})
+		sh.mu.Unlock()
+		if len(results) == 1 && results[0].Err != nil {
+			if results[0].Err == kerr.TransactionAbortable {
+				return kerr.InvalidTxnState
+			}
+			return results[0].Err
+		}
+		if hook := rc.s.txns.verifiedHook.Load(); hook != nil {
+			(*hook)()
+		}
+		return nil
 	}
-	if hook := rc.s.txns.verifiedHook.Load(); hook != nil {
-		(*hook)()
-	}
-	guard.mu.Lock()
-	defer guard.mu.Unlock()
-	if guard.markers != markersBefore {
-		return appendResult{code: kerr.InvalidTxnState.Code, message: "the transaction ended while the batch was being verified"}
-	}
-	return p.appendPrepared(prep, true)
 }

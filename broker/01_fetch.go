@@ -20,7 +20,8 @@ package broker
 //     (tiered storage, tiered.go) in the background; the long poll wakes
 //     when such a read ends.
 //   - A follower's fetch (replica id >= 0) reads up to the log end offset,
-//     reports its progress for the high watermark and ISR (replica.go), and
+//     reports its progress for the high watermark and ISR
+//     (replica.FollowerFetched), and
 //     gets OFFSET_OUT_OF_RANGE below the local log start: followers copy
 //     the local log only.
 
@@ -77,7 +78,7 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 		if done {
 			if registered {
 				for _, p := range watched {
-					p.removeWaiter(waiter)
+					p.RemoveWaiter(waiter)
 				}
 			}
 			if session != nil {
@@ -102,7 +103,7 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 		// registration is never missed.
 		registered = true
 		for _, p := range watched {
-			p.addWaiter(waiter)
+			p.AddWaiter(waiter)
 		}
 		changed := false
 		for i, p := range watched {
@@ -120,7 +121,7 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 			timer.Stop()
 		}
 		for _, p := range watched {
-			p.removeWaiter(waiter)
+			p.RemoveWaiter(waiter)
 		}
 		select {
 		case <-waiter:
@@ -279,33 +280,33 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		out.errorCode = rc.countError(kerr.UnknownTopicID.Code)
 		return out, nil
 	}
-	if epoch := t.state.currentLeaderEpoch; epoch >= 0 && epoch != p.leaderEpoch() {
+	if epoch := t.state.currentLeaderEpoch; epoch >= 0 && epoch != p.LeaderEpoch() {
 		// A stale or future leader epoch, a consumer's or a follower's.
 		code := kerr.FencedLeaderEpoch.Code
-		if epoch > p.leaderEpoch() {
+		if epoch > p.LeaderEpoch() {
 			code = kerr.UnknownLeaderEpoch.Code
 		}
 		out.errorCode = rc.countError(code)
-		out.highWatermark, out.lastStable, out.logStartOffset = p.highWatermark(), p.lastStableOffset(), p.logStartOffset()
+		out.highWatermark, out.lastStable, out.logStartOffset = p.HighWatermark(), p.LastStableOffset(), p.logStartOffset()
 		return out, p
 	}
 	replica := fetchReplicaID(req)
 	if replica >= 0 {
 		// A follower's fetch offset is its log end offset.
-		if isr, role := p.followerFetched(replica, t.state.fetchOffset, time.Now().UnixMilli()); isr != nil {
-			rc.s.proposeISR(p, role, isr)
+		if c := p.FollowerFetched(replica, t.state.fetchOffset, time.Now().UnixMilli()); c != nil {
+			rc.s.proposeISR(p, c)
 		}
-		if local := p.log.LogStartOffset(); t.state.fetchOffset < local {
+		if local := p.Log().LogStartOffset(); t.state.fetchOffset < local {
 			// Followers copy only the local log: what is below it lives in
 			// the object store (tiering), where a new leader reads it. The
 			// follower restarts its log at the local start.
 			out.errorCode = rc.countError(kerr.OffsetOutOfRange.Code)
-			out.highWatermark, out.lastStable, out.logStartOffset = p.highWatermark(), p.lastStableOffset(), local
+			out.highWatermark, out.lastStable, out.logStartOffset = p.HighWatermark(), p.LastStableOffset(), local
 			return out, nil
 		}
 	}
-	hw := p.highWatermark()
-	lso := p.lastStableOffset()
+	hw := p.HighWatermark()
+	lso := p.LastStableOffset()
 	out.highWatermark, out.lastStable, out.logStartOffset = hw, lso, p.logStartOffset()
 	// read_committed reads stop at the last stable offset and carry the
 	// transactions aborted in the range, so the client can drop their
@@ -313,7 +314,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 	readCommitted := req.Version >= 4 && req.IsolationLevel == 1
 	upTo := hw
 	if replica >= 0 {
-		upTo = p.log.LogEndOffset() // followers copy everything
+		upTo = p.Log().LogEndOffset() // followers copy everything
 	}
 	if readCommitted {
 		upTo = lso
@@ -326,8 +327,8 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 	if limit <= 0 && !first {
 		return out, p
 	}
-	chunk, err := p.log.Read(t.state.fetchOffset, int(max(limit, 0)), upTo, first)
-	if errors.Is(err, storage.ErrOffsetOutOfRange) && t.state.fetchOffset < p.log.LogStartOffset() {
+	chunk, err := p.Log().Read(t.state.fetchOffset, int(max(limit, 0)), upTo, first)
+	if errors.Is(err, storage.ErrOffsetOutOfRange) && t.state.fetchOffset < p.Log().LogStartOffset() {
 		// Below the local log: the remote log may hold it.
 		records, aborted, ready, rerr := p.remote.fetchRemote(t.state.fetchOffset, int(max(limit, 0)), first, readCommitted, remote.notify, remote.started)
 		switch {
@@ -336,7 +337,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 				// Past the remote log's end but below the local log: a
 				// range compaction emptied (local segments go only once
 				// uploaded), so the next records are the local log's first.
-				chunk, err = p.log.Read(p.log.LogStartOffset(), int(max(limit, 0)), upTo, first)
+				chunk, err = p.Log().Read(p.Log().LogStartOffset(), int(max(limit, 0)), upTo, first)
 			}
 		case errors.Is(rerr, errManifestNotLoaded):
 			out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
@@ -356,7 +357,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		}
 	}
 	if err == nil && readCommitted && chunk.Len > 0 {
-		aborted, aerr := p.log.AbortedTxns(t.state.fetchOffset, upTo)
+		aborted, aerr := p.Log().AbortedTxns(t.state.fetchOffset, upTo)
 		if aerr != nil {
 			err = aerr
 		} else if aborted != nil {
@@ -414,7 +415,7 @@ func fetchReplicaID(req *kmsg.FetchRequest) int32 {
 // watermark for consumers, the log end offset for followers.
 func fetchWatermark(req *kmsg.FetchRequest, p *partition) int64 {
 	if fetchReplicaID(req) >= 0 {
-		return p.log.LogEndOffset()
+		return p.Log().LogEndOffset()
 	}
-	return p.highWatermark()
+	return p.HighWatermark()
 }

@@ -49,7 +49,7 @@ func (rc *requestContext) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition,
 		sp.ErrorCode = rc.countError(code)
 		return
 	}
-	ours := p.leaderEpoch()
+	ours := p.LeaderEpoch()
 	if rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < ours {
 		sp.ErrorCode = rc.countError(kerr.FencedLeaderEpoch.Code)
 		return
@@ -67,15 +67,15 @@ func (rc *requestContext) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition,
 	}
 	switch ts := rp.Timestamp; {
 	case ts == -1 && readCommitted:
-		sp.Offset = p.lastStableOffset()
+		sp.Offset = p.LastStableOffset()
 	case ts == -1:
-		sp.Offset = p.highWatermark()
+		sp.Offset = p.HighWatermark()
 	case ts == -2:
 		sp.Offset = p.logStartOffset()
 	case ts == -4: // earliest-local (KIP-1005)
-		sp.Offset = p.log.LogStartOffset()
+		sp.Offset = p.Log().LogStartOffset()
 	case ts == -3:
-		offset, timestamp, ok, err := p.log.MaxTimestamp()
+		offset, timestamp, ok, err := p.Log().MaxTimestamp()
 		if err != nil {
 			sp.ErrorCode = rc.countError(kerr.KafkaStorageError.Code)
 			return
@@ -97,17 +97,17 @@ func (rc *requestContext) listOffset(sp *kmsg.ListOffsetsResponseTopicPartition,
 		}
 	case ts >= 0:
 		ctx, cancel := context.WithTimeout(rc.s.ctx, remoteListOffsetsTimeout)
-		offset, timestamp, ok, err := p.remote.offsetForTimestamp(ctx, ts, p.log.LogStartOffset())
+		offset, timestamp, ok, err := p.remote.offsetForTimestamp(ctx, ts, p.Log().LogStartOffset())
 		cancel()
 		if err == nil && !ok {
-			offset, timestamp, ok, err = p.log.OffsetForTimestamp(ts)
+			offset, timestamp, ok, err = p.Log().OffsetForTimestamp(ts)
 		}
 		if err != nil {
 			rc.logError("list offsets by timestamp failed", "topic", topic, "partition", rp.Partition, "err", err)
 			sp.ErrorCode = rc.countError(kerr.KafkaStorageError.Code)
 			return
 		}
-		if ok && offset < p.highWatermark() {
+		if ok && offset < p.HighWatermark() {
 			sp.Offset, sp.Timestamp = offset, timestamp
 		}
 	default:

@@ -2,9 +2,11 @@ package broker
 
 // DeleteTopics (key 20), v0–v6.
 //
-//   - v6 names topics by name or ID. The topic leaves the metadata store
-//     first, then its partition directories are removed; a crash in between
-//     is finished at the next start (orphan directories are removed).
+//   - v6 names topics by name or ID (looked up in the applied metadata).
+//     The topic leaves the metadata first (a DeleteTopic record), then
+//     each node that applies it removes its partition directories; the
+//     answer comes once this node has. A crash in between is finished at
+//     the next start (orphan directories are removed).
 //   - UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID, TOPIC_DELETION_DISABLED.
 //   - Each node that applies the deletion refuses, for recreateGuardWindow
 //     (5 s), to auto-create the name through Metadata (03_metadata.go), so
@@ -15,7 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/strata-streaming/strata/metadata"
+	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
 func init() {
@@ -41,19 +43,20 @@ func handleDeleteTopics(rc *requestContext, req *kmsg.DeleteTopicsRequest) kmsg.
 	for _, t := range targets {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.TopicID = t.id
+		applied := rc.s.clusterState()
 		name := ""
 		if t.name != nil {
 			name = *t.name
-		} else if ts := rc.s.topics.getByID(metadata.TopicID(t.id)); ts != nil {
-			name = ts.name
+		} else if ct, ok := applied.TopicByID(cluster.TopicID(t.id)); ok {
+			name = ct.Name
 		} else {
 			st.ErrorCode = rc.countError(kerr.UnknownTopicID.Code)
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
 		st.Topic = &name
-		if ts := rc.s.topics.get(name); ts != nil {
-			st.TopicID = ts.id
+		if ct, ok := applied.Topic(name); ok {
+			st.TopicID = ct.ID
 		}
 		if terr := rc.s.topics.delete(name); terr != nil {
 			st.ErrorCode = rc.countError(terr.code)

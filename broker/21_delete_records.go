@@ -36,7 +36,7 @@ func handleDeleteRecords(rc *requestContext, req *kmsg.DeleteRecordsRequest) kms
 				continue
 			}
 			offset := rp.Offset
-			hw := p.highWatermark()
+			hw := p.HighWatermark()
 			if offset == -1 {
 				offset = hw
 			}
@@ -46,8 +46,8 @@ func handleDeleteRecords(rc *requestContext, req *kmsg.DeleteRecordsRequest) kms
 				continue
 			}
 			err := p.remote.deleteRecordsBefore(rc.s.ctx, offset)
-			if err == nil && offset > p.log.LogStartOffset() {
-				err = p.log.DeleteRecordsBefore(offset)
+			if err == nil {
+				err = p.DeleteRecordsBefore(offset)
 			}
 			switch {
 			case errors.Is(err, storage.ErrOffsetOutOfRange):
@@ -57,7 +57,6 @@ func handleDeleteRecords(rc *requestContext, req *kmsg.DeleteRecordsRequest) kms
 				sp.ErrorCode = rc.countError(kerr.KafkaStorageError.Code)
 			default:
 				sp.LowWatermark = p.logStartOffset()
-				p.wakeWaiters()
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -3,7 +3,7 @@ package broker
 // InitProducerId (key 22), v0–v5, for idempotent producers.
 //
 //   - Without a transactional id: a fresh producer id (allocated in blocks
-//     from the metadata store, never reused) with epoch 0.
+//     through the metadata quorum, never reused) with epoch 0.
 //   - With an existing producer id and epoch (KIP-360, v3+): the epoch is
 //     bumped so the producer can reset its sequences; at the maximum epoch a
 //     new id is issued.

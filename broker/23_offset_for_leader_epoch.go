@@ -32,22 +32,22 @@ func handleOffsetForLeaderEpoch(rc *requestContext, req *kmsg.OffsetForLeaderEpo
 			switch {
 			case p == nil:
 				sp.ErrorCode = rc.countError(code)
-			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < p.leaderEpoch():
+			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < p.LeaderEpoch():
 				sp.ErrorCode = rc.countError(kerr.FencedLeaderEpoch.Code)
-			case rp.CurrentLeaderEpoch > p.leaderEpoch():
+			case rp.CurrentLeaderEpoch > p.LeaderEpoch():
 				sp.ErrorCode = rc.countError(kerr.UnknownLeaderEpoch.Code)
-			case rp.LeaderEpoch > p.leaderEpoch():
+			case rp.LeaderEpoch > p.LeaderEpoch():
 				// An epoch newer than any this leader knows: undefined,
 				// as in Kafka (sp keeps -1, -1).
-			case rp.LeaderEpoch == p.leaderEpoch():
+			case rp.LeaderEpoch == p.LeaderEpoch():
 				// The current epoch (possibly with no batch written in
 				// it yet) ends at the log end.
-				sp.LeaderEpoch, sp.EndOffset = rp.LeaderEpoch, p.log.LogEndOffset()
-			case rp.LeaderEpoch > p.log.LatestEpoch():
+				sp.LeaderEpoch, sp.EndOffset = rp.LeaderEpoch, p.Log().LogEndOffset()
+			case rp.LeaderEpoch > p.Log().LatestEpoch():
 				// Newer than any epoch in the log: the largest epoch at
 				// or below it is the log's latest, which ends at the
 				// log end (KIP-279).
-				sp.LeaderEpoch, sp.EndOffset = p.log.LatestEpoch(), p.log.LogEndOffset()
+				sp.LeaderEpoch, sp.EndOffset = p.Log().LatestEpoch(), p.Log().LogEndOffset()
 			default:
 				sp.LeaderEpoch, sp.EndOffset = p.endOffsetForEpoch(rp.LeaderEpoch)
 			}

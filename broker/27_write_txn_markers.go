@@ -12,14 +12,16 @@ package broker
 //   - On a __consumer_offsets partition the groups then settle the
 //     transaction's offsets.
 //   - A marker and a first transactional batch of the same producer that
-//     this node's coordinator verified (KIP-890) are ordered by a guard:
-//     a batch verified before the marker but not yet appended is refused
-//     (produceVerified in 00_produce.go).
+//     this node's coordinator verified (KIP-890) are ordered by the
+//     partition: a batch verified before the marker but not yet appended
+//     is refused (replica.Append; txnVerifier in 00_produce.go).
 //   - A marker whose coordinator epoch is older than the last one written
 //     here for the producer is refused with TRANSACTION_COORDINATOR_FENCED
-//     and not appended (Kafka's ProducerStateManager check): it comes from
-//     a coordinator load that was replaced and may be arriving after the
-//     producer's next transaction started (markerFences).
+//     and not appended (Kafka's ProducerStateManager check, in the
+//     replica's producer state, kept in its snapshot and rebuilt from the
+//     markers in the log): it comes from a coordinator load that was
+//     replaced and may be arriving after the producer's next transaction
+//     started.
 //
 // The local coordinator's marker tasks (txn_coordinator.go, finishTxn)
 // write local partitions through writeMarkerReplicated and the others'
@@ -37,6 +39,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/broker/txn"
 )
 
@@ -75,35 +78,16 @@ func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID
 		}
 		return code
 	}
-	// The key's guard orders this marker with the other markers of the
-	// producer on the partition and with a first transactional batch
-	// verified by this node's coordinator but not yet appended, which
-	// must not slip in after the marker: the guard makes it fail instead
-	// (produceVerified).
-	key := txnGuardKey{topic: topic, partition: partition, producerID: producerID}
-	guard := s.txns.guards.acquire(key)
-	guard.mu.Lock()
-	if last, stale := s.txns.fences.stale(key, coordinatorEpoch); stale {
-		guard.mu.Unlock()
-		s.txns.guards.release(key, guard)
-		s.logger.Info("refusing a transaction marker of a deposed coordinator", "topic", topic, "partition", partition,
-			"producer_id", producerID, "coordinator_epoch", coordinatorEpoch, "current", last)
-		return kerr.TransactionCoordinatorFenced.Code
-	}
-	guard.markers++
 	log := &partitionLog{s: s, p: p}
 	offset, leaderEpoch, err := log.writeMarker(producerID, epoch, commit, coordinatorEpoch)
-	if err == nil {
-		s.txns.fences.record(key, coordinatorEpoch, time.Now())
-	}
-	guard.mu.Unlock()
-	s.txns.guards.release(key, guard)
 	switch {
-	case errors.Is(err, errNotLeaderForPartition):
+	case errors.Is(err, replica.ErrNotLeader):
 		return kerr.NotLeaderForPartition.Code
 	case errors.Is(err, kerr.InvalidProducerEpoch):
 		return kerr.InvalidProducerEpoch.Code
 	case errors.Is(err, kerr.TransactionCoordinatorFenced):
+		s.logger.Info("refusing a transaction marker of a deposed coordinator", "topic", topic, "partition", partition,
+			"producer_id", producerID, "coordinator_epoch", coordinatorEpoch, "err", err)
 		return kerr.TransactionCoordinatorFenced.Code
 	case err != nil:
 		s.logger.Error("writing a transaction marker", "topic", topic, "partition", partition, "err", err)
@@ -113,73 +97,12 @@ func (s *Server) writeMarkerReplicated(topic string, partition int32, producerID
 		s.groups.completeTxnOffsets(partition, producerID, commit)
 	}
 	switch err := log.awaitReplicated(offset, leaderEpoch); {
-	case errors.Is(err, errReplicationTimeout):
+	case errors.Is(err, replica.ErrReplicationTimeout):
 		return kerr.RequestTimedOut.Code
 	case err != nil:
 		return kerr.NotLeaderForPartition.Code
 	}
 	return 0
-}
-
-// markerFences is the data partition's side of coordinator epochs
-// (Kafka's ProducerStateEntry.coordinatorEpoch): per partition and
-// producer, the highest coordinator epoch whose marker this node wrote.
-// A marker of an older epoch comes from a coordinator load that was
-// replaced — a reload of the same __transaction_state partition, or a
-// deposed leader — and may arrive after the producer's next transaction
-// started (a WriteTxnMarkers still in flight); it is refused with
-// TRANSACTION_COORDINATOR_FENCED, as Kafka refuses it, instead of ending
-// that transaction.
-//
-// It lives in memory, beside the partition's producer table rather than
-// in it (that table belongs to the replica; see the issue note): entries
-// idle for markerFenceRetention are forgotten, which is far longer than a
-// marker can stay in flight (sendMarkers gives up after 35 s, and a
-// replaced load sends nothing more once it knows).
-type markerFences struct {
-	mu struct {
-		sync.Mutex
-		epochs  map[txnGuardKey]markerFence
-		pruneAt int // prune when the map reaches this size
-	}
-}
-
-type markerFence struct {
-	coordinatorEpoch int32
-	written          time.Time
-}
-
-const markerFenceRetention = time.Hour
-
-// stale reports whether a marker of coordinatorEpoch for k is older than
-// the last one written, and that one's epoch.
-func (f *markerFences) stale(k txnGuardKey, coordinatorEpoch int32) (int32, bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	last, ok := f.mu.epochs[k]
-	return last.coordinatorEpoch, ok && coordinatorEpoch < last.coordinatorEpoch
-}
-
-// record notes a marker of coordinatorEpoch written for k.
-func (f *markerFences) record(k txnGuardKey, coordinatorEpoch int32, now time.Time) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.mu.epochs == nil {
-		f.mu.epochs = map[txnGuardKey]markerFence{}
-	}
-	if last, ok := f.mu.epochs[k]; ok && last.coordinatorEpoch > coordinatorEpoch {
-		coordinatorEpoch = last.coordinatorEpoch
-	}
-	f.mu.epochs[k] = markerFence{coordinatorEpoch: coordinatorEpoch, written: now}
-	if len(f.mu.epochs) < max(f.mu.pruneAt, 1024) {
-		return
-	}
-	for key, e := range f.mu.epochs {
-		if now.Sub(e.written) > markerFenceRetention {
-			delete(f.mu.epochs, key)
-		}
-	}
-	f.mu.pruneAt = 2 * len(f.mu.epochs)
 }
 
 // sendMarkers asks another node to write a transaction's markers on the

@@ -32,14 +32,15 @@ func (rc *requestContext) incrementalAlter(r kmsg.IncrementalAlterConfigsRequest
 	if r.ResourceType != kmsg.ConfigResourceTypeTopic {
 		return rc.alterTopicConfigs(r.ResourceType, r.ResourceName, nil, validateOnly)
 	}
-	// The read-modify-write races only with another admin change to the
-	// same topic; setConfigs serialises the writes themselves.
-	t := rc.s.topics.get(r.ResourceName)
-	if t == nil {
+	// Read from the applied state, as setConfigs validates. The
+	// read-modify-write races only with another config change of the same
+	// topic; the later commit wins, as in Kafka without a version check.
+	ct, ok := rc.s.clusterState().Topic(r.ResourceName)
+	if !ok {
 		return kerr.UnknownTopicOrPartition.Code, "unknown topic " + r.ResourceName
 	}
-	_, eff, meta := rc.s.topics.snapshot(t)
-	next, errMsg := applyIncremental(meta.Configs, r.Configs, eff)
+	eff := resolveTopicConfig(&rc.s.cfg, ct.Configs)
+	next, errMsg := applyIncremental(ct.Configs, r.Configs, eff)
 	if errMsg != "" {
 		return kerr.InvalidConfig.Code, errMsg
 	}

@@ -105,7 +105,7 @@ func handleAlterPartitionAssignments(rc *requestContext, req *kmsg.AlterPartitio
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			_, err := rc.s.raft.Member().Propose(ctx, j.rec)
+			err := rc.s.meta.reassignPartition(ctx, j.rec)
 			outcomes[j.topic][j.part] = reassignResult(j.rec, err)
 		}()
 	}

@@ -137,7 +137,7 @@ func handleUpdateFeatures(rc *requestContext, req *kmsg.UpdateFeaturesRequest) k
 			timeout = updateFeaturesDefaultTimeout
 		}
 		ctx, cancel := context.WithTimeout(rc.s.ctx, timeout)
-		_, err := rc.s.raft.Member().Propose(ctx, rec)
+		err := rc.s.meta.updateFeatures(ctx, rec)
 		cancel()
 		if ferr := featureProposeResult(err); ferr != nil {
 			return fail(ferr)

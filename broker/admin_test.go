@@ -438,15 +438,15 @@ func TestRetentionChangeApplies(t *testing.T) {
 		}
 	}
 	p := tb.srv.topics.partition("shrinking", 0)
-	if p.log.LogStartOffset() != 0 || p.log.NumSegments() < 3 {
-		t.Fatalf("log start %d with %d segments before the change", p.log.LogStartOffset(), p.log.NumSegments())
+	if p.Log().LogStartOffset() != 0 || p.Log().NumSegments() < 3 {
+		t.Fatalf("log start %d with %d segments before the change", p.Log().LogStartOffset(), p.Log().NumSegments())
 	}
 	resp, err := tb.admin().AlterTopicConfigs(testContext(t), []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: ptr("60000")}}, "shrinking")
 	if err != nil || resp[0].Err != nil {
 		t.Fatalf("alter: %v %+v", err, resp)
 	}
-	waitFor(t, 10*time.Second, "retention to delete old segments", func() bool { return p.log.LogStartOffset() > 0 })
-	if end := p.log.LogEndOffset(); end != 10 {
+	waitFor(t, 10*time.Second, "retention to delete old segments", func() bool { return p.Log().LogStartOffset() > 0 })
+	if end := p.Log().LogEndOffset(); end != 10 {
 		t.Fatalf("log end %d after retention, want 10", end)
 	}
 }
@@ -519,7 +519,7 @@ func TestDeleteRecords(t *testing.T) {
 	}
 	// A retained log start survives a restart.
 	tb.restart()
-	if start := tb.srv.topics.partition("trimmed", 0).log.LogStartOffset(); start != 20 {
+	if start := tb.srv.topics.partition("trimmed", 0).Log().LogStartOffset(); start != 20 {
 		t.Fatalf("log start %d after restart, want 20", start)
 	}
 }

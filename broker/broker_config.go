@@ -32,7 +32,7 @@ type Config struct {
 	HTTPListen             string // admin HTTP (/metrics, /healthz); "" disables
 	ObjectStore            string // object store URL, used by tiering; default file://<DataDir>/objects
 
-	// Cluster membership and replication (cluster.go, replica.go).
+	// Cluster membership and replication (cluster.go, broker/replica).
 	BrokerRack                           string // broker.rack
 	BrokerHeartbeatIntervalMs            int64  // broker.heartbeat.interval.ms
 	BrokerSessionTimeoutMs               int64  // broker.session.timeout.ms: missed heartbeats this long fence a broker

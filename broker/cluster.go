@@ -12,22 +12,28 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/metadata"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
 // A node learns the cluster from the metadata quorum: it registers itself
 // (with a fresh incarnation id per process), heartbeats, and follows every
-// applied record. syncLocked brings the node's open topics and partitions
+// applied record. reconcile brings the node's open topics and partitions
 // in line with the applied state: it opens the partitions assigned to this
 // node, closes those that moved away, applies each partition's role
 // (leader or follower, epochs, ISR) and hands the followers to the replica
-// fetchers. Nothing acts on metadata this node has not applied.
+// fetchers. It runs only in followMetadata's loop (and once, before the
+// loop starts, when the data directory opens), never in a request
+// handler: a handler proposes through s.meta and, if it must see the
+// result in the open partitions, waits for the loop with waitApplied.
+// Nothing acts on metadata this node has not applied.
 
 // clusterState is the applied metadata state.
-func (s *Server) clusterState() cluster.State { return s.raft.Member().State() }
+func (s *Server) clusterState() cluster.State { return s.member.State() }
 
 // register records this process in the quorum as the node's current
 // incarnation; it retries until the quorum answers or ctx ends.
@@ -39,7 +45,7 @@ func (s *Server) register(ctx context.Context) error {
 	for {
 		rec.TimeMs = time.Now().UnixMilli()
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := s.raft.Member().Propose(pctx, rec)
+		err := s.meta.registerBroker(pctx, rec)
 		cancel()
 		if err == nil {
 			return nil
@@ -79,11 +85,11 @@ func (s *Server) awaitElections(ctx context.Context) {
 // ctx ended.
 func (s *Server) waitForState(ctx context.Context, done func(cluster.State) bool) bool {
 	for ctx.Err() == nil {
-		idx := s.raft.Member().AppliedIndex() // before the state: nothing applied in between is missed
+		idx := s.member.AppliedIndex() // before the state: nothing applied in between is missed
 		if done(s.clusterState()) {
 			return true
 		}
-		_ = s.raft.Member().WaitApplied(ctx, idx+1)
+		_ = s.member.WaitApplied(ctx, idx+1)
 	}
 	return false
 }
@@ -102,7 +108,7 @@ func (s *Server) heartbeatLoop() {
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, 2*interval+time.Second)
-		_, err := s.raft.Member().Propose(ctx, cluster.BrokerHeartbeat{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation, TimeMs: time.Now().UnixMilli()})
+		err := s.meta.heartbeat(ctx, s.cfg.NodeID, s.incarnation, time.Now().UnixMilli())
 		cancel()
 		if (errors.Is(err, cluster.ErrStaleIncarnation) || errors.Is(err, cluster.ErrBrokerNotRegistered)) && !s.shuttingDown.Load() {
 			if rerr := s.register(s.ctx); rerr != nil && s.ctx.Err() == nil {
@@ -112,18 +118,87 @@ func (s *Server) heartbeatLoop() {
 	}
 }
 
-// followMetadata resynchronises the node with every applied record that
-// changes topics or partitions.
-func (s *Server) followMetadata(a metadata.Applied) {
-	if _, hb := a.Record.(cluster.BrokerHeartbeat); hb && !a.Snapshot {
-		return
+// appliedFeed is what the metadata subscription has delivered since
+// followMetadata last looked: the latest index, and whether any record
+// other than a heartbeat (which changes nothing reconcile acts on) came.
+type appliedFeed struct {
+	wake chan struct{} // capacity 1: a pending wake-up
+
+	mu      sync.Mutex
+	index   uint64
+	changed bool
+}
+
+func (f *appliedFeed) push(a metadata.Applied) {
+	_, heartbeat := a.Record.(cluster.BrokerHeartbeat)
+	f.mu.Lock()
+	f.index = max(f.index, a.Index)
+	f.changed = f.changed || a.Snapshot || !heartbeat
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
 	}
-	s.topics.adminMu.Lock()
-	defer s.topics.adminMu.Unlock()
-	if s.ctx.Err() != nil {
-		return // closing: the logs are being (or have been) closed
+}
+
+func (f *appliedFeed) take() (index uint64, changed bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	index, changed = f.index, f.changed
+	f.changed = false
+	return index, changed
+}
+
+// startFollowingMetadata subscribes to the applied records and starts
+// followMetadata; Close stops both (stopMetadata, then followDone).
+func (s *Server) startFollowingMetadata() {
+	feed := &appliedFeed{wake: make(chan struct{}, 1)}
+	feed.wake <- struct{}{} // the first pass catches up with what came before
+	feed.changed = true
+	s.followDone = make(chan struct{})
+	s.stopMetadata = s.member.Subscribe(feed.push)
+	go func() {
+		defer close(s.followDone)
+		s.followMetadata(feed)
+	}()
+}
+
+// followMetadata is the node's one reconciliation loop: after every batch
+// of applied records it brings the open partitions in line with the
+// applied state (reconcile) and publishes how far it got (markApplied),
+// which is what handlers wait for. It holds no lock across a pass and
+// never waits for a request handler; a batch of heartbeats only moves the
+// index. It returns when the server closes.
+func (s *Server) followMetadata(feed *appliedFeed) {
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-feed.wake:
+		}
+		index, changed := feed.take()
+		if !changed {
+			// Only heartbeats since the last pass, which reconciled every
+			// earlier record: nothing to do up to index.
+			s.meta.markApplied(index)
+			continue
+		}
+		if s.ctx.Err() != nil {
+			return // closing: the logs are about to be closed
+		}
+		s.topics.reconcileApplied()
 	}
-	s.topics.syncLocked(s.clusterState(), nil)
+}
+
+// reconcileApplied runs one reconcile pass against the latest applied
+// state and marks its index; it returns the topics whose partitions could
+// not be opened. Only followMetadata and openTopicManager (before the loop
+// starts) call it.
+func (m *topicManager) reconcileApplied() map[string]error {
+	index := m.s.member.AppliedIndex() // before the state: the state is at index or later
+	failed := m.reconcile(m.s.clusterState())
+	m.s.meta.markApplied(index)
+	return failed
 }
 
 // isrLoop shrinks the ISR of partitions this node leads when a follower
@@ -139,8 +214,8 @@ func (s *Server) isrLoop() {
 		}
 		now := time.Now().UnixMilli()
 		s.topics.forEachPartition(func(p *partition) {
-			if isr, role := p.laggingISR(now, s.cfg.ReplicaLagTimeMaxMs); isr != nil {
-				s.proposeISR(p, role, isr)
+			if c := p.LaggingISR(now, s.cfg.ReplicaLagTimeMaxMs); c != nil {
+				s.proposeISR(p, c)
 			}
 		})
 	}
@@ -148,40 +223,42 @@ func (s *Server) isrLoop() {
 
 // proposeISR commits a new ISR for a partition this node leads (Kafka's
 // AlterPartition), with the partition epoch it was decided at.
-func (s *Server) proposeISR(p *partition, r *replicaRole, isr []int32) {
-	rec := cluster.AlterPartition{Topic: p.topic.name, Partition: p.index, PartitionEpoch: r.partitionEpoch, LeaderEpoch: r.leaderEpoch, NewISR: isr}
+func (s *Server) proposeISR(p *partition, c *replica.ISRChange) {
+	rec := cluster.AlterPartition{Topic: p.topic.name, Partition: p.index, PartitionEpoch: c.Role.PartitionEpoch, LeaderEpoch: c.Role.LeaderEpoch, NewISR: c.ISR}
 	// A tracked task (Close waits for it); at most one per partition is in
-	// flight (isrPending), and a failed one delays the next (isrChangeDone).
+	// flight, and a failed one delays the next (replica.ISRChangeDone).
 	s.goTask(func() {
 		ctx, cancel := context.WithTimeout(s.ctx, 2*time.Second)
 		defer cancel()
-		_, err := s.raft.Member().Propose(ctx, rec)
-		p.isrChangeDone(r, err)
+		err := s.meta.alterPartition(ctx, rec)
+		p.ISRChangeDone(c, err)
 		if err != nil {
 			if s.ctx.Err() == nil {
-				s.logger.Info("ISR change not committed", "topic", rec.Topic, "partition", rec.Partition, "isr", isr, "err", err)
+				s.logger.Info("ISR change not committed", "topic", rec.Topic, "partition", rec.Partition, "isr", c.ISR, "err", err)
 			}
 			return
 		}
-		s.logger.Info("ISR changed", "topic", rec.Topic, "partition", rec.Partition, "isr", isr)
+		s.logger.Info("ISR changed", "topic", rec.Topic, "partition", rec.Partition, "isr", c.ISR)
 	})
 }
 
 // hosted reports whether this node holds a replica of the partition.
 func (s *Server) hosted(p cluster.Partition) bool { return slices.Contains(p.Replicas, s.cfg.NodeID) }
 
-// syncLocked makes the open topics and partitions match st. Partitions
-// listed in startOffsets start their logs there (recovery from the
-// bucket). It returns the topics whose partitions could not be opened.
-// Needs adminMu.
-func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[int32]int64) map[string]error {
+// reconcile makes the open topics and partitions match st. A new topic
+// being recovered from the bucket (recoveryStarts) starts its partitions'
+// logs at the offsets recoverFromBucket registered. It returns the topics whose partitions
+// could not be opened, and records them for openFailure. It runs on one
+// goroutine at a time (see reconcileApplied) and holds no lock while it
+// opens, recovers or removes a log.
+func (m *topicManager) reconcile(st cluster.State) map[string]error {
 	s := m.s
 	failed := map[string]error{}
 	// Topics gone (or replaced by a new topic of the same name).
 	for _, ts := range m.all() {
 		t, ok := st.Topics[ts.name]
 		if !ok || metadata.TopicID(t.ID) != ts.id {
-			m.dropLocked(ts)
+			m.dropTopic(ts)
 		}
 	}
 	now := time.Now().UnixMilli()
@@ -215,7 +292,7 @@ func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[
 			p := parts[i]
 			switch {
 			case s.hosted(cp) && p == nil:
-				err := createPartitionAt(s, ts, int32(i), startOffsets[name])
+				err := createPartitionAt(s, ts, int32(i), m.recoveryStarts(ts.id))
 				if err == nil {
 					p, err = openPartition(s, ts, int32(i), cp.LeaderEpoch)
 				}
@@ -228,7 +305,7 @@ func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[
 			case !s.hosted(cp) && p != nil:
 				// The replica moved to other nodes (reassignment): removed
 				// once the topic no longer lists it.
-				if p.isLeader() {
+				if p.IsLeader() {
 					changes = append(changes, leadershipChange{p: p, leader: false})
 				}
 				removed = append(removed, p)
@@ -239,9 +316,9 @@ func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[
 				continue
 			}
 			if configChanged {
-				p.log.UpdateConfig(cfg.storageConfig())
+				p.UpdateConfig(cfg.storageConfig())
 			}
-			became, lost := p.setRole(roleOf(cp), now)
+			became, lost := p.SetRole(replica.RoleOf(cp), now)
 			if became || lost {
 				changes = append(changes, leadershipChange{p: p, leader: became})
 			}
@@ -250,6 +327,11 @@ func (m *topicManager) syncLocked(st cluster.State, startOffsets map[string]map[
 			failed[name] = openErr
 		}
 		m.mu.Lock()
+		if openErr != nil {
+			m.openFailed[ts.id] = openErr
+		} else {
+			delete(m.openFailed, ts.id)
+		}
 		if metaChanged {
 			// Written only on a change: readers of the name and id go
 			// through the immutable fields, the rest under mu.
@@ -307,18 +389,19 @@ func (s *Server) onLeadershipChange(c leadershipChange) {
 		s.txns.onLeadership(c.p, c.leader)
 	}
 	if !c.leader {
-		s.logger.Info("leadership moved away", "topic", c.p.topic.name, "partition", c.p.index, "leader", c.p.currentRole().leader, "epoch", c.p.leaderEpoch())
+		s.logger.Info("leadership moved away", "topic", c.p.topic.name, "partition", c.p.index, "leader", c.p.Role().Leader, "epoch", c.p.LeaderEpoch())
 	}
 }
 
-// dropLocked forgets a deleted topic and removes its directories. Needs adminMu.
-func (m *topicManager) dropLocked(t *topicState) {
+// dropTopic forgets a deleted topic and removes its directories (reconcile).
+func (m *topicManager) dropTopic(t *topicState) {
 	m.noteDeleted(t.name) // before the name leaves byName: see noteDeleted
 	m.mu.Lock()
 	if m.byName[t.name] == t {
 		delete(m.byName, t.name)
 	}
 	delete(m.byID, t.id)
+	delete(m.openFailed, t.id)
 	parts := t.partitions
 	m.mu.Unlock()
 	for _, p := range parts {
@@ -334,12 +417,10 @@ func (m *topicManager) dropLocked(t *topicState) {
 
 // removePartition stops serving a partition and deletes its directory.
 func (m *topicManager) removePartition(p *partition) {
-	p.role.Store(&replicaRole{leader: cluster.NoLeader, leaderEpoch: p.leaderEpoch()})
-	p.solo.Store(false)
-	p.wakeWaiters()
+	dir := p.Log().Dir()
 	p.remote.stop()
-	if err := p.log.Delete(); err != nil {
-		m.s.logger.Error("removing partition directory", "dir", p.log.Dir(), "err", err)
+	if err := p.Remove(); err != nil {
+		m.s.logger.Error("removing partition directory", "dir", dir, "err", err)
 	}
 }
 
@@ -432,7 +513,7 @@ func (s *Server) brokerAddrOf(id int32, addr, rack string) brokerAddr {
 // must be a broker: when the raft leader is a controller-only node, this
 // node answers for it (as KRaft brokers name a broker, not the quorum).
 func (s *Server) controllerID() int32 {
-	id := s.raft.Member().LeaderID()
+	id := s.member.LeaderID()
 	if id < 0 {
 		return -1
 	}
@@ -455,7 +536,7 @@ func (s *Server) controlledShutdown(timeout time.Duration) {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		pctx, pcancel := context.WithTimeout(ctx, time.Second)
-		_, err = s.raft.Member().Propose(pctx, cluster.ControlledShutdown{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation})
+		err = s.meta.controlledShutdown(pctx, s.cfg.NodeID, s.incarnation)
 		pcancel()
 		if err == nil || errors.Is(err, cluster.ErrRejected) {
 			break

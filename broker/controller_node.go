@@ -18,7 +18,7 @@ import (
 // never registers as a broker, so no replica is placed on it). Its admin
 // HTTP listener answers /healthz.
 type ControllerNode struct {
-	store  *metadata.RaftStore
+	node   *metadata.Node
 	logger *slog.Logger
 	http   *http.Server
 	addr   string
@@ -33,22 +33,27 @@ func NewControllerNode(cfg Config, logger *slog.Logger) (*ControllerNode, error)
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("broker: data dir: %w", err)
 	}
-	store, err := openMetadata(cfg, logger)
+	member, err := openMetadata(cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	c := &ControllerNode{store: store, logger: logger}
+	node, ok := member.(*metadata.Node)
+	if !ok { // --roles controller is a voter, never an observer
+		member.Close()
+		return nil, errors.New("broker: --roles controller must include the controller role")
+	}
+	c := &ControllerNode{node: node, logger: logger}
 	if cfg.HTTPListen != "" {
 		ln, err := net.Listen("tcp", cfg.HTTPListen)
 		if err != nil {
-			store.Close()
+			node.Close()
 			return nil, fmt.Errorf("broker: http listen %s: %w", cfg.HTTPListen, err)
 		}
 		c.addr = ln.Addr().String()
 		mux := http.NewServeMux()
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain")
-			fmt.Fprintf(w, "ok\nrole: controller\nleader: %d\n", store.Node().LeaderID())
+			fmt.Fprintf(w, "ok\nrole: controller\nleader: %d\n", node.LeaderID())
 		})
 		c.http = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 		go func() {
@@ -57,15 +62,15 @@ func NewControllerNode(cfg Config, logger *slog.Logger) (*ControllerNode, error)
 			}
 		}()
 	}
-	logger.Info("strata controller running", "node_id", cfg.NodeID, "raft", cfg.ControllerListen, "http", c.addr, "cluster_id", store.ClusterID())
+	logger.Info("strata controller running", "node_id", cfg.NodeID, "raft", cfg.ControllerListen, "http", c.addr, "cluster_id", node.State().ClusterID)
 	return c, nil
 }
 
 // HTTPAddr is the bound admin HTTP address ("" if disabled).
 func (c *ControllerNode) HTTPAddr() string { return c.addr }
 
-// Store is the node's view of the quorum.
-func (c *ControllerNode) Store() *metadata.RaftStore { return c.store }
+// Node is the node's quorum member.
+func (c *ControllerNode) Node() *metadata.Node { return c.node }
 
 // Close stops the HTTP listener and the quorum member.
 func (c *ControllerNode) Close() error {
@@ -74,7 +79,7 @@ func (c *ControllerNode) Close() error {
 		_ = c.http.Shutdown(ctx)
 		cancel()
 	}
-	err := c.store.Close()
+	err := c.node.Close()
 	c.logger.Info("strata controller stopped")
 	return err
 }

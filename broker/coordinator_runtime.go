@@ -8,7 +8,6 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -37,9 +36,8 @@ import (
 //     is one at a time per shard (mu.writing): the call that queues into
 //     an idle shard appends, in its await, its own batch and those queued
 //     behind it until the queue is empty (after a bound, a writer
-//     goroutine takes over).
-//     A single owner, so the log has the queue's order without a lock held
-//     across the append.
+//     goroutine takes over). A single owner, so the log has the queue's
+//     order without a lock held across the append.
 //   - completion: each call waits, holding no lock, until its appended
 //     batch is below the high watermark (concurrently with the others),
 //     then completes its write (closing its done channel) only after the
@@ -97,7 +95,7 @@ type coordinatorShard[S any] struct {
 		loadsInEpoch    int32
 	}
 	// coord is the state while the shard serves (the zero S otherwise).
-	// Guarded by mu; outside mu's struct only because produceVerified
+	// Guarded by mu; outside mu's struct only because txnVerifier
 	// (00_produce.go) reads a transaction shard's as sh.coord.
 	coord S
 }
@@ -224,10 +222,10 @@ func (sh *coordinatorShard[S]) lastLocked() *shardWrite { return sh.mu.last }
 // takes long (writeLoop). So a lone call appends as if it were alone,
 // without a goroutine switch, and calls that arrive while one appends have
 // their batches appended by it; at every moment there is at most one
-// writer. Then the first to await w
-// waits for its replication, holding no lock (as every call does for its
-// own write, concurrently), and completes it only after the write before
-// it: completions, and so answers, follow the log.
+// writer. Then the first to await w waits for its replication, holding no
+// lock (as every call does for its own write, concurrently), and
+// completes it only after the write before it: completions, and so
+// answers, follow the log.
 func (sh *coordinatorShard[S]) await(w *shardWrite) error {
 	if w == nil {
 		return nil
@@ -566,46 +564,42 @@ func (l *partitionLog) append(batch []byte, transactional bool) (int64, int32, e
 		// the partition like a produce would, without the idempotent
 		// sequence check: the broker writes these, with no sequence, in
 		// the group's order.
-		res, err := l.p.appendUnchecked(batch)
+		res, err := l.p.AppendUnchecked(batch)
 		return res.LastOffset, res.LeaderEpoch, err
 	}
-	res := l.p.appendRecords(batch, l.s.topics.topicConfig(l.p.topic), true)
-	if res.code != 0 {
-		err := kerr.ErrorForCode(res.code)
-		if res.message != "" {
-			err = fmt.Errorf("%w: %s", err, res.message)
+	res := l.p.appendRecords(batch, l.s.topics.topicConfig(l.p.topic))
+	if res.Code != 0 {
+		err := kerr.ErrorForCode(res.Code)
+		if res.Message != "" {
+			err = fmt.Errorf("%w: %s", err, res.Message)
 		}
 		return 0, 0, err
 	}
-	return res.lastOffset, res.leaderEpoch, nil
+	return res.LastOffset, res.LeaderEpoch, nil
 }
 
-// coordinatorReplicationTimeout bounds a coordinator write's wait for the
-// ISR.
-const coordinatorReplicationTimeout = 30 * time.Second
-
 func (l *partitionLog) awaitReplicated(offset int64, leaderEpoch int32) error {
-	return l.p.awaitReplicated(offset, leaderEpoch, coordinatorReplicationTimeout, l.s.ctx.Done())
+	return awaitCommitted(l.s.ctx, l.p, offset, leaderEpoch)
 }
 
 // writeMarker appends a transaction marker for the producer (a data
 // partition's side of WriteTxnMarkers) and returns its offset and the
 // leader epoch it was written under.
 func (l *partitionLog) writeMarker(producerID int64, epoch int16, commit bool, coordinatorEpoch int32) (int64, int32, error) {
-	return l.p.writeTxnMarkerEpoch(producerID, epoch, commit, coordinatorEpoch)
+	return l.p.WriteTxnMarker(producerID, epoch, commit, coordinatorEpoch)
 }
 
-func (l *partitionLog) isLeader() bool        { return l.p.isLeader() }
-func (l *partitionLog) leaderEpoch() int32    { return l.p.leaderEpoch() }
-func (l *partitionLog) logStartOffset() int64 { return l.p.log.LogStartOffset() }
-func (l *partitionLog) logEndOffset() int64   { return l.p.log.LogEndOffset() }
+func (l *partitionLog) isLeader() bool        { return l.p.IsLeader() }
+func (l *partitionLog) leaderEpoch() int32    { return l.p.LeaderEpoch() }
+func (l *partitionLog) logStartOffset() int64 { return l.p.LocalLogStartOffset() }
+func (l *partitionLog) logEndOffset() int64   { return l.p.LogEndOffset() }
 
 // replay calls fn with every batch from offset from to the log end, in
 // order. A coordinator loads when its node becomes the partition's
 // leader, whose whole log is the partition's from then on: its high
 // watermark may still trail records the previous leader had committed.
 func (l *partitionLog) replay(from int64, fn func(batch []byte, h storage.BatchHeader) error) (int64, error) {
-	log, topic, index := l.p.log, l.p.topic.name, l.p.index
+	log, topic, index := l.p.Log(), l.p.topic.name, l.p.index
 	offset := max(from, log.LogStartOffset())
 	for {
 		if err := l.s.ctx.Err(); err != nil {

@@ -422,7 +422,7 @@ func TestFeaturesSurviveRestart(t *testing.T) {
 // answers, the others once they apply the record.
 func TestFeaturesAcrossNodes(t *testing.T) {
 	c := startTestCluster(t, 3)
-	leader := c.node(1).srv.raft.Member().LeaderID()
+	leader := c.node(1).srv.member.LeaderID()
 	var via *testBroker
 	for _, nb := range c.nodes {
 		if nb.cfg.NodeID != leader {

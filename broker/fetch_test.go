@@ -14,10 +14,7 @@ import (
 
 // fetchWaiting reports whether a long-polling fetch is parked on the partition.
 func (tb *testBroker) fetchWaiting(topic string, partition int32) bool {
-	p := tb.srv.topics.partition(topic, partition)
-	p.waitersMu.Lock()
-	defer p.waitersMu.Unlock()
-	return len(p.waitersMu.waiters) > 0
+	return tb.srv.topics.partition(topic, partition).Waiting() > 0
 }
 
 func longPoll(topic string, partition int32, maxWait time.Duration, minBytes int32) *kmsg.FetchRequest {
@@ -513,7 +510,7 @@ func TestConcurrentProduceConsume(t *testing.T) {
 		}
 	}
 	for p := int32(0); p < partitions; p++ {
-		if n := tb.srv.topics.partition(topic, p).log.NumSegments(); n < 3 {
+		if n := tb.srv.topics.partition(topic, p).Log().NumSegments(); n < 3 {
 			t.Errorf("partition %d has %d segments; the test wants rolls during reads", p, n)
 		}
 	}
@@ -597,7 +594,7 @@ func TestFetchAcrossSegments(t *testing.T) {
 		}
 	}
 	readAll("fresh", 0)
-	if n := tb.srv.topics.partition("segments", 0).log.NumSegments(); n < 6 {
+	if n := tb.srv.topics.partition("segments", 0).Log().NumSegments(); n < 6 {
 		t.Fatalf("%d segments; the test wants many", n)
 	}
 	tb.restart()

@@ -203,9 +203,9 @@ func newFuzzServer(f *testing.F) (*Server, [16]byte) {
 		f.Fatal(terr)
 	}
 	for i := 0; i < 3; i++ {
-		res := srv.topics.partition("fuzz", 0).appendRecords(buildBatch(f, plainBatch(fixtureRecords(4, uint64(i))...)), srv.topics.topicConfig(ts), true)
-		if res.code != 0 {
-			f.Fatalf("seed append: %d %s", res.code, res.message)
+		res := srv.topics.partition("fuzz", 0).appendRecords(buildBatch(f, plainBatch(fixtureRecords(4, uint64(i))...)), srv.topics.topicConfig(ts))
+		if res.Code != 0 {
+			f.Fatalf("seed append: %d %s", res.Code, res.Message)
 		}
 	}
 	srv.cancel()

@@ -1,11 +1,9 @@
 package broker
 
 import (
-	"encoding/binary"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/broker/groups"
 	"github.com/strata-streaming/strata/broker/storage"
@@ -213,12 +211,7 @@ func (sh *groupShard) txnCommit(id string, req groups.TxnCommitRequest) ([]*kerr
 // encodeTxnKVBatch is encodeKVBatch as a transactional batch of the
 // producer (no sequence).
 func encodeTxnKVBatch(keys, values [][]byte, producerID int64, epoch int16, now time.Time) []byte {
-	raw := encodeKVBatch(keys, values, now)
-	binary.BigEndian.PutUint16(raw[21:], binary.BigEndian.Uint16(raw[21:])|0x10) // transactional
-	binary.BigEndian.PutUint64(raw[43:], uint64(producerID))
-	binary.BigEndian.PutUint16(raw[51:], uint16(epoch))
-	binary.BigEndian.PutUint32(raw[17:], storage.CRC32C(raw[21:]))
-	return raw
+	return storage.EncodeKVBatch(keys, values, producerID, epoch, true, now.UnixMilli())
 }
 
 // encodeGroupBatch builds an uncompressed v2 record batch of the records
@@ -235,30 +228,7 @@ func encodeGroupBatch(records []groups.Record, now time.Time) []byte {
 // of key/value records (producer id -1, CreateTime now): what the
 // coordinators write to their internal topics.
 func encodeKVBatch(keys, values [][]byte, now time.Time) []byte {
-	var body []byte
-	for i := range keys {
-		rec := kmsg.Record{OffsetDelta: int32(i), Key: keys[i], Value: values[i]}
-		// Length counts what follows it; measure with a one-byte zero.
-		rec.Length = int32(len(rec.AppendTo(nil)) - 1)
-		body = rec.AppendTo(body)
-	}
-	ts := now.UnixMilli()
-	b := kmsg.RecordBatch{
-		PartitionLeaderEpoch: -1,
-		Magic:                2,
-		LastOffsetDelta:      int32(len(keys) - 1),
-		FirstTimestamp:       ts,
-		MaxTimestamp:         ts,
-		ProducerID:           -1,
-		ProducerEpoch:        -1,
-		FirstSequence:        -1,
-		NumRecords:           int32(len(keys)),
-		Records:              body,
-	}
-	raw := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(raw[8:], uint32(len(raw)-12))       // batchLength: bytes after the field
-	binary.BigEndian.PutUint32(raw[17:], storage.CRC32C(raw[21:])) // CRC-32C of attributes..end
-	return raw
+	return storage.EncodeKVBatch(keys, values, -1, -1, false, now.UnixMilli())
 }
 
 // ---- the runtime's state machine hooks ----

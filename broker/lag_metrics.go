@@ -31,6 +31,7 @@ import (
 
 	"github.com/strata-streaming/strata/broker/groups"
 	"github.com/strata-streaming/strata/broker/lag"
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/broker/storage"
 )
 
@@ -120,7 +121,7 @@ func (m *lagMonitor) observeCommits(group string, offsets []groups.CommitOffset)
 	for _, o := range offsets {
 		logEnd := o.Offset // topic gone: no lag to speak of
 		if p := m.topics.partition(o.Topic, o.Partition); p != nil {
-			logEnd = p.highWatermark()
+			logEnd = p.HighWatermark()
 		}
 		at := time.UnixMilli(o.CommitTimestamp)
 		m.mu.lastCommit[lagGroupPartition{group, o.Topic, o.Partition}] = seenCommit{at: at, hookCall: m.mu.hookCalls}
@@ -159,7 +160,7 @@ func (m *lagMonitor) sample() []groupSnapshot {
 			current[key] = struct{}{}
 			logEnd := int64(-1)
 			if p := m.topics.partition(o.Topic, o.Partition); p != nil {
-				logEnd = p.highWatermark()
+				logEnd = p.HighWatermark()
 				watched[lag.TopicPartition{Topic: o.Topic, Partition: o.Partition}] = logEnd
 			}
 			if last, ok := m.mu.lastCommit[key]; ok && last.at.Equal(o.CommitTimestamp) {
@@ -214,7 +215,7 @@ func (m *lagMonitor) sample() []groupSnapshot {
 // logEnds gives the evaluator the current high watermarks.
 func (m *lagMonitor) logEnds(topic string, partition int32) (int64, bool) {
 	if p := m.topics.partition(topic, partition); p != nil {
-		return p.highWatermark(), true
+		return p.HighWatermark(), true
 	}
 	return 0, false
 }
@@ -238,7 +239,7 @@ func (m *lagMonitor) lagOf(o committedOffset, now time.Time) partitionLag {
 		return pl
 	}
 	pl.known = true
-	pl.logEnd = p.highWatermark()
+	pl.logEnd = p.HighWatermark()
 	pl.lagRecords = max(pl.logEnd-o.Offset, 0)
 	if pl.lagRecords == 0 {
 		return pl
@@ -256,7 +257,7 @@ func (m *lagMonitor) lagOf(o committedOffset, now time.Time) partitionLag {
 // by reading the batch holding it. ok is false when there is no such record
 // below highWatermark or the log cannot be read.
 func (m *lagMonitor) recordTimestamp(p *partition, offset, highWatermark int64, now time.Time) (int64, bool) {
-	offset = max(offset, p.log.LogStartOffset())
+	offset = max(offset, p.Log().LogStartOffset())
 	if offset >= highWatermark {
 		return 0, false
 	}
@@ -267,13 +268,13 @@ func (m *lagMonitor) recordTimestamp(p *partition, offset, highWatermark int64, 
 	if ok && now.Sub(cached.loaded) < recordTimeCacheTTL {
 		return cached.timestamp, true
 	}
-	ts, err := readRecordTimestamp(p.log, offset, highWatermark)
+	ts, err := readRecordTimestamp(p.Log(), offset, highWatermark)
 	if err == nil && ts < 0 {
 		err = errNoTimestamp
 	}
 	if err != nil {
 		if !errors.Is(err, storage.ErrOffsetOutOfRange) && !errors.Is(err, storage.ErrClosed) && !errors.Is(err, errNoRecord) && !errors.Is(err, errNoTimestamp) {
-			m.logger.Warn("lag: cannot read record timestamp", "dir", p.log.Dir(), "offset", offset, "err", err)
+			m.logger.Warn("lag: cannot read record timestamp", "dir", p.Log().Dir(), "offset", offset, "err", err)
 		}
 		return 0, false
 	}
@@ -301,7 +302,7 @@ var (
 
 // readRecordTimestamp reads the batch holding offset and returns the
 // timestamp of its first record at or after offset.
-func readRecordTimestamp(l *storage.Log, offset, highWatermark int64) (int64, error) {
+func readRecordTimestamp(l replica.LocalLog, offset, highWatermark int64) (int64, error) {
 	chunk, err := l.Read(offset, 1, highWatermark, true)
 	if err != nil {
 		return 0, err

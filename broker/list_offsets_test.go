@@ -40,7 +40,7 @@ func TestListOffsets(t *testing.T) {
 			topic := "ts-" + segmentBytes
 			tb.createTopic(topic, 1, map[string]*string{"segment.bytes": ptr(segmentBytes)})
 			testListOffsets(t, tb, topic)
-			if n := tb.srv.topics.partition(topic, 0).log.NumSegments(); segmentBytes == "100" && n < 4 {
+			if n := tb.srv.topics.partition(topic, 0).Log().NumSegments(); segmentBytes == "100" && n < 4 {
 				t.Fatalf("%d segments; the test needs one per batch", n)
 			}
 		})

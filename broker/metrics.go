@@ -80,11 +80,11 @@ func (c *partitionCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	c.topics.forEachPartition(func(p *partition) {
 		labels := []string{p.topic.name, strconv.Itoa(int(p.index))}
-		ch <- prometheus.MustNewConstMetric(c.size, prometheus.GaugeValue, float64(p.log.Size()), labels...)
+		ch <- prometheus.MustNewConstMetric(c.size, prometheus.GaugeValue, float64(p.Log().Size()), labels...)
 		ch <- prometheus.MustNewConstMetric(c.startOffset, prometheus.GaugeValue, float64(p.logStartOffset()), labels...)
-		ch <- prometheus.MustNewConstMetric(c.endOffset, prometheus.GaugeValue, float64(p.log.LogEndOffset()), labels...)
-		ch <- prometheus.MustNewConstMetric(c.hw, prometheus.GaugeValue, float64(p.highWatermark()), labels...)
-		ch <- prometheus.MustNewConstMetric(c.segments, prometheus.GaugeValue, float64(p.log.NumSegments()), labels...)
+		ch <- prometheus.MustNewConstMetric(c.endOffset, prometheus.GaugeValue, float64(p.Log().LogEndOffset()), labels...)
+		ch <- prometheus.MustNewConstMetric(c.hw, prometheus.GaugeValue, float64(p.HighWatermark()), labels...)
+		ch <- prometheus.MustNewConstMetric(c.segments, prometheus.GaugeValue, float64(p.Log().NumSegments()), labels...)
 	})
 }
 

@@ -126,7 +126,7 @@ func consumeAllFranz(t *testing.T, ctx context.Context, cl *kgo.Client, want []t
 func assertStoredCodec(t *testing.T, tb *testBroker, topic string, codec int8) {
 	t.Helper()
 	var total, compressed int64
-	err := tb.srv.topics.partition(topic, 0).log.ForEachBatch(0, func(h storage.BatchHeader) error {
+	err := tb.srv.topics.partition(topic, 0).Log().ForEachBatch(0, func(h storage.BatchHeader) error {
 		n := int64(h.LastOffsetDelta) + 1
 		total += n
 		switch h.Compression() {

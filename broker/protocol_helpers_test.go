@@ -419,7 +419,7 @@ func (tb *testBroker) logEnd(topic string, partition int32) int64 {
 	if p == nil {
 		tb.t.Fatalf("no partition %s-%d", topic, partition)
 	}
-	return p.log.LogEndOffset()
+	return p.Log().LogEndOffset()
 }
 
 // kgoRecord converts a fixture record for franz-go.

@@ -15,9 +15,8 @@ import (
 
 // The broker's metadata lives in the raft quorum of package metadata. A
 // node with no --controllers is a one-voter quorum of itself: single-node
-// mode runs the same raft log, state machine and Store as a cluster.
-// Multi-voter quorums wait for replication (issue 5): until brokers host
-// only their assigned replicas, a node refuses to start with other voters.
+// mode runs the same raft log, state machine and proposal path as a
+// cluster.
 
 // metadataDir is where the raft log, its snapshots and (before the quorum)
 // the FileStore document live.
@@ -27,9 +26,11 @@ const metadataDir = "__metadata"
 // one and no raft log yet is migrated into the quorum at start.
 const legacyMetadataFile = "cluster-metadata.json"
 
-// openMetadata starts this node's quorum member and returns the Store the
-// broker uses, importing a pre-quorum FileStore document on first start.
-func openMetadata(cfg Config, logger *slog.Logger) (*metadata.RaftStore, error) {
+// openMetadata starts this node's quorum member (a *metadata.Node, or a
+// *metadata.Observer with --roles broker), waits for the cluster id, and
+// imports a pre-quorum FileStore document on first start. The caller
+// closes the member.
+func openMetadata(cfg Config, logger *slog.Logger) (metadata.Member, error) {
 	dir := filepath.Join(cfg.DataDir, metadataDir)
 	voters, err := metadata.ParseVoters(cfg.ControllerQuorumVoters)
 	if err != nil {
@@ -44,11 +45,11 @@ func openMetadata(cfg Config, logger *slog.Logger) (*metadata.RaftStore, error) 
 		// observer; it keeps no raft log of its own.
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		store, err := metadata.OpenObserverStore(ctx, metadata.ObserverConfig{NodeID: cfg.NodeID, Controllers: voters, Logger: logger})
+		o, err := metadata.OpenObserver(ctx, metadata.ObserverConfig{NodeID: cfg.NodeID, Controllers: voters, Logger: logger})
 		if err != nil {
 			return nil, fmt.Errorf("broker: --roles broker: %w", err)
 		}
-		return store, nil
+		return o, nil
 	}
 	if roles.Controller && !slices.ContainsFunc(voters, func(v metadata.Voter) bool { return v.ID == cfg.NodeID }) && len(voters) > 0 {
 		return nil, fmt.Errorf("broker: --node-id %d is not among --controllers", cfg.NodeID)
@@ -74,48 +75,51 @@ func openMetadata(cfg Config, logger *slog.Logger) (*metadata.RaftStore, error) 
 	if imported != nil {
 		mcfg.ClusterID = imported.ClusterID() // keep the cluster's id
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), metadataStartTimeout)
 	defer cancel()
-	store, err := metadata.OpenRaftStore(ctx, mcfg)
+	node, err := metadata.OpenNode(ctx, mcfg)
 	if err != nil {
 		return nil, fmt.Errorf("broker: metadata quorum: %w", err)
 	}
 	if imported != nil {
-		if err := migrateFileStore(imported, store); err != nil {
-			store.Close()
+		if err := migrateFileStore(ctx, imported, newMetadataClient(node)); err != nil {
+			node.Close()
 			return nil, fmt.Errorf("broker: migrating %s into the metadata quorum: %w", legacy, err)
 		}
 		if err := os.Rename(legacy, legacy+".migrated"); err != nil {
-			store.Close()
+			node.Close()
 			return nil, fmt.Errorf("broker: %w", err)
 		}
 		logger.Info("metadata migrated into the raft quorum", "from", legacy, "topics", len(imported.Topics()))
 	}
-	return store, nil
+	return node, nil
 }
 
+// metadataStartTimeout bounds how long a starting node waits for its
+// quorum to elect a leader and apply the cluster id (a majority of the
+// voters must be up).
+var metadataStartTimeout = 30 * time.Second
+
 // migrateFileStore copies topics (ids, partition counts, configs) and the
-// producer-id counter into a fresh quorum. Topics already there (a
+// producer-id counter into a fresh quorum, placing every partition on this
+// node (the document is a single node's). Topics already there (a
 // migration interrupted before the rename) are skipped.
-func migrateFileStore(from *metadata.FileStore, to *metadata.RaftStore) error {
-	have := map[string]bool{}
-	for _, t := range to.Topics() {
-		have[t.Name] = true
-	}
+func migrateFileStore(ctx context.Context, from *metadata.FileStore, to *metadataClient) error {
 	for _, t := range from.Topics() {
-		if have[t.Name] {
+		st := to.member.State()
+		if _, ok := st.Topics[t.Name]; ok {
 			continue
 		}
-		if err := to.CreateTopic(t); err != nil {
+		placement, err := placeReplicas(st, to.member.ID(), int(t.Partitions()), 1)
+		if err != nil {
+			return fmt.Errorf("topic %s: %w", t.Name, err)
+		}
+		if _, err := to.createTopic(ctx, t.Name, t.ID, placement, t.Configs); err != nil {
 			return fmt.Errorf("topic %s: %w", t.Name, err)
 		}
 	}
-	next, err := from.AllocateProducerIDs(0)
-	if err != nil {
-		return err
-	}
-	if cur := to.Member().State().NextProducerID; next > cur {
-		if _, err := to.AllocateProducerIDs(next - cur); err != nil {
+	if next, cur := from.NextProducerID(), to.member.State().NextProducerID; next > cur {
+		if _, err := to.allocateProducerIDs(ctx, next-cur); err != nil {
 			return err
 		}
 	}

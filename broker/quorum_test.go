@@ -1,13 +1,17 @@
 package broker
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/internal/brokertest"
 	"github.com/strata-streaming/strata/metadata"
 )
 
@@ -17,23 +21,34 @@ import (
 // counter; the document is set aside and later starts read the raft log.
 func TestMetadataMigratesFileStore(t *testing.T) {
 	dataDir := t.TempDir()
-	fs, err := metadata.OpenFileStore(filepath.Join(dataDir, metadataDir))
+	// The document as the pre-quorum broker wrote it (metadata.FileStore).
+	id := metadata.NewTopicID()
+	clusterID := "mIgRaTeD-cluster-id-01"
+	doc, err := json.Marshal(map[string]any{
+		"cluster_id":       clusterID,
+		"next_producer_id": 5000,
+		"topics": map[string]any{
+			"legacy": map[string]any{"name": "legacy", "id": id, "leader_epochs": make([]int32, 3), "configs": map[string]string{"retention.ms": "1234"}},
+		},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := metadata.NewTopicID()
-	if err := fs.CreateTopic(metadata.Topic{Name: "legacy", ID: id, LeaderEpochs: make([]int32, 3), Configs: map[string]string{"retention.ms": "1234"}}); err != nil {
+	if err := os.MkdirAll(filepath.Join(dataDir, metadataDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fs.AllocateProducerIDs(5000); err != nil {
+	if err := os.WriteFile(filepath.Join(dataDir, metadataDir, legacyMetadataFile), doc, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	clusterID := fs.ClusterID()
+	fs, err := metadata.OpenFileStore(filepath.Join(dataDir, metadataDir))
+	if err != nil || fs.ClusterID() != clusterID || len(fs.Topics()) != 1 {
+		t.Fatalf("the fixture does not read back: %v", err)
+	}
 
 	tb := startTestBroker(t, func(c *Config) { c.DataDir = dataDir })
 	check := func(when string) {
 		t.Helper()
-		if got := tb.srv.store.ClusterID(); got != clusterID {
+		if got := tb.srv.clusterState().ClusterID; got != clusterID {
 			t.Fatalf("%s: cluster id %q, want %q", when, got, clusterID)
 		}
 		topic := tb.srv.topics.get("legacy")
@@ -55,13 +70,23 @@ func TestMetadataMigratesFileStore(t *testing.T) {
 	check("after a restart on the raft log")
 }
 
-// TestMetadataRefusesOtherVoters: until replication lands, a quorum of
-// other nodes is refused at start with a clear error.
-func TestMetadataRefusesOtherVoters(t *testing.T) {
+// TestMetadataStartFailsWithoutMajority: a node whose quorum has no
+// majority up (here the other two voters do not exist) gives up after
+// metadataStartTimeout with an error naming the quorum, rather than
+// serving without metadata.
+func TestMetadataStartFailsWithoutMajority(t *testing.T) {
+	defer func(d time.Duration) { metadataStartTimeout = d }(metadataStartTimeout)
+	metadataStartTimeout = 2 * time.Second
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	cfg.ControllerQuorumVoters = "1@127.0.0.1:1,2@127.0.0.1:2,3@127.0.0.1:3"
-	if _, err := openMetadata(cfg, nil); err == nil {
-		t.Fatal("a three-voter quorum was accepted")
+	cfg.ControllerListen = brokertest.FreeAddr(t)
+	cfg.ControllerQuorumVoters = "1@" + cfg.ControllerListen + ",2@127.0.0.1:1,3@127.0.0.1:2"
+	start := time.Now()
+	_, err := openMetadata(cfg, nil)
+	if err == nil || !strings.Contains(err.Error(), "metadata quorum") {
+		t.Fatalf("start without a majority: %v, want a metadata quorum error", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("gave up after %v, want about %v", took, metadataStartTimeout)
 	}
 }

@@ -163,7 +163,7 @@ func TestReassignMovesPartition(t *testing.T) {
 	if oldPart == nil {
 		t.Fatalf("node %d holds no mv-0", old)
 	}
-	oldDir := oldPart.log.Dir()
+	oldDir := oldPart.Log().Dir()
 
 	target := otherNodes(3, old)
 	if r := reassign(t, adm, "mv", 0, target); r.Err != nil {
@@ -180,7 +180,7 @@ func TestReassignMovesPartition(t *testing.T) {
 	for _, id := range target {
 		waitUntil(t, 10*time.Second, fmt.Sprintf("node %d to hold all of mv-0", id), func() bool {
 			p := c.node(id).srv.topics.partition("mv", 0)
-			return p != nil && p.log.LogEndOffset() == n
+			return p != nil && p.Log().LogEndOffset() == n
 		})
 	}
 	got := consumeKeys(t, c.client(), "mv", n)
@@ -328,7 +328,7 @@ func TestReassignTieredCopiesOnlyTheTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	leader := c.node(old).srv.topics.partition("tmv", 0)
-	waitUntil(t, 20*time.Second, "the leader's local log start to move past 0", func() bool { return leader.log.LogStartOffset() > 0 })
+	waitUntil(t, 20*time.Second, "the leader's local log start to move past 0", func() bool { return leader.Log().LogStartOffset() > 0 })
 
 	moved := otherNodes(3, old)[0]
 	if r := reassign(t, adm, "tmv", 0, []int32{moved}); r.Err != nil {
@@ -342,10 +342,10 @@ func TestReassignTieredCopiesOnlyTheTail(t *testing.T) {
 	if p == nil {
 		t.Fatalf("node %d holds no tmv-0 after the move", moved)
 	}
-	if start := p.log.LogStartOffset(); start == 0 {
+	if start := p.Log().LogStartOffset(); start == 0 {
 		t.Fatalf("the new replica's local log starts at 0: it copied the whole history instead of the local tail")
 	}
-	if end := p.log.LogEndOffset(); end != n {
+	if end := p.Log().LogEndOffset(); end != n {
 		t.Fatalf("the new replica's log ends at %d, want %d", end, n)
 	}
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/broker/storage"
 )
 
@@ -27,7 +28,7 @@ import (
 //     a batch inflating past it is MESSAGE_TOO_LARGE (a decompression bomb
 //     costs about the limit, not its expansion), one that does not
 //     decompress or holds malformed records CORRUPT_MESSAGE.
-func recompressForTopic(records []byte, headers []storage.BatchHeader, cfg effectiveTopicConfig) ([]byte, []storage.BatchHeader, appendResult) {
+func recompressForTopic(records []byte, headers []storage.BatchHeader, cfg effectiveTopicConfig) ([]byte, []storage.BatchHeader, replica.AppendResult) {
 	maxMessageBytes := cfg.maxMessageBytes()
 	limit := storage.InflationLimit(maxMessageBytes)
 	target, recompress := cfg.compression()
@@ -38,20 +39,20 @@ func recompressForTopic(records []byte, headers []storage.BatchHeader, cfg effec
 		}
 		for _, h := range outHeaders {
 			if int64(h.Size()) > maxMessageBytes {
-				return nil, nil, appendResult{code: kerr.MessageTooLarge.Code, message: fmt.Sprintf(
+				return nil, nil, replica.AppendResult{Code: kerr.MessageTooLarge.Code, Message: fmt.Sprintf(
 					"batch of %d bytes after recompression to compression.type %s exceeds max.message.bytes %d", h.Size(), cfg.values["compression.type"], maxMessageBytes)}
 			}
 		}
-		return out, outHeaders, appendResult{}
+		return out, outHeaders, replica.AppendResult{}
 	}
-	return records, headers, appendResult{}
+	return records, headers, replica.AppendResult{}
 }
 
 // inflationFailure is the answer to a batch that could not be decompressed.
-func inflationFailure(err error, limit int) appendResult {
+func inflationFailure(err error, limit int) replica.AppendResult {
 	if errors.Is(err, storage.ErrBatchTooLarge) {
-		return appendResult{code: kerr.MessageTooLarge.Code, message: fmt.Sprintf(
+		return replica.AppendResult{Code: kerr.MessageTooLarge.Code, Message: fmt.Sprintf(
 			"batch decompresses to more than %d bytes (%d × max.message.bytes, at least 1 MiB): %v", limit, storage.MaxInflation, err)}
 	}
-	return appendResult{code: kerr.CorruptMessage.Code, message: err.Error()}
+	return replica.AppendResult{Code: kerr.CorruptMessage.Code, Message: err.Error()}
 }

@@ -34,7 +34,7 @@ func (tb *testBroker) createTopicWith(name string, configs map[string]string) {
 func storedBatches(t *testing.T, tb *testBroker, topic string) []storage.BatchHeader {
 	t.Helper()
 	var out []storage.BatchHeader
-	if err := tb.srv.topics.partition(topic, 0).log.ForEachBatch(0, func(h storage.BatchHeader) error {
+	if err := tb.srv.topics.partition(topic, 0).Log().ForEachBatch(0, func(h storage.BatchHeader) error {
 		out = append(out, h)
 		return nil
 	}); err != nil {
@@ -637,11 +637,11 @@ func BenchmarkProduceRecompress(b *testing.B) {
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				copy(buf, batch) // the append stamps offsets into its input
-				if res := p.appendRecords(buf, cfg, false); res.code != 0 {
-					b.Fatalf("append: %v %s", kerr.ErrorForCode(res.code), res.message)
+				if res := p.appendRecords(buf, cfg); res.Code != 0 {
+					b.Fatalf("append: %v %s", kerr.ErrorForCode(res.Code), res.Message)
 				}
 				if i%128 == 127 {
-					if _, err := p.log.ApplyRetention(); err != nil {
+					if _, err := p.ApplyRetention(); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
@@ -37,11 +38,11 @@ func newFetcherManager(s *Server) *fetcherManager {
 func (fm *fetcherManager) update(st cluster.State, parts []*partition) {
 	byLeader := map[int32][]*partition{}
 	for _, p := range parts {
-		r := p.currentRole()
-		if r.leader == fm.s.cfg.NodeID || r.leader == cluster.NoLeader {
+		r := p.Role()
+		if r.Leader == fm.s.cfg.NodeID || r.Leader == cluster.NoLeader {
 			continue
 		}
-		byLeader[r.leader] = append(byLeader[r.leader], p)
+		byLeader[r.Leader] = append(byLeader[r.Leader], p)
 	}
 	fm.mu.Lock()
 	defer fm.mu.Unlock()
@@ -161,16 +162,16 @@ func (f *replicaFetcher) run() {
 func (f *replicaFetcher) round(b *kgo.Broker) error {
 	parts := f.snapshot()
 	var active []*partition
-	roles := map[*partition]*replicaRole{}
+	roles := map[*partition]*replica.Role{}
 	for _, p := range parts {
-		r := p.currentRole()
-		if r.leader != f.leader {
+		r := p.Role()
+		if r.Leader != f.leader {
 			continue
 		}
 		roles[p] = r
-		if p.takeTruncation() {
+		if p.TakeTruncation() {
 			if err := f.truncate(b, p); err != nil {
-				p.requestTruncation()
+				p.RequestTruncation()
 				return err
 			}
 		}
@@ -207,9 +208,9 @@ func (f *replicaFetcher) round(b *kgo.Broker) error {
 		}
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition = p.index
-		rp.FetchOffset = p.log.LogEndOffset()
-		rp.CurrentLeaderEpoch = roles[p].leaderEpoch
-		rp.LogStartOffset = p.log.LogStartOffset()
+		rp.FetchOffset = p.Log().LogEndOffset()
+		rp.CurrentLeaderEpoch = roles[p].LeaderEpoch
+		rp.LogStartOffset = p.Log().LogStartOffset()
 		rp.PartitionMaxBytes = f.s.cfg.ReplicaFetchMaxBytes
 		epochs[p] = rp.CurrentLeaderEpoch
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
@@ -260,29 +261,29 @@ func (f *replicaFetcher) handle(p *partition, epoch int32, rp *kmsg.FetchRespons
 	switch err := kerr.ErrorForCode(rp.ErrorCode); {
 	case err == nil:
 	case errors.Is(err, kerr.OffsetOutOfRange):
-		if p.log.LogEndOffset() < rp.LogStartOffset {
+		if p.Log().LogEndOffset() < rp.LogStartOffset {
 			// Behind the leader's log start (retention, tiering): start
 			// there; older records are the object store's to serve.
-			return p.restartAt(rp.LogStartOffset)
+			return p.ResetTo(rp.LogStartOffset)
 		}
 		// Ahead of the leader: reconcile epochs again.
-		p.requestTruncation()
+		p.RequestTruncation()
 		return err
 	default:
 		// Not leader / fenced / unknown epoch: the metadata will move
 		// this partition; wait for it.
 		return err
 	}
-	if err := p.appendReplica(rp.RecordBatches, epoch, rp.HighWatermark); err != nil {
-		if errors.Is(err, errNotLeaderForPartition) {
+	if err := p.AppendReplica(rp.RecordBatches, epoch, rp.HighWatermark); err != nil {
+		if errors.Is(err, replica.ErrNotLeader) {
 			return nil
 		}
 		f.s.logger.Error("replica append failed", "topic", p.topic.name, "partition", p.index, "err", err)
 		return err
 	}
 	// The leader's log start (retention, DeleteRecords) moves ours too.
-	if lso := rp.LogStartOffset; lso > p.log.LogStartOffset() && lso <= min(p.log.LogEndOffset(), p.highWatermark()) {
-		if err := p.log.DeleteRecordsBefore(lso); err != nil {
+	if lso := rp.LogStartOffset; lso > p.Log().LogStartOffset() && lso <= min(p.Log().LogEndOffset(), p.HighWatermark()) {
+		if err := p.DeleteRecordsBefore(lso); err != nil {
 			f.s.logger.Warn("following the leader's log start", "topic", p.topic.name, "partition", p.index, "offset", lso, "err", err)
 		}
 	}
@@ -292,7 +293,7 @@ func (f *replicaFetcher) handle(p *partition, epoch int32, rp *kmsg.FetchRespons
 // truncate asks the leader where this follower's latest epoch ends and
 // cuts the log there (KIP-101, KIP-279).
 func (f *replicaFetcher) truncate(b *kgo.Broker, p *partition) error {
-	latest := p.log.LatestEpoch()
+	latest := p.Log().LatestEpoch()
 	if latest < 0 {
 		return nil // nothing written under any epoch: nothing can diverge
 	}
@@ -302,7 +303,7 @@ func (f *replicaFetcher) truncate(b *kgo.Broker, p *partition) error {
 	t.Topic = p.topic.name
 	rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
 	rp.Partition = p.index
-	rp.CurrentLeaderEpoch = p.leaderEpoch()
+	rp.CurrentLeaderEpoch = p.LeaderEpoch()
 	rp.LeaderEpoch = latest
 	t.Partitions = append(t.Partitions, rp)
 	req.Topics = append(req.Topics, t)
@@ -324,18 +325,18 @@ func (f *replicaFetcher) truncate(b *kgo.Broker, p *partition) error {
 	if cut < 0 {
 		// The leader knows no epoch at or below ours: keep only what we
 		// know was committed (Kafka truncates to the high watermark).
-		cut = p.highWatermark()
+		cut = p.HighWatermark()
 	}
 	if sp.LeaderEpoch < latest {
 		// The leader never had our latest epoch: our log diverges where
 		// its last common epoch ends on our side, if that is earlier.
-		if _, ours := p.log.EndOffsetForEpoch(sp.LeaderEpoch); ours >= 0 {
+		if _, ours := p.Log().EndOffsetForEpoch(sp.LeaderEpoch); ours >= 0 {
 			cut = min(cut, ours)
 		}
 	}
-	if cut < p.log.LogEndOffset() {
-		f.s.logger.Info("truncating divergent replica tail", "topic", p.topic.name, "partition", p.index, "from", p.log.LogEndOffset(), "to", cut, "leader", f.leader)
-		return p.truncateTo(cut)
+	if cut < p.Log().LogEndOffset() {
+		f.s.logger.Info("truncating divergent replica tail", "topic", p.topic.name, "partition", p.index, "from", p.Log().LogEndOffset(), "to", cut, "leader", f.leader)
+		return p.TruncateTo(cut)
 	}
 	return nil
 }

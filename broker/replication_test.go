@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/internal/brokertest"
+	"github.com/strata-streaming/strata/metadata"
 )
 
 // testCluster is n in-process nodes (ids 1..n) forming one metadata quorum
@@ -181,7 +182,7 @@ func TestReplicationThreeNodes(t *testing.T) {
 				if p == nil {
 					return false
 				}
-				ends = append(ends, p.log.LogEndOffset())
+				ends = append(ends, p.Log().LogEndOffset())
 			}
 			return ends[0] == ends[1] && ends[1] == ends[2] && ends[0] > 0
 		})
@@ -593,7 +594,7 @@ func TestReplicationBrokerOnlyNode(t *testing.T) {
 	if got := consumeKeys(t, c.client(), "obs", 200); len(got) != 200 {
 		t.Fatalf("read %d keys", len(got))
 	}
-	if b4.srv.raft.Node() != nil || b4.srv.raft.Observer() == nil {
+	if _, isObserver := b4.srv.member.(*metadata.Observer); !isObserver {
 		t.Error("the broker-only node runs a raft voter")
 	}
 }

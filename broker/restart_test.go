@@ -9,6 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/replica"
 )
 
 // TestRestartKeepsEverything: records, topic IDs, partition counts and
@@ -29,7 +31,7 @@ func TestRestartKeepsEverything(t *testing.T) {
 			t.Fatalf("produce: %v", kerr.ErrorForCode(got.ErrorCode))
 		}
 	}
-	segments := tb.srv.topics.partition("kept-b", 0).log.NumSegments()
+	segments := tb.srv.topics.partition("kept-b", 0).Log().NumSegments()
 	if segments < 2 {
 		t.Fatalf("%d segments; the test wants several", segments)
 	}
@@ -43,7 +45,7 @@ func TestRestartKeepsEverything(t *testing.T) {
 	if got := tb.srv.topics.get("kept-b"); got == nil || got.meta.ID != idB {
 		t.Fatalf("kept-b after restart: %+v", got)
 	}
-	if n := tb.srv.topics.partition("kept-b", 0).log.NumSegments(); n != segments {
+	if n := tb.srv.topics.partition("kept-b", 0).Log().NumSegments(); n != segments {
 		t.Errorf("%d segments after restart, %d before", n, segments)
 	}
 	adm := tb.admin()
@@ -136,9 +138,9 @@ func TestRestartRebuildsProducerStateWithoutSnapshot(t *testing.T) {
 	if got := c.produceRaw("idem-rebuild", 0, first); got.ErrorCode != 0 {
 		t.Fatalf("first: %v", kerr.ErrorForCode(got.ErrorCode))
 	}
-	dir := tb.srv.topics.partition("idem-rebuild", 0).log.Dir()
+	dir := tb.srv.topics.partition("idem-rebuild", 0).Log().Dir()
 	tb.stop()
-	if err := removeIfExists(dir + "/" + producerSnapshotFile); err != nil {
+	if err := removeIfExists(dir + "/" + replica.ProducerSnapshotFile); err != nil {
 		t.Fatal(err)
 	}
 	tb.start()

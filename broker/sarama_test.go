@@ -144,7 +144,7 @@ func TestSaramaIdempotentProducer(t *testing.T) {
 		t.Fatalf("log end %d after %d records", end, len(records))
 	}
 	var idempotent bool
-	err := tb.srv.topics.partition("sarama-idem", 0).log.ForEachBatch(0, func(h storage.BatchHeader) error {
+	err := tb.srv.topics.partition("sarama-idem", 0).Log().ForEachBatch(0, func(h storage.BatchHeader) error {
 		idempotent = h.ProducerID >= 0
 		return nil
 	})

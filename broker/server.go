@@ -25,17 +25,18 @@ import (
 type Server struct {
 	cfg    Config
 	logger *slog.Logger
-	store  metadata.Store
-	// raft is the same store seen as the quorum member: the applied
-	// cluster state (brokers, replicas, ISR, leaders) and proposals.
-	raft *metadata.RaftStore
+	// member is this node's member of the metadata quorum (a raft voter,
+	// or an observer with --roles broker): the applied cluster state.
+	// Changes go through meta, never member.Propose.
+	member metadata.Member
+	meta   *metadataClient // proposals and the applied index (metadata_client.go)
 	// objects is the tiering object store from --object-store.
 	objects tiering.ObjectStore
 	tiered  *tieredStorage // uploads, remote retention and remote reads (tiered.go)
 	topics  *topicManager
 	metrics *metrics
 	fetches *fetchSessionCache
-	pids    *producerIDAllocator
+	pids    *producerIDBlocks
 	groups  *groupCoordinator // consumer groups and committed offsets (group_coordinator.go)
 	txns    *txnCoordinator   // transactions (txn_coordinator.go)
 	lag     *lagMonitor       // consumer lag for /metrics and /v1/groups (lag_metrics.go); nil without the admin listener
@@ -45,11 +46,15 @@ type Server struct {
 	incarnation string
 	fetchers    *fetcherManager
 	peers       peerClients // clients to other nodes (transaction markers)
-	// roleTasks are goroutines started by metadata syncs (coordinator
-	// loads, manifest refreshes); Close waits for them under adminMu.
+	// roleTasks are goroutines started by the applied-state loop
+	// (coordinator loads, manifest refreshes); Close waits for them once
+	// the loop has stopped.
 	roleTasks    sync.WaitGroup
 	shuttingDown atomic.Bool
+	// stopMetadata ends the subscription feeding followMetadata;
+	// followDone is closed when followMetadata has returned.
 	stopMetadata func()
+	followDone   chan struct{}
 
 	listener net.Listener
 	http     *http.Server
@@ -104,7 +109,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker: --object-store: %w", err)
 	}
-	store, err := openMetadata(cfg, logger)
+	member, err := openMetadata(cfg, logger)
 	if err != nil {
 		objects.Close()
 		return nil, err
@@ -115,8 +120,8 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		cfg:     cfg,
 		logger:  logger,
 		connLog: newLogLimiter(logger, logRepeatInterval),
-		store:   store,
-		raft:    store,
+		member:  member,
+		meta:    newMetadataClient(member),
 		metrics: newMetrics(),
 		fetches: newFetchSessionCache(1000),
 		ctx:     ctx,
@@ -127,7 +132,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		cancel()
-		store.Close()
+		member.Close()
 		objects.Close()
 		return nil, fmt.Errorf("broker: listen %s: %w", cfg.Listen, err)
 	}
@@ -148,16 +153,16 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		ln.Close()
 		cancel()
-		store.Close()
+		member.Close()
 		objects.Close()
 		return nil, err
 	}
-	s.pids = &producerIDAllocator{store: store}
+	s.pids = newProducerIDBlocks(ctx, s.meta, s.goTask)
 	if s.tiered, err = newTieredStorage(s, objects); err != nil {
 		ln.Close()
 		cancel()
 		s.tasks.Wait()
-		store.Close()
+		member.Close()
 		objects.Close()
 		return nil, err
 	}
@@ -169,7 +174,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		cancel()
 		s.tasks.Wait()
 		s.tiered.close()
-		store.Close()
+		member.Close()
 		objects.Close()
 		return nil, err
 	}
@@ -179,11 +184,9 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	s.fetchers = newFetcherManager(s)
 	s.peers.s = s
 	s.goTask(s.isrLoop)
-	s.stopMetadata = s.raft.Member().Subscribe(s.followMetadata)
-	// Catch up with what was applied before the subscription.
-	s.topics.adminMu.Lock()
-	s.topics.syncLocked(s.clusterState(), nil)
-	s.topics.adminMu.Unlock()
+	// From here on only followMetadata changes the open partitions; its
+	// first pass catches up with what was applied since openTopicManager.
+	s.startFollowingMetadata()
 	return s, nil
 }
 
@@ -209,7 +212,7 @@ func (s *Server) Start() error {
 	s.goTask(s.tiered.loop)
 	s.goTask(s.txns.run)
 	s.groups.start()
-	s.logger.Info("strata broker listening", "kafka", ln.Addr().String(), "http", s.httpAddr, "node_id", s.cfg.NodeID, "cluster_id", s.store.ClusterID())
+	s.logger.Info("strata broker listening", "kafka", ln.Addr().String(), "http", s.httpAddr, "node_id", s.cfg.NodeID, "cluster_id", s.clusterState().ClusterID)
 	return nil
 }
 
@@ -219,8 +222,8 @@ func (s *Server) Addr() string { return s.listener.Addr().String() }
 // HTTPAddr is the bound admin HTTP address ("" if disabled).
 func (s *Server) HTTPAddr() string { return s.httpAddr }
 
-// goRoleTask runs fn for a metadata sync (which holds adminMu) in a
-// goroutine that Close waits for.
+// goRoleTask runs fn for the applied-state loop (work it must not wait
+// for) in a goroutine that Close waits for.
 func (s *Server) goRoleTask(fn func()) {
 	s.roleTasks.Add(1)
 	go func() {
@@ -318,7 +321,7 @@ func (s *Server) housekeeping() {
 }
 
 // Close stops accepting, lets in-flight requests finish (long polls return
-// early), flushes and checkpoints every log, and closes the store.
+// early), flushes and checkpoints every log, and closes the metadata member.
 func (s *Server) Close() error {
 	s.connsMu.Lock()
 	if s.connsMu.closed {
@@ -355,16 +358,16 @@ func (s *Server) Close() error {
 	}
 	if s.stopMetadata != nil {
 		s.stopMetadata()
+		<-s.followDone // no reconciliation from here on
 	}
+	s.meta.close()
 	s.fetchers.close()
 	s.tasks.Wait()
 	s.groups.close()
-	s.topics.adminMu.Lock() // no metadata sync from here on (it checks ctx under the lock)
 	s.roleTasks.Wait()
 	s.peers.close()
 	err := s.topics.close()
-	s.topics.adminMu.Unlock()
-	if cerr := s.store.Close(); err == nil {
+	if cerr := s.member.Close(); err == nil {
 		err = cerr
 	}
 	if cerr := s.tiered.close(); err == nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/broker/storage"
 	"github.com/strata-streaming/strata/metadata"
 	"github.com/strata-streaming/strata/tiering"
@@ -99,7 +100,7 @@ func (t *tieredStorage) loadManifests(parts []*partition) {
 	}
 	wg.Wait()
 	for _, p := range parts {
-		if m := p.remote.manifest.Load(); m != nil && len(m.Segments) > 0 && p.log.LogEndOffset() < m.NextOffset() {
+		if m := p.remote.manifest.Load(); m != nil && len(m.Segments) > 0 && p.Log().LogEndOffset() < m.NextOffset() {
 			// The local log lost its tail (power loss before a flush, a
 			// wiped directory): everything it has is remote, and offsets
 			// must not be reused. Start it empty at the remote end.
@@ -129,7 +130,7 @@ func (t *tieredStorage) loop() {
 			r := p.remote
 			// Only the leader uploads. A follower re-reads the leader's
 			// manifest, so its local retention may drop what is uploaded.
-			leader := p.isLeader()
+			leader := p.IsLeader()
 			if !r.enabled() || (leader && !r.dueAt(now)) || !r.running.CompareAndSwap(false, true) {
 				return
 			}
@@ -176,11 +177,13 @@ const (
 // remoteLog is one partition's tiered state: the manifest of its remote
 // segments (nil until read from the store) and the upload task's backoff.
 type remoteLog struct {
-	t      *tieredStorage
-	p      *partition
-	prefix string          // tiering.PartitionPrefix
-	ctx    context.Context // the server's, also cancelled when the topic is deleted
-	cancel context.CancelFunc
+	t          *tieredStorage
+	topicState *topicState
+	index      int32
+	local      localReplica    // the partition's replica, through the little the remote log needs
+	prefix     string          // tiering.PartitionPrefix
+	ctx        context.Context // the server's, also cancelled when the topic is deleted
+	cancel     context.CancelFunc
 
 	manifest atomic.Pointer[tiering.Manifest] // replaced whole; readers never lock
 	running  atomic.Bool                      // a task is in progress
@@ -205,14 +208,27 @@ type remoteLog struct {
 func newRemoteLog(t *tieredStorage, p *partition) *remoteLog {
 	ctx, cancel := context.WithCancel(t.s.ctx)
 	return &remoteLog{
-		t:       t,
-		p:       p,
-		prefix:  tiering.PartitionPrefix(p.topic.name, fmt.Sprintf("%x", p.topic.id[:]), p.index),
-		ctx:     ctx,
-		cancel:  cancel,
-		indexes: map[string]any{},
-		loading: map[int64]chan struct{}{},
+		t:          t,
+		topicState: p.topic,
+		index:      p.index,
+		local:      p.Replica,
+		prefix:     tiering.PartitionPrefix(p.topic.name, fmt.Sprintf("%x", p.topic.id[:]), p.index),
+		ctx:        ctx,
+		cancel:     cancel,
+		indexes:    map[string]any{},
+		loading:    map[int64]chan struct{}{},
 	}
+}
+
+// localReplica is what the remote log needs of its partition's replica:
+// the local log to read and upload from, the last stable offset (only
+// decided data is uploaded), a flush before upload, and where to record
+// how far the remote copy reaches.
+type localReplica interface {
+	Log() replica.LocalLog
+	LastStableOffset() int64
+	Flush() error
+	SetRemoteOffset(next int64)
 }
 
 // stop cancels the partition's remote work and waits for a running task,
@@ -233,9 +249,9 @@ func (r *remoteLog) enabled() bool {
 // is still opening (no concurrency yet) straight from the topic.
 func (r *remoteLog) topic() (metadata.Topic, effectiveTopicConfig) {
 	if r.t.s.topics == nil {
-		return r.p.topic.meta, r.p.topic.config
+		return r.topicState.meta, r.topicState.config
 	}
-	_, cfg, meta := r.t.s.topics.snapshot(r.p.topic)
+	_, cfg, meta := r.t.s.topics.snapshot(r.topicState)
 	return meta, cfg
 }
 
@@ -256,7 +272,7 @@ func (r *remoteLog) load(ctx context.Context) (*tiering.Manifest, error) {
 	m, err := tiering.LoadManifest(loadCtx, r.t.store, tiering.ManifestKey(r.prefix))
 	switch {
 	case errors.Is(err, tiering.ErrNotFound):
-		m = r.stamp(&tiering.Manifest{LogStartOffset: r.p.log.LogStartOffset()})
+		m = r.stamp(&tiering.Manifest{LogStartOffset: r.local.Log().LogStartOffset()})
 	case err != nil:
 		return nil, err
 	}
@@ -286,7 +302,7 @@ func (r *remoteLog) stamp(m *tiering.Manifest) *tiering.Manifest {
 	m.Version = tiering.ManifestVersion
 	m.Topic = meta.Name
 	m.TopicID = fmt.Sprintf("%x", meta.ID[:])
-	m.Partition = r.p.index
+	m.Partition = r.index
 	m.Partitions = int32(len(meta.LeaderEpochs))
 	m.Configs = meta.Configs
 	return m
@@ -295,7 +311,7 @@ func (r *remoteLog) stamp(m *tiering.Manifest) *tiering.Manifest {
 func (r *remoteLog) install(m *tiering.Manifest) {
 	r.manifest.Store(m)
 	if len(m.Segments) > 0 {
-		r.p.log.SetRemoteOffset(m.NextOffset())
+		r.local.SetRemoteOffset(m.NextOffset())
 	}
 }
 
@@ -314,9 +330,18 @@ func (r *remoteLog) readable() (start, next int64, ok bool) {
 // for data the manifest does not hold, so an unavailable store only delays
 // local deletion.
 func (r *remoteLog) runTask(ctx context.Context) {
+	// Upload only what is durable locally: a segment uploaded and then lost
+	// to a power cut would leave the local log behind the remote one. The
+	// flush runs before the task lock is taken (no lock is held across an
+	// fsync); what it made durable is everything below the log end read
+	// before it.
+	durable := r.local.Log().LogEndOffset()
+	err := r.local.Flush()
 	r.taskMu.Lock()
 	defer r.taskMu.Unlock()
-	err := r.uploadPending(ctx)
+	if err == nil {
+		err = r.uploadPending(ctx, durable)
+	}
 	if err == nil {
 		err = r.applyRetention(ctx)
 	}
@@ -334,26 +359,23 @@ func (r *remoteLog) runTask(ctx context.Context) {
 	}
 	r.failures++
 	r.failing.Store(true)
-	r.t.uploadErrors.WithLabelValues(r.p.topic.name).Inc()
+	r.t.uploadErrors.WithLabelValues(r.topicState.name).Inc()
 	backoff := time.Duration(r.t.s.cfg.RemoteLogRetryBackoffMs) * time.Millisecond << min(r.failures-1, 16)
 	backoff = min(backoff, time.Duration(r.t.s.cfg.RemoteLogRetryBackoffMaxMs)*time.Millisecond)
 	backoff += time.Duration(rand.Int64N(int64(backoff)/5 + 1)) // jitter, so partitions do not retry in step
 	r.retryAt.Store(time.Now().Add(backoff).UnixMilli())
-	r.t.s.logger.Warn("remote log task failed; will retry", "topic", r.p.topic.name, "partition", r.p.index,
+	r.t.s.logger.Warn("remote log task failed; will retry", "topic", r.topicState.name, "partition", r.index,
 		"failures", r.failures, "retry_in", backoff.Round(time.Millisecond), "err", err)
 }
 
-func (r *remoteLog) uploadPending(ctx context.Context) error {
+// uploadPending uploads the sealed segments below durable (flushed by the
+// caller) that the manifest lacks. Needs taskMu.
+func (r *remoteLog) uploadPending(ctx context.Context, durable int64) error {
 	m, err := r.load(ctx)
 	if err != nil {
 		return err
 	}
-	// Upload only what is durable locally: a segment uploaded and then lost
-	// to a power cut would leave the local log behind the remote one.
-	if err := r.p.log.Flush(); err != nil {
-		return err
-	}
-	segs, err := r.p.log.SealedSegments(m.NextOffset())
+	segs, err := r.local.Log().SealedSegments(m.NextOffset())
 	if err != nil {
 		return err
 	}
@@ -364,7 +386,10 @@ func (r *remoteLog) uploadPending(ctx context.Context) error {
 	}()
 	r.updateLag(segs, m)
 	for _, seg := range segs {
-		if seg.NextOffset > r.p.lastStableOffset() {
+		if seg.NextOffset > durable {
+			break // sealed after the flush: the next task uploads it
+		}
+		if seg.NextOffset > r.local.LastStableOffset() {
 			// Only stable data goes remote (as in Kafka): a segment
 			// holding records of an open transaction waits for its
 			// marker, so remote reads never pass the last stable offset
@@ -470,11 +495,11 @@ func (r *remoteLog) upload(ctx context.Context, m *tiering.Manifest, seg storage
 			old = append(old, segmentKeys(r.prefix, s)...)
 		}
 		r.deleteObjects(old)
-		r.t.s.logger.Info("remote log: compacted segment replaced remote segments", "topic", r.p.topic.name, "partition", r.p.index,
+		r.t.s.logger.Info("remote log: compacted segment replaced remote segments", "topic", r.topicState.name, "partition", r.index,
 			"base_offset", seg.BaseOffset, "next_offset", seg.NextOffset, "replaced", len(replaced))
 	}
-	r.t.uploadedBytes.WithLabelValues(r.p.topic.name).Add(float64(seg.Size))
-	r.t.s.logger.Debug("remote log: segment uploaded", "topic", r.p.topic.name, "partition", r.p.index,
+	r.t.uploadedBytes.WithLabelValues(r.topicState.name).Add(float64(seg.Size))
+	r.t.s.logger.Debug("remote log: segment uploaded", "topic", r.topicState.name, "partition", r.index,
 		"base_offset", seg.BaseOffset, "next_offset", seg.NextOffset, "bytes", seg.Size)
 	return next, nil
 }
@@ -519,7 +544,7 @@ func (r *remoteLog) sweepOrphans(ctx context.Context) {
 	}
 	if len(orphans) > 0 {
 		r.deleteObjects(orphans)
-		r.t.orphansDeleted.WithLabelValues(r.p.topic.name).Add(float64(len(orphans)))
+		r.t.orphansDeleted.WithLabelValues(r.topicState.name).Add(float64(len(orphans)))
 		r.t.s.logger.Info("remote log: orphaned objects deleted", "prefix", r.prefix, "count", len(orphans))
 	}
 }
@@ -567,8 +592,8 @@ func (r *remoteLog) applyRetention(ctx context.Context) error {
 	}
 	_, cfg := r.topic()
 	sc := cfg.storageConfig()
-	localStart := r.p.log.LogStartOffset()
-	total := r.p.log.Size()
+	localStart := r.local.Log().LogStartOffset()
+	total := r.local.Log().Size()
 	for _, s := range m.Segments {
 		if s.NextOffset <= localStart {
 			total += s.Size
@@ -619,9 +644,9 @@ func (r *remoteLog) dropFirst(ctx context.Context, m *tiering.Manifest, n int, s
 		size += s.Size
 	}
 	r.deleteObjects(keys)
-	r.t.deletedBytes.WithLabelValues(r.p.topic.name).Add(float64(size))
+	r.t.deletedBytes.WithLabelValues(r.topicState.name).Add(float64(size))
 	if n > 0 {
-		r.t.s.logger.Info("remote log: segments deleted", "topic", r.p.topic.name, "partition", r.p.index,
+		r.t.s.logger.Info("remote log: segments deleted", "topic", r.topicState.name, "partition", r.index,
 			"segments", n, "remote_log_start_offset", next.StartOffset())
 	}
 	return nil
@@ -660,7 +685,7 @@ func (r *remoteLog) deleteRecordsBefore(ctx context.Context, offset int64) error
 // logStartOffset is the partition's first readable offset: remote if the
 // remote log reaches below the local one.
 func (p *partition) logStartOffset() int64 {
-	local := p.log.LogStartOffset()
+	local := p.Log().LogStartOffset()
 	if start, _, ok := p.remote.readable(); ok && start < local {
 		return start
 	}
@@ -715,26 +740,14 @@ func (c *tieredCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descCacheFetched, prometheus.CounterValue, float64(st.BytesFetched))
 }
 
-// resetLocalLog replaces the partition's local log, before the server
-// serves, with an empty one starting at start.
+// resetLocalLog empties the partition's local log, before the server
+// serves, to start at start (the remote log's end).
 func (p *partition) resetLocalLog(start int64) error {
-	s := p.remote.t.s
-	dir := p.log.Dir()
-	s.logger.Warn("local log ends below its remote log; starting it empty at the remote end",
-		"topic", p.topic.name, "partition", p.index, "local_end_offset", p.log.LogEndOffset(), "remote_end_offset", start)
-	if err := p.log.Delete(); err != nil {
+	p.remote.t.s.logger.Warn("local log ends below its remote log; starting it empty at the remote end",
+		"topic", p.topic.name, "partition", p.index, "local_end_offset", p.LogEndOffset(), "remote_end_offset", start)
+	if err := p.ResetTo(start); err != nil {
 		return err
 	}
-	if err := checkPartitionTopicID(dir, p.topic); err != nil {
-		return err
-	}
-	l, err := storage.CreateAt(dir, start, p.topic.config.storageConfig(), storage.Options{Logger: s.logger.With("partition", partitionDirName(p.topic.name, p.index))})
-	if err != nil {
-		return err
-	}
-	p.log = l
-	p.mu.producers = newProducerTable()
-	p.firstUnstable.Store(-1)
-	p.log.SetRemoteOffset(start)
+	p.SetRemoteOffset(start)
 	return nil
 }

@@ -159,9 +159,9 @@ func setupTieredBench(b *testing.B, size int, also ...string) (tb *testBroker, e
 	}
 	p := tb.srv.topics.partition("remote", 0)
 	waitFor(b, 5*time.Minute, "sealed segments uploaded and deleted locally", func() bool {
-		return p.log.NumSegments() == 1 && p.log.LogStartOffset() > 0
+		return p.Log().NumSegments() == 1 && p.Log().LogStartOffset() > 0
 	})
-	return tb, p.log.LogStartOffset(), p.remote.manifest.Load().Bytes()
+	return tb, p.Log().LogStartOffset(), p.remote.manifest.Load().Bytes()
 }
 
 // BenchmarkTieredHotLatency measures the produce-to-consume latency of a

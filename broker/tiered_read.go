@@ -329,7 +329,7 @@ func (r *remoteLog) fetchRemote(offset int64, maxBytes int, minOneBatch, readCom
 			_, err = r.abortedFor(rw, offset)
 		}
 		if err != nil && !errors.Is(err, errNotRemote) && ctx.Err() == nil {
-			t.s.logger.Warn("remote read failed", "topic", r.p.topic.name, "partition", r.p.index, "offset", offset, "err", err)
+			t.s.logger.Warn("remote read failed", "topic", r.topicState.name, "partition", r.index, "offset", offset, "err", err)
 		}
 	}()
 	return nil, nil, false, nil
@@ -354,7 +354,7 @@ func (r *remoteLog) abortedFor(rr remoteReader, offset int64) ([]storage.Aborted
 	if err != nil || complete {
 		return out, err
 	}
-	local, err := r.p.log.AbortedTxns(offset, upTo)
+	local, err := r.local.Log().AbortedTxns(offset, upTo)
 	for _, t := range local {
 		// Segments both uploaded and still local were scanned remotely.
 		if t.LastOffset >= m.NextOffset() {
@@ -422,7 +422,7 @@ func (r *remoteLog) offsetForTimestamp(ctx context.Context, ts, localStart int64
 // local epoch cache, or, for epochs older than every local one, the
 // leader-epoch starts the manifest keeps for the remote segments.
 func (p *partition) endOffsetForEpoch(epoch int32) (int32, int64) {
-	if e, end := p.log.EndOffsetForEpoch(epoch); e >= 0 {
+	if e, end := p.Log().EndOffsetForEpoch(epoch); e >= 0 {
 		return e, end
 	}
 	m := p.remote.manifest.Load()
@@ -448,10 +448,10 @@ func (p *partition) endOffsetForEpoch(epoch int32) (int32, int64) {
 		return -1, -1
 	}
 	// The requested epoch's successor starts in the local log.
-	for _, e := range p.log.Epochs() {
+	for _, e := range p.Log().Epochs() {
 		if e.Epoch > found {
 			return found, e.StartOffset
 		}
 	}
-	return found, p.log.LogEndOffset()
+	return found, p.Log().LogEndOffset()
 }

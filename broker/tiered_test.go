@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/broker/storage"
 	"github.com/strata-streaming/strata/tiering"
 )
@@ -95,9 +96,9 @@ func TestTieredUploadDeleteLocalAndReadBack(t *testing.T) {
 	values := produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10)), "tiered", 4000) // ≈ 900 KiB, 14 segments
 
 	p := tb.srv.topics.partition("tiered", 0)
-	waitFor(t, 20*time.Second, "local log start to move past 0", func() bool { return p.log.LogStartOffset() > 0 })
+	waitFor(t, 20*time.Second, "local log start to move past 0", func() bool { return p.Log().LogStartOffset() > 0 })
 	waitFor(t, 20*time.Second, "local size within local.retention.bytes + 2 segments", func() bool {
-		return p.log.Size() <= 131072+2*65536
+		return p.Log().Size() <= 131072+2*65536
 	})
 	if got := p.logStartOffset(); got != 0 {
 		t.Fatalf("partition log start offset %d, want 0 (remote)", got)
@@ -131,7 +132,7 @@ func TestTieredUploadDeleteLocalAndReadBack(t *testing.T) {
 		t.Fatalf("by timestamp: %v %+v", err, lo)
 	}
 	// By the timestamp of a record in the middle of the remote log.
-	target := p.log.LogStartOffset() / 2
+	target := p.Log().LogStartOffset() / 2
 	p = tb.srv.topics.partition("tiered", 0)
 	first := consumeTimestamps(t, tb, "tiered", target+1)
 	lo, err = tb.admin().ListOffsetsAfterMilli(testContext(t), first[target], "tiered")
@@ -192,7 +193,7 @@ func TestTieredRecoverTopicFromBucket(t *testing.T) {
 	tb.createTopic("lost", 1, tieredTopicConfigs("retention.ms", "-1"))
 	values := produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10)), "lost", 3000)
 	p := tb.srv.topics.partition("lost", 0)
-	waitFor(t, 20*time.Second, "local deletion of uploaded segments", func() bool { return p.log.LogStartOffset() > 0 })
+	waitFor(t, 20*time.Second, "local deletion of uploaded segments", func() bool { return p.Log().LogStartOffset() > 0 })
 	prefix := p.remote.prefix
 	tb.stop()
 	// The bucket's manifest, read after the stop: uploads go on until then.
@@ -213,8 +214,8 @@ func TestTieredRecoverTopicFromBucket(t *testing.T) {
 		t.Fatalf("recover: %v %v", err, resp.Err)
 	}
 	rp := fresh.srv.topics.partition("lost", 0)
-	if rp == nil || rp.log.LogStartOffset() != remoteNext || rp.logStartOffset() != 0 {
-		t.Fatalf("recovered partition: local start %d (want %d), start %d", rp.log.LogStartOffset(), remoteNext, rp.logStartOffset())
+	if rp == nil || rp.Log().LogStartOffset() != remoteNext || rp.logStartOffset() != 0 {
+		t.Fatalf("recovered partition: local start %d (want %d), start %d", rp.Log().LogStartOffset(), remoteNext, rp.logStartOffset())
 	}
 	if got := fresh.srv.topics.get("lost").meta.Configs["retention.ms"]; got != "-1" {
 		t.Fatalf("recovered configs lost retention.ms: %q", got)
@@ -279,7 +280,7 @@ func TestTieredRemoteReadNeverDelaysHotPartition(t *testing.T) {
 	cl := tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10))
 	coldValues := produceValues(t, cl, "cold", 2000)
 	p := tb.srv.topics.partition("cold", 0)
-	waitFor(t, 20*time.Second, "local deletion of uploaded segments", func() bool { return p.log.LogStartOffset() > 0 })
+	waitFor(t, 20*time.Second, "local deletion of uploaded segments", func() bool { return p.Log().LogStartOffset() > 0 })
 	tb.restart() // cold cache
 	gate := make(chan struct{})
 	store.mu.Lock()
@@ -359,7 +360,7 @@ func TestTieredCompactedTopic(t *testing.T) {
 	}
 	p := tb.srv.topics.partition("table", 0)
 	waitFor(t, 30*time.Second, "compacted segments uploaded and deleted locally", func() bool {
-		return p.log.LogStartOffset() > 0
+		return p.Log().LogStartOffset() > 0
 	})
 	// Every object under the partition is named by the manifest: segments
 	// a compacted merge replaced are deleted, not left behind.
@@ -439,8 +440,8 @@ func TestTieredCompactedTopic(t *testing.T) {
 			t.Fatalf("key k%d: latest record %+v", k, r)
 		}
 	}
-	if records[0].Offset >= p.log.LogStartOffset() {
-		t.Fatalf("nothing was read from the remote log (first offset %d, local start %d)", records[0].Offset, p.log.LogStartOffset())
+	if records[0].Offset >= p.Log().LogStartOffset() {
+		t.Fatalf("nothing was read from the remote log (first offset %d, local start %d)", records[0].Offset, p.Log().LogStartOffset())
 	}
 }
 
@@ -512,7 +513,7 @@ func TestTieredDeleteRecordsBeforeUpload(t *testing.T) {
 	if m := p.remote.manifest.Load(); m == nil || len(m.Segments) == 0 || m.LogStartOffset != cut {
 		t.Fatalf("manifest after upload: %+v", m)
 	}
-	waitFor(t, 20*time.Second, "local deletion of uploaded segments", func() bool { return p.log.LogStartOffset() > cut })
+	waitFor(t, 20*time.Second, "local deletion of uploaded segments", func() bool { return p.Log().LogStartOffset() > cut })
 	if got := p.logStartOffset(); got != cut {
 		t.Fatalf("log start offset %d after the upload, want %d", got, cut)
 	}
@@ -530,15 +531,15 @@ func TestTieredLocalLogBehindRemote(t *testing.T) {
 	tb.createTopic("wiped", 1, tieredTopicConfigs())
 	values := produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10)), "wiped", 2000)
 	p := tb.srv.topics.partition("wiped", 0)
-	waitFor(t, 20*time.Second, "local deletion of uploaded segments", func() bool { return p.log.LogStartOffset() > 0 })
-	dir := p.log.Dir()
+	waitFor(t, 20*time.Second, "local deletion of uploaded segments", func() bool { return p.Log().LogStartOffset() > 0 })
+	dir := p.Log().Dir()
 	tb.stop()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if e.Name() != partitionMetadataFile {
+		if e.Name() != replica.PartitionMetadataFile {
 			os.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
@@ -547,8 +548,8 @@ func TestTieredLocalLogBehindRemote(t *testing.T) {
 	// The manifest as the restarted broker read it (uploads went on until
 	// the stop).
 	remoteEnd := p.remote.manifest.Load().NextOffset()
-	if p.log.LogStartOffset() != remoteEnd || p.log.LogEndOffset() != remoteEnd {
-		t.Fatalf("local log [%d, %d), want to start empty at the remote end %d", p.log.LogStartOffset(), p.log.LogEndOffset(), remoteEnd)
+	if p.Log().LogStartOffset() != remoteEnd || p.Log().LogEndOffset() != remoteEnd {
+		t.Fatalf("local log [%d, %d), want to start empty at the remote end %d", p.Log().LogStartOffset(), p.Log().LogEndOffset(), remoteEnd)
 	}
 	got := consumeValues(t, tb, "wiped", int(remoteEnd))
 	for i := range got {
@@ -617,7 +618,7 @@ func TestTieredRemotePartitionsReadInParallel(t *testing.T) {
 		tb.createTopic(topic, 1, tieredTopicConfigs())
 		produceValues(t, cl, topic, 1500)
 		p := tb.srv.topics.partition(topic, 0)
-		waitFor(t, 20*time.Second, topic+" uploaded and deleted locally", func() bool { return p.log.LogStartOffset() > 0 })
+		waitFor(t, 20*time.Second, topic+" uploaded and deleted locally", func() bool { return p.Log().LogStartOffset() > 0 })
 	}
 	tb.restart() // cold cache
 	gate := make(chan struct{})
@@ -698,11 +699,13 @@ func TestTieredOffsetForLeaderEpoch(t *testing.T) {
 	cl := tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10))
 	p := tb.srv.topics.partition("epochs", 0)
 	produceValues(t, cl, "epochs", 800)
-	epoch1Start := p.log.LogEndOffset()
-	p.epoch.Store(1) // as a leader change would
+	epoch1Start := p.Log().LogEndOffset()
+	next := *p.Role() // a new leader epoch, as a leader change would give
+	next.LeaderEpoch++
+	p.SetRole(&next, time.Now().UnixMilli())
 	produceValues(t, cl, "epochs", 800)
-	waitFor(t, 20*time.Second, "epoch 0 wholly remote", func() bool { return p.log.LogStartOffset() >= epoch1Start })
-	if e, end := p.log.EndOffsetForEpoch(0); e != -1 {
+	waitFor(t, 20*time.Second, "epoch 0 wholly remote", func() bool { return p.Log().LogStartOffset() >= epoch1Start })
+	if e, end := p.Log().EndOffsetForEpoch(0); e != -1 {
 		t.Fatalf("local log still knows epoch 0 (%d, %d); the test needs it remote-only", e, end)
 	}
 	req := kmsg.NewPtrOffsetForLeaderEpochRequest()
@@ -827,9 +830,9 @@ func TestTieredReadCommitted(t *testing.T) {
 	p := tb.srv.topics.partition("txns", 0)
 	waitFor(t, 20*time.Second, "remote segments and local deletion", func() bool {
 		m := p.remote.manifest.Load()
-		return m != nil && len(m.Segments) > 3 && p.log.LogStartOffset() > 0
+		return m != nil && len(m.Segments) > 3 && p.Log().LogStartOffset() > 0
 	})
-	lso := p.lastStableOffset()
+	lso := p.LastStableOffset()
 	if m := p.remote.manifest.Load(); m.NextOffset() > lso {
 		t.Fatalf("remote log reaches %d, past the last stable offset %d", m.NextOffset(), lso)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -19,10 +20,11 @@ import (
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
-// topicState is a topic with its open partitions.
+// topicState is a topic with its open partitions, as reconcile last left
+// it.
 type topicState struct {
-	// name and id never change; meta (configs, partition count) is
-	// replaced under topicManager.mu.
+	// name and id never change; meta (configs, partition count), config
+	// and partitions are replaced by reconcile under topicManager.mu.
 	name       string
 	id         metadata.TopicID
 	meta       metadata.Topic
@@ -30,16 +32,28 @@ type topicState struct {
 	partitions []*partition
 }
 
-// topicManager owns the set of topics: durable metadata in the Store, open
-// partition logs on disk.
+// topicManager owns the topics this node knows and the partition logs it
+// hosts. Admin operations (create, delete, grow, configs) validate against
+// the applied metadata state, propose a record through s.meta and wait for
+// followMetadata to apply it here; only reconcile (cluster.go) opens,
+// closes or removes partitions. Concurrent admin operations need no lock
+// between them: the state machine rejects what the applied state no longer
+// allows (a second topic of one name: TOPIC_ALREADY_EXISTS).
 type topicManager struct {
-	s  *Server
-	mu sync.RWMutex // guards the maps and each topicState's partitions/config
-	// adminMu serialises metadata changes (create, delete, grow, config) so
-	// disk and store updates of one change never interleave with another's.
-	adminMu sync.Mutex
-	byName  map[string]*topicState
-	byID    map[metadata.TopicID]*topicState
+	s *Server
+	// mu guards byName, byID, openFailed, recovering, and each topicState's
+	// meta, config and partitions. It is held only to read or swap them:
+	// never across a proposal, a wait for the applied index, or disk I/O.
+	mu     sync.RWMutex
+	byName map[string]*topicState
+	byID   map[metadata.TopicID]*topicState
+	// openFailed holds, per topic, why reconcile could not open one of the
+	// partitions hosted here (the creating handler undoes the creation).
+	openFailed map[metadata.TopicID]error
+	// recovering holds the log start offsets of the partitions of topics
+	// being recovered from the bucket (recoverFromBucket), for reconcile
+	// to create their logs at.
+	recovering map[metadata.TopicID]map[int32]int64
 
 	// deleted remembers, for recreateGuardWindow, when this node applied
 	// the deletion of each recently deleted topic: Metadata does not
@@ -62,16 +76,20 @@ type topicManager struct {
 // auto-created again, as in Kafka. CreateTopics is never refused.
 const recreateGuardWindow = 5 * time.Second
 
+// openTopicManager opens the partitions this node hosts in the applied
+// state: the first reconcile pass, before followMetadata starts (the
+// coordinators, created next, adopt what it opened).
 func openTopicManager(s *Server) (*topicManager, error) {
-	m := &topicManager{s: s, byName: map[string]*topicState{}, byID: map[metadata.TopicID]*topicState{}}
+	m := &topicManager{
+		s: s, byName: map[string]*topicState{}, byID: map[metadata.TopicID]*topicState{},
+		openFailed: map[metadata.TopicID]error{}, recovering: map[metadata.TopicID]map[int32]int64{},
+	}
 	m.deleted.at = map[string]time.Time{}
 	m.deleted.now = time.Now
 	if err := m.removeOrphanDirs(); err != nil {
 		return nil, err
 	}
-	m.adminMu.Lock()
-	failed := m.syncLocked(s.clusterState(), nil)
-	m.adminMu.Unlock()
+	failed := m.reconcileApplied()
 	for name, err := range failed {
 		m.close()
 		return nil, fmt.Errorf("open topic %s: %w", name, err)
@@ -171,7 +189,7 @@ func (m *topicManager) leaderPartition(topic string, index int32) (*partition, i
 	switch {
 	case !exists:
 		return nil, kerr.UnknownTopicOrPartition.Code
-	case p == nil || !p.isLeader():
+	case p == nil || !p.IsLeader():
 		return nil, kerr.NotLeaderForPartition.Code
 	}
 	return p, 0
@@ -232,7 +250,8 @@ func newTopicError(err *kerr.Error, format string, args ...any) *topicError {
 	return &topicError{code: err.Code, message: fmt.Sprintf(format, args...)}
 }
 
-// create makes a topic durable and opens its partitions.
+// create commits a new topic through the metadata quorum and returns it
+// once this node has opened the partitions it hosts.
 func (m *topicManager) create(name string, partitions int32, replicationFactor int16, configs map[string]string, validateOnly bool) (*topicState, *topicError) {
 	return m.createAssigned(name, partitions, replicationFactor, configs, nil, validateOnly)
 }
@@ -245,9 +264,13 @@ func (m *topicManager) createAssigned(name string, partitions int32, replication
 }
 
 // createChecked is createAssigned with a last check: refuse, when set, is
-// asked under adminMu once the node has caught up with the applied
-// metadata (so every deletion applied by then is known), and a non-nil
-// answer stops the creation.
+// asked once everything else has passed, and a non-nil answer stops the
+// creation.
+//
+// The checks read the applied metadata state; no lock is held from them to
+// the commit: should another creation of the name commit first, the state
+// machine rejects this one (TOPIC_ALREADY_EXISTS). The call returns once
+// this node has opened what it hosts of the new topic.
 func (m *topicManager) createChecked(name string, partitions int32, replicationFactor int16, configs map[string]string, assignments [][]int32, validateOnly bool, refuse func() *topicError) (*topicState, *topicError) {
 	if err := validateTopicName(name); err != nil {
 		return nil, newTopicError(kerr.InvalidTopicException, "%v", err)
@@ -273,15 +296,11 @@ func (m *topicManager) createChecked(name string, partitions int32, replicationF
 	if err := validateTopicConfigs(configs); err != nil {
 		return nil, newTopicError(kerr.InvalidConfig, "%v", err)
 	}
-	m.adminMu.Lock()
-	defer m.adminMu.Unlock()
-	// Catch up with the applied metadata first: another node may have
-	// created the topic a moment ago.
-	m.syncLocked(m.s.clusterState(), nil)
-	if m.get(name) != nil {
-		return nil, newTopicError(kerr.TopicAlreadyExists, "topic %q already exists", name)
+	st := m.s.clusterState()
+	if _, ok := st.Topics[name]; ok {
+		return nil, m.alreadyExists(name)
 	}
-	if other := m.collidingTopic(name); other != "" {
+	if other := collidingTopic(st, name); other != "" {
 		return nil, newTopicError(kerr.InvalidTopicException, "topic %q collides with existing topic %q ('.' and '_' are interchangeable in metric names)", name, other)
 	}
 	if refuse != nil {
@@ -292,51 +311,141 @@ func (m *topicManager) createChecked(name string, partitions int32, replicationF
 	if validateOnly {
 		return nil, nil
 	}
-	meta := metadata.Topic{Name: name, ID: metadata.NewTopicID(), LeaderEpochs: make([]int32, partitions), Configs: configs, ReplicationFactor: int(replicationFactor), Assignments: assignments}
-	return m.createLocked(meta, nil)
-}
-
-// createLocked stores a validated topic and opens its partitions; a
-// partition listed in startOffsets starts its (empty) local log there.
-// Needs adminMu.
-func (m *topicManager) createLocked(meta metadata.Topic, startOffsets map[int32]int64) (*topicState, *topicError) {
-	name := meta.Name
-	if err := m.s.store.CreateTopic(meta); err != nil {
-		if errors.Is(err, metadata.ErrNotEnoughBrokers) {
+	placement := assignments
+	if placement == nil {
+		var err error
+		if placement, err = placeReplicas(st, m.s.cfg.NodeID, int(partitions), int(replicationFactor)); err != nil {
 			return nil, newTopicError(kerr.InvalidReplicationFactor, "%v", err)
 		}
-		if errors.Is(err, metadata.ErrTopicExists) {
-			// Created elsewhere between our check and the commit.
-			m.syncLocked(m.s.clusterState(), nil)
-			return nil, newTopicError(kerr.TopicAlreadyExists, "topic %q already exists", name)
-		}
-		return nil, newTopicError(kerr.UnknownServerError, "storing topic: %v", err)
 	}
-	failed := m.syncLocked(m.s.clusterState(), map[string]map[int32]int64{name: startOffsets})
-	if err := failed[name]; err != nil {
-		_ = m.s.store.DeleteTopic(name)
-		m.syncLocked(m.s.clusterState(), nil)
+	return m.commitCreate(name, metadata.NewTopicID(), placement, configs, nil)
+}
+
+// proposeTimeout bounds one metadata change proposed from here, with the
+// wait for this node to apply it.
+const proposeTimeout = 10 * time.Second
+
+// commitCreate proposes a validated topic and waits until this node has
+// opened the partitions it hosts; a partition listed in startOffsets
+// starts its (empty) local log there (recovery from the bucket). A topic
+// this node cannot open is deleted again (KAFKA_STORAGE_ERROR).
+func (m *topicManager) commitCreate(name string, id metadata.TopicID, placement [][]int32, configs map[string]string, startOffsets map[int32]int64) (*topicState, *topicError) {
+	if startOffsets != nil {
+		m.mu.Lock()
+		m.recovering[id] = startOffsets
+		m.mu.Unlock()
+		defer func() {
+			m.mu.Lock()
+			delete(m.recovering, id)
+			m.mu.Unlock()
+		}()
+	}
+	ctx, cancel := context.WithTimeout(m.s.ctx, proposeTimeout)
+	defer cancel()
+	index, err := m.s.meta.createTopic(ctx, name, id, placement, configs)
+	switch {
+	case errors.Is(err, cluster.ErrTopicExists):
+		// Created elsewhere between our check and the commit.
+		return nil, m.alreadyExists(name)
+	case errors.Is(err, cluster.ErrTopicIDExists):
+		return nil, newTopicError(kerr.TopicAlreadyExists, "a topic with id %x already exists", id[:])
+	case err != nil:
+		return nil, quorumError(err, "storing topic")
+	}
+	if err := m.s.meta.waitApplied(ctx, index); err != nil {
+		return nil, newTopicError(kerr.RequestTimedOut, "topic %s is created but this node has not opened it yet: %v", name, err)
+	}
+	if err := m.openFailure(id); err != nil {
+		undo, cancelUndo := context.WithTimeout(m.s.ctx, proposeTimeout)
+		if index, derr := m.s.meta.deleteTopic(undo, name, id); derr == nil {
+			_ = m.s.meta.waitApplied(undo, index)
+		}
+		cancelUndo()
 		return nil, newTopicError(kerr.KafkaStorageError, "creating topic %s: %v", name, err)
 	}
-	t := m.get(name)
+	t := m.getByID(id)
 	if t == nil {
 		return nil, newTopicError(kerr.UnknownServerError, "topic %s was deleted while it was being created", name)
 	}
 	return t, nil
 }
 
-// collidingTopic returns an existing topic whose name differs from name
-// only by '.' versus '_', which Kafka refuses because their metric names
-// would be the same; "" if there is none.
-func (m *topicManager) collidingTopic(name string) string {
+// alreadyExists answers TOPIC_ALREADY_EXISTS for a name the applied state
+// has, once this node has opened that topic (or it is gone again), so the
+// caller finds it with get — the coordinators' ensureTopic relies on it.
+// The wait is bounded and lock-free.
+func (m *topicManager) alreadyExists(name string) *topicError {
+	ctx, cancel := context.WithTimeout(m.s.ctx, proposeTimeout)
+	defer cancel()
+	_ = m.s.meta.waitReconciled(ctx, func() bool {
+		ct, ok := m.s.clusterState().Topic(name)
+		t := m.get(name)
+		return !ok || (t != nil && t.id == metadata.TopicID(ct.ID))
+	})
+	return newTopicError(kerr.TopicAlreadyExists, "topic %q already exists", name)
+}
+
+// openFailure is why reconcile could not open a hosted partition of the
+// topic, nil if it opened them all.
+func (m *topicManager) openFailure(id metadata.TopicID) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.openFailed[id]
+}
+
+// recoveryStarts is the start offsets of a topic being recovered from the
+// bucket, nil for any other topic (reconcile).
+func (m *topicManager) recoveryStarts(id metadata.TopicID) map[int32]int64 {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.recovering[id]
+}
+
+// placeReplicas places n new partitions with rf replicas each (first: the
+// preferred leader) evenly over the eligible brokers and racks
+// (cluster.PlanAssignment). With one replica and no eligible broker (a node
+// migrating its old data directory before it registers) they go to self.
+func placeReplicas(st cluster.State, self int32, n, rf int) ([][]int32, error) {
+	rf = max(rf, 1)
+	plan, err := cluster.PlanAssignment(st, n, rf)
+	if err != nil && rf > 1 {
+		return nil, fmt.Errorf("not enough live brokers for replication factor %d: %w", rf, err)
+	}
+	out := make([][]int32, n)
+	for i := range out {
+		if err != nil {
+			out[i] = []int32{self}
+		} else {
+			out[i] = plan[i].Replicas
+		}
+	}
+	return out, nil
+}
+
+// quorumError maps a failed proposal to the answer: REQUEST_TIMED_OUT when
+// the quorum did not answer in time (the change may still commit), else
+// UNKNOWN_SERVER_ERROR saying what failed.
+func quorumError(err error, what string) *topicError {
+	var notLeader *metadata.NotLeaderError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &notLeader),
+		errors.Is(err, metadata.ErrNoController), errors.Is(err, metadata.ErrControllerLost):
+		return newTopicError(kerr.RequestTimedOut, "the metadata quorum did not apply the change in time; it may still take effect")
+	default:
+		return newTopicError(kerr.UnknownServerError, "%s: %v", what, err)
+	}
+}
+
+// collidingTopic returns a topic of st whose name differs from name only
+// by '.' versus '_', which Kafka refuses because their metric names would
+// be the same; "" if there is none.
+func collidingTopic(st cluster.State, name string) string {
 	if !strings.ContainsAny(name, "._") {
 		return ""
 	}
 	unify := func(s string) string { return strings.ReplaceAll(s, ".", "_") }
 	want := unify(name)
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	for other := range m.byName {
+	for other := range st.Topics {
 		if other != name && unify(other) == want {
 			return other
 		}
@@ -371,7 +480,14 @@ func (m *topicManager) autoCreate(name string) *topicError {
 		}
 		return nil
 	}
-	_, terr := m.createChecked(name, -1, -1, nil, nil, false, func() *topicError { return m.recreateRefused(name) })
+	_, terr := m.createChecked(name, -1, -1, nil, nil, false, func() *topicError {
+		if m.get(name) != nil {
+			// Not in the applied state, still open here: its deletion is
+			// applied and this node is removing it.
+			return newTopicError(kerr.UnknownTopicOrPartition, "topic %q is being deleted", name)
+		}
+		return m.recreateRefused(name)
+	})
 	if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
 		if m.get(name) != nil {
 			return nil
@@ -383,7 +499,7 @@ func (m *topicManager) autoCreate(name string) *topicError {
 
 // noteDeleted records that this node applied the deletion of a topic
 // named name now, and forgets deletions older than recreateGuardWindow.
-// syncLocked calls it before the name leaves byName, so a Metadata
+// reconcile calls it before the name leaves byName, so a Metadata
 // request that no longer finds the topic finds the deletion.
 func (m *topicManager) noteDeleted(name string) {
 	m.deleted.Lock()
@@ -415,8 +531,9 @@ func (m *topicManager) recreateRefused(name string) *topicError {
 	return newTopicError(kerr.UnknownTopicOrPartition, "topic %q was deleted %v ago; Metadata does not auto-create it again within %v of its deletion (CreateTopics does)", name, ago.Round(time.Millisecond), recreateGuardWindow)
 }
 
-// delete removes a topic: from the store first (the point of no return),
-// then its directories, renamed aside before removal.
+// delete removes a topic: from the metadata first (the point of no
+// return), then, as each node applies it, its directories, renamed aside
+// before removal. It returns once this node has removed its own.
 func (m *topicManager) delete(name string) *topicError {
 	if !m.s.cfg.DeleteTopicEnable {
 		return newTopicError(kerr.TopicDeletionDisabled, "delete.topic.enable is false")
@@ -424,16 +541,22 @@ func (m *topicManager) delete(name string) *topicError {
 	if isInternalTopic(name) {
 		return newTopicError(kerr.InvalidRequest, "%s is an internal topic and cannot be deleted", name)
 	}
-	m.adminMu.Lock()
-	defer m.adminMu.Unlock()
-	t := m.get(name)
-	if t == nil {
+	ct, ok := m.s.clusterState().Topic(name)
+	if !ok {
 		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
 	}
-	if err := m.s.store.DeleteTopic(name); err != nil {
-		return newTopicError(kerr.UnknownServerError, "deleting topic: %v", err)
+	ctx, cancel := context.WithTimeout(m.s.ctx, proposeTimeout)
+	defer cancel()
+	index, err := m.s.meta.deleteTopic(ctx, name, metadata.TopicID(ct.ID))
+	switch {
+	case errors.Is(err, cluster.ErrTopicNotFound):
+		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name) // deleted meanwhile
+	case err != nil:
+		return quorumError(err, "deleting topic")
 	}
-	m.syncLocked(m.s.clusterState(), nil)
+	if err := m.s.meta.waitApplied(ctx, index); err != nil {
+		return newTopicError(kerr.RequestTimedOut, "topic %s is deleted but this node has not removed it yet: %v", name, err)
+	}
 	return nil
 }
 
@@ -441,20 +564,19 @@ func (m *topicManager) delete(name string) *topicError {
 // places the new partitions (one replica list each, in partition order,
 // first replica the preferred leader); it must list exactly the partitions
 // added, each with the topic's replication factor and distinct registered
-// brokers. Without it the controller's plan places them.
+// brokers. Without it the controller's plan places them. It returns once
+// this node has opened the new partitions it hosts.
 func (m *topicManager) grow(name string, count int32, assignments [][]int32, validateOnly bool) *topicError {
 	if isInternalTopic(name) {
 		// Groups are placed by partition count: adding partitions would move them.
 		return newTopicError(kerr.InvalidRequest, "%s is an internal topic; its partition count cannot change", name)
 	}
-	m.adminMu.Lock()
-	defer m.adminMu.Unlock()
-	t := m.get(name)
-	if t == nil {
+	st := m.s.clusterState()
+	ct, ok := st.Topic(name)
+	if !ok {
 		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
 	}
-	_, _, meta := m.snapshot(t)
-	current := meta.Partitions()
+	current := int32(len(ct.Partitions))
 	switch {
 	case count < current:
 		return newTopicError(kerr.InvalidPartitions, "topic %q has %d partitions; the count can only grow", name, current)
@@ -465,71 +587,46 @@ func (m *topicManager) grow(name string, count int32, assignments [][]int32, val
 	case assignments != nil && len(assignments) != int(count-current):
 		return newTopicError(kerr.InvalidReplicaAssignment, "%d new partitions but %d assignments", count-current, len(assignments))
 	}
-	if assignments != nil {
-		st := m.s.clusterState()
-		ct, ok := st.Topic(name)
-		if !ok || metadata.TopicID(ct.ID) != t.id {
-			return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
+	// The replica count a reassignment of partition 0 is heading for, as
+	// the state machine checks.
+	rf := len(ct.Partitions[0].TargetReplicas())
+	for i, replicas := range assignments {
+		partition := current + int32(i)
+		if len(replicas) != rf {
+			return newTopicError(kerr.InvalidReplicaAssignment, "partition %d: %d replicas, but the topic's partitions have %d", partition, len(replicas), rf)
 		}
-		// The replica count a reassignment of partition 0 is heading for,
-		// as the state machine checks.
-		rf := len(ct.Partitions[0].TargetReplicas())
-		for i, replicas := range assignments {
-			partition := current + int32(i)
-			if len(replicas) != rf {
-				return newTopicError(kerr.InvalidReplicaAssignment, "partition %d: %d replicas, but the topic's partitions have %d", partition, len(replicas), rf)
-			}
-			if msg := replicaSetProblem(st, replicas); msg != "" {
-				return newTopicError(kerr.InvalidReplicaAssignment, "partition %d: %s", partition, msg)
-			}
+		if msg := replicaSetProblem(st, replicas); msg != "" {
+			return newTopicError(kerr.InvalidReplicaAssignment, "partition %d: %s", partition, msg)
 		}
 	}
 	if validateOnly {
 		return nil
 	}
-	if assignments != nil {
-		if terr := m.proposeAssignedPartitions(name, assignments); terr != nil {
-			return terr
+	placement := assignments
+	if placement == nil {
+		var err error
+		if placement, err = placeReplicas(st, m.s.cfg.NodeID, int(count-current), rf); err != nil {
+			return newTopicError(kerr.InvalidReplicationFactor, "%v", err)
 		}
-	} else {
-		meta.LeaderEpochs = append(meta.LeaderEpochs, make([]int32, count-current)...)
-		if err := m.s.store.UpdateTopic(meta); err != nil {
-			return newTopicError(kerr.UnknownServerError, "storing topic: %v", err)
-		}
-	}
-	if err := m.syncLocked(m.s.clusterState(), nil)[name]; err != nil {
-		return newTopicError(kerr.KafkaStorageError, "creating partitions: %v", err)
-	}
-	return nil
-}
-
-// proposeTimeout bounds one metadata change proposed from here, as the
-// metadata store bounds its own.
-const proposeTimeout = 10 * time.Second
-
-// proposeAssignedPartitions commits new partitions placed by a manual
-// assignment (the metadata store places new partitions by its plan only).
-func (m *topicManager) proposeAssignedPartitions(name string, assignments [][]int32) *topicError {
-	rec := cluster.CreatePartitions{Topic: name}
-	for _, replicas := range assignments {
-		rec.Partitions = append(rec.Partitions, cluster.PartitionAssignment{Replicas: slices.Clone(replicas)})
 	}
 	ctx, cancel := context.WithTimeout(m.s.ctx, proposeTimeout)
 	defer cancel()
-	_, err := m.s.raft.Member().Propose(ctx, rec)
-	var notLeader *metadata.NotLeaderError
+	index, err := m.s.meta.createPartitions(ctx, name, placement)
 	switch {
-	case err == nil:
-		return nil
 	case errors.Is(err, cluster.ErrTopicNotFound):
 		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
 	case errors.Is(err, cluster.ErrReplicaCountDiffering), errors.Is(err, cluster.ErrInvalid):
 		return newTopicError(kerr.InvalidReplicaAssignment, "%v", err)
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &notLeader):
-		return newTopicError(kerr.RequestTimedOut, "the metadata quorum did not apply the new partitions in time; they may still be created")
-	default:
-		return newTopicError(kerr.UnknownServerError, "storing partitions: %v", err)
+	case err != nil:
+		return quorumError(err, "storing partitions")
 	}
+	if err := m.s.meta.waitApplied(ctx, index); err != nil {
+		return newTopicError(kerr.RequestTimedOut, "the partitions are created but this node has not opened them yet: %v", err)
+	}
+	if err := m.openFailure(metadata.TopicID(ct.ID)); err != nil {
+		return newTopicError(kerr.KafkaStorageError, "creating partitions: %v", err)
+	}
+	return nil
 }
 
 // replicaSetProblem checks one partition's replica list: non-empty,
@@ -549,27 +646,31 @@ func replicaSetProblem(st cluster.State, replicas []int32) string {
 	return ""
 }
 
-// setConfigs replaces a topic's overrides after validation and applies them
-// to the open logs.
+// setConfigs replaces a topic's overrides after validation; it returns
+// once this node's open logs use them.
 func (m *topicManager) setConfigs(name string, configs map[string]string, validateOnly bool) *topicError {
 	if err := validateTopicConfigs(configs); err != nil {
 		return newTopicError(kerr.InvalidConfig, "%v", err)
 	}
-	m.adminMu.Lock()
-	defer m.adminMu.Unlock()
-	t := m.get(name)
-	if t == nil {
+	ct, ok := m.s.clusterState().Topic(name)
+	if !ok {
 		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
 	}
-	if validateOnly {
+	if validateOnly || maps.Equal(configs, ct.Configs) {
 		return nil
 	}
-	_, _, meta := m.snapshot(t)
-	meta.Configs = configs
-	if err := m.s.store.UpdateTopic(meta); err != nil {
-		return newTopicError(kerr.UnknownServerError, "storing topic: %v", err)
+	ctx, cancel := context.WithTimeout(m.s.ctx, proposeTimeout)
+	defer cancel()
+	index, err := m.s.meta.alterConfigs(ctx, name, configs)
+	switch {
+	case errors.Is(err, cluster.ErrTopicNotFound):
+		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
+	case err != nil:
+		return quorumError(err, "storing topic configs")
 	}
-	m.syncLocked(m.s.clusterState(), nil)
+	if err := m.s.meta.waitApplied(ctx, index); err != nil {
+		return newTopicError(kerr.RequestTimedOut, "the configs are stored but this node does not use them yet: %v", err)
+	}
 	return nil
 }
 
@@ -592,16 +693,16 @@ func (m *topicManager) logTaskError(what string, p *partition, err error) bool {
 	if errors.Is(err, storage.ErrClosed) {
 		return false
 	}
-	m.s.logger.Error(what, "dir", p.log.Dir(), "err", err)
+	m.s.logger.Error(what, "dir", p.Log().Dir(), "err", err)
 	return true
 }
 
 func (m *topicManager) applyRetention() {
 	m.forEachPartition(func(p *partition) {
-		if n, err := p.log.ApplyRetention(); err != nil {
+		if n, err := p.ApplyRetention(); err != nil {
 			m.logTaskError("retention failed", p, err)
 		} else if n > 0 {
-			m.s.logger.Info("retention deleted segments", "dir", p.log.Dir(), "segments", n, "log_start_offset", p.log.LogStartOffset())
+			m.s.logger.Info("retention deleted segments", "dir", p.Log().Dir(), "segments", n, "log_start_offset", p.Log().LogStartOffset())
 		}
 	})
 }
@@ -611,23 +712,15 @@ func (m *topicManager) applyRetention() {
 // producer-state snapshot is never written by two goroutines at once.
 func (m *topicManager) cleanLogs() {
 	m.forEachPartition(func(p *partition) {
-		now := time.Now()
-		if m.s.ctx.Err() != nil || !p.log.Compacted() || !p.log.NeedsClean(now) {
+		if m.s.ctx.Err() != nil {
 			return
 		}
-		// A restart rebuilds producer state from the snapshot plus the
-		// batches after it: snapshot first, and clean only below it.
-		limit := p.log.LogEndOffset()
-		if err := p.checkpoint(); err != nil {
-			m.logTaskError("checkpoint before cleaning failed", p, err)
-			return
-		}
-		res, err := p.log.CleanBelow(now, limit)
+		res, err := p.Clean(time.Now())
 		switch {
 		case err != nil:
 			m.logTaskError("log cleaning failed", p, err)
 		case res.Cleaned:
-			m.s.logger.Info("log cleaned", "dir", p.log.Dir(), "reason", res.Reason,
+			m.s.logger.Info("log cleaned", "dir", p.Log().Dir(), "reason", res.Reason,
 				"offsets", fmt.Sprintf("[%d, %d)", res.FirstOffset, res.EndOffset),
 				"bytes_before", res.BytesBefore, "bytes_after", res.BytesAfter,
 				"records_removed", res.RecordsRemoved, "tombstones_removed", res.TombstonesRemoved,
@@ -638,18 +731,15 @@ func (m *topicManager) cleanLogs() {
 
 func (m *topicManager) flushAndRoll() {
 	m.forEachPartition(func(p *partition) {
-		if err := p.log.MaybeRoll(); err != nil {
-			m.logTaskError("segment roll failed", p, err)
-		}
-		if err := p.log.FlushIfDue(); err != nil {
-			m.logTaskError("flush failed", p, err)
+		if err := p.RollAndFlush(); err != nil {
+			m.logTaskError("segment roll or flush failed", p, err)
 		}
 	})
 }
 
 func (m *topicManager) checkpoint() {
 	m.forEachPartition(func(p *partition) {
-		if err := p.checkpoint(); err != nil {
+		if err := p.Checkpoint(); err != nil {
 			m.logTaskError("checkpoint failed", p, err)
 		}
 	})
@@ -658,7 +748,7 @@ func (m *topicManager) checkpoint() {
 func (m *topicManager) close() error {
 	var firstErr error
 	m.forEachPartition(func(p *partition) {
-		if err := p.close(); err != nil && firstErr == nil {
+		if err := p.Close(); err != nil && firstErr == nil {
 			firstErr = err
 		}
 	})

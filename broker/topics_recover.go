@@ -3,15 +3,15 @@ package broker
 import (
 	"context"
 	"encoding/hex"
-	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/strata-streaming/strata/broker/storage"
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/metadata"
+	"github.com/strata-streaming/strata/metadata/cluster"
 	"github.com/strata-streaming/strata/tiering"
 )
 
@@ -87,13 +87,21 @@ func (m *topicManager) recoverFromBucket(ctx context.Context, name, which string
 	} else {
 		copy(topicID[:], raw)
 	}
-	m.adminMu.Lock()
-	defer m.adminMu.Unlock()
-	if m.get(name) != nil {
+	st := m.s.clusterState()
+	if _, ok := st.Topic(name); ok {
 		return nil, newTopicError(kerr.TopicAlreadyExists, "topic %q already exists; delete it before recovering it from the bucket", name)
 	}
-	if m.getByID(topicID) != nil {
+	if _, ok := st.TopicByID(cluster.TopicID(topicID)); ok {
 		return nil, newTopicError(kerr.TopicAlreadyExists, "a topic with id %s already exists", id)
+	}
+	// A deletion applied but not yet carried out here: let this node
+	// remove the old partitions before their directories are reused.
+	gone := func() bool { return m.get(name) == nil && m.getByID(topicID) == nil }
+	waitCtx, cancel := context.WithTimeout(ctx, proposeTimeout)
+	err = m.s.meta.waitReconciled(waitCtx, gone)
+	cancel()
+	if err != nil {
+		return nil, newTopicError(kerr.TopicAlreadyExists, "topic %q (id %s) is still being deleted on this node", name, id)
 	}
 	if validateOnly {
 		return nil, nil
@@ -104,12 +112,11 @@ func (m *topicManager) recoverFromBucket(ctx context.Context, name, which string
 	}
 	// The recovered partitions start on this node alone (their logs start
 	// at the remote end here); reassign them to add replicas.
-	assignments := make([][]int32, partitions)
-	for i := range assignments {
-		assignments[i] = []int32{m.s.cfg.NodeID}
+	placement := make([][]int32, partitions)
+	for i := range placement {
+		placement[i] = []int32{m.s.cfg.NodeID}
 	}
-	meta := metadata.Topic{Name: name, ID: topicID, LeaderEpochs: make([]int32, partitions), Configs: configs, Assignments: assignments}
-	t, terr := m.createLocked(meta, starts)
+	t, terr := m.commitCreate(name, topicID, placement, configs, starts)
 	if terr == nil {
 		parts, _, _ := m.snapshot(t)
 		for _, p := range parts {
@@ -140,13 +147,6 @@ func createPartitionAt(s *Server, t *topicState, index int32, startOffsets map[i
 	if !ok || start == 0 {
 		return nil
 	}
-	dir := filepath.Join(s.cfg.DataDir, partitionDirName(t.name, index))
-	if err := checkPartitionTopicID(dir, t); err != nil {
-		return err
-	}
-	l, err := storage.CreateAt(dir, start, t.config.storageConfig(), storage.Options{})
-	if err != nil {
-		return fmt.Errorf("create %s at offset %d: %w", dir, start, err)
-	}
-	return l.Close()
+	return replica.CreateAt(filepath.Join(s.cfg.DataDir, partitionDirName(t.name, index)), start,
+		replica.Options{TopicID: t.id, Storage: t.config.storageConfig()})
 }

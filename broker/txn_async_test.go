@@ -16,8 +16,7 @@ import (
 // TestTxnMarkerBetweenVerifyAndAppend: the first transactional batch on a
 // partition is verified by the coordinator, then — before it is appended —
 // the producer's transaction is aborted and its marker written on that
-// partition (the window produceVerified no longer covers with the shard's
-// lock). The batch must be refused (INVALID_TXN_STATE) rather than open a
+// partition (txnVerifier holds no lock across it). The batch must be refused (INVALID_TXN_STATE) rather than open a
 // transaction no marker will close: the partition's last stable offset
 // stays at its high watermark. Afterwards the producer's next transaction
 // produces normally.
@@ -62,13 +61,13 @@ func TestTxnMarkerBetweenVerifyAndAppend(t *testing.T) {
 	if d := describeTxn(t, p.c, p.id); d.State != "CompleteAbort" {
 		t.Fatalf("after the abort: %+v", d)
 	}
-	hw := part.highWatermark()
+	hw := part.HighWatermark()
 	close(release)
 	got := <-produced
 	if got.ErrorCode != kerr.InvalidTxnState.Code {
 		t.Fatalf("batch verified before the marker, appended after: %v, want INVALID_TXN_STATE", kerr.ErrorForCode(got.ErrorCode))
 	}
-	if lso, end := part.lastStableOffset(), part.highWatermark(); lso != end || end != hw {
+	if lso, end := part.LastStableOffset(), part.HighWatermark(); lso != end || end != hw {
 		t.Fatalf("after the refused batch: last stable %d, high watermark %d (was %d)", lso, end, hw)
 	}
 
@@ -80,7 +79,7 @@ func TestTxnMarkerBetweenVerifyAndAppend(t *testing.T) {
 		t.Fatalf("produce in the next transaction: %v", kerr.ErrorForCode(got.ErrorCode))
 	}
 	p.end(true)
-	if lso, end := part.lastStableOffset(), part.highWatermark(); lso != end {
+	if lso, end := part.LastStableOffset(), part.HighWatermark(); lso != end {
 		t.Fatalf("after the commit: last stable %d, high watermark %d", lso, end)
 	}
 }
@@ -149,7 +148,7 @@ func TestTxnEndAnsweredBeforeMarkers(t *testing.T) {
 		t.Fatalf("AddPartitionsToTxn after completion: %v", codeNames(codes))
 	}
 	part := tb.srv.topics.partition("async-end", 0)
-	if lso := part.lastStableOffset(); lso != part.highWatermark() {
-		t.Fatalf("the committed transaction left the last stable offset at %d (high watermark %d)", lso, part.highWatermark())
+	if lso := part.LastStableOffset(); lso != part.HighWatermark() {
+		t.Fatalf("the committed transaction left the last stable offset at %d (high watermark %d)", lso, part.HighWatermark())
 	}
 }

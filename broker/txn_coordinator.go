@@ -48,10 +48,9 @@ const transactionStateTopic = "__transaction_state"
 //     load cannot end the producer's next transaction.
 //
 // Locks: the shards' mu (the runtime's), txnCoordinator.mu (the shard
-// list), taskGroup's, txnAppendGuards.mu and markerFences.mu are leaves,
-// held for CPU work only; a txnAppendGuard's mu is taken before a
-// partition's and covers one append to it (see writeMarkerReplicated and
-// produceVerified).
+// list) and taskGroup's are leaves, held for CPU work only. A first
+// transactional batch and a marker of the same producer are ordered by the
+// data partition itself (replica.Append's KIP-890 window, txnVerifier).
 type txnCoordinator struct {
 	s   *Server
 	cfg txn.Config
@@ -65,12 +64,6 @@ type txnCoordinator struct {
 	// tasks; run closes it (waiting for them) when the server stops.
 	tasks taskGroup
 
-	// guards orders verified first batches with markers (produceVerified);
-	// fences refuses markers of deposed coordinator loads (the data
-	// partition's side of coordinator epochs).
-	guards txnAppendGuards
-	fences markerFences
-
 	// markerFault, set by tests before the coordinator is used, fails
 	// marker writes as a crash or a disk error between the decision and
 	// the markers would.
@@ -80,7 +73,7 @@ type txnCoordinator struct {
 	// leader) once the task has checked that its load still serves: what
 	// a marker in flight looks like.
 	markerSendHook atomic.Pointer[func(m txn.Markers, send func() error) error]
-	// verifiedHook, set by tests, runs in produceVerified between the
+	// verifiedHook, set by tests, runs in txnVerifier between the
 	// coordinator's check and the append (the window a marker may hit).
 	verifiedHook atomic.Pointer[func()]
 }
@@ -663,53 +656,3 @@ func (rc *requestContext) initTransactionalProducer(req *kmsg.InitProducerIDRequ
 // errNeedProducerID: the call needs a fresh producer id, which is
 // allocated outside the shard's lock.
 var errNeedProducerID = errors.New("broker: a producer id must be allocated first")
-
-// txnAppendGuards order, per data partition and producer, the append of a
-// batch the coordinator verified (KIP-890, produceVerified) with the
-// markers of that producer on that partition (writeMarkerReplicated).
-type txnAppendGuards struct {
-	mu sync.Mutex
-	m  map[txnGuardKey]*txnAppendGuard
-}
-
-type txnGuardKey struct {
-	topic      string
-	partition  int32
-	producerID int64
-}
-
-// txnAppendGuard exists while a verified append of its key is in flight.
-type txnAppendGuard struct {
-	refs int // guarded by txnAppendGuards.mu
-
-	// mu is held across a verified append and across a marker write of
-	// the key, with the marker's coordinator-epoch check (appends to the
-	// same partition, which its own lock serialises anyway); markers
-	// counts the markers written since the guard was created.
-	mu      sync.Mutex
-	markers uint64
-}
-
-// acquire returns the key's guard, creating it; release it when done.
-func (g *txnAppendGuards) acquire(k txnGuardKey) *txnAppendGuard {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.m == nil {
-		g.m = map[txnGuardKey]*txnAppendGuard{}
-	}
-	guard := g.m[k]
-	if guard == nil {
-		guard = &txnAppendGuard{}
-		g.m[k] = guard
-	}
-	guard.refs++
-	return guard
-}
-
-func (g *txnAppendGuards) release(k txnGuardKey, guard *txnAppendGuard) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if guard.refs--; guard.refs == 0 {
-		delete(g.m, k)
-	}
-}

@@ -223,7 +223,7 @@ func TestGroupTransactSessionMemberKilled(t *testing.T) {
 	waitFor(t, 30*time.Second, "the killed member's transaction to be aborted", func() bool {
 		for i := range int32(2) {
 			p := tb.srv.topics.partition("kill-out", i)
-			if p.lastStableOffset() != p.highWatermark() {
+			if p.LastStableOffset() != p.HighWatermark() {
 				return false
 			}
 		}

@@ -95,7 +95,7 @@ func TestTxnMarkerOfReplacedLoadFenced(t *testing.T) {
 	if second.ErrorCode != 0 {
 		t.Fatal(kerr.ErrorForCode(second.ErrorCode))
 	}
-	if lso := part.lastStableOffset(); lso != second.BaseOffset {
+	if lso := part.LastStableOffset(); lso != second.BaseOffset {
 		t.Fatalf("next transaction open at %d, last stable offset %d", second.BaseOffset, lso)
 	}
 
@@ -104,16 +104,16 @@ func TestTxnMarkerOfReplacedLoadFenced(t *testing.T) {
 	if err := <-stale; !errors.Is(err, kerr.TransactionCoordinatorFenced) {
 		t.Fatalf("the replaced load's marker: %v, want TRANSACTION_COORDINATOR_FENCED", err)
 	}
-	if lso := part.lastStableOffset(); lso != second.BaseOffset {
+	if lso := part.LastStableOffset(); lso != second.BaseOffset {
 		t.Fatalf("the replaced load's marker ended the next transaction: last stable offset %d, want %d", lso, second.BaseOffset)
 	}
-	if got := readValues(t, tb, "fence", true, part.highWatermark()); !slices.Equal(got, []string{"first"}) {
+	if got := readValues(t, tb, "fence", true, part.HighWatermark()); !slices.Equal(got, []string{"first"}) {
 		t.Fatalf("read_committed while the next transaction is open: %v", got)
 	}
 
 	p.end(false)
-	hw := part.highWatermark()
-	if lso := part.lastStableOffset(); lso != hw {
+	hw := part.HighWatermark()
+	if lso := part.LastStableOffset(); lso != hw {
 		t.Fatalf("after the abort: last stable offset %d, high watermark %d", lso, hw)
 	}
 	if got := readValues(t, tb, "fence", true, hw); !slices.Equal(got, []string{"first"}) {

@@ -168,7 +168,7 @@ func TestTxnProduceVerification(t *testing.T) {
 	if got := p.produce("kip890", 0, "c"); got.ErrorCode != 0 {
 		t.Fatalf("second produce in the transaction: %v", kerr.ErrorForCode(got.ErrorCode))
 	}
-	if lso := part.lastStableOffset(); lso != 0 {
+	if lso := part.LastStableOffset(); lso != 0 {
 		t.Fatalf("last stable offset %d with the transaction open, want 0", lso)
 	}
 
@@ -220,13 +220,13 @@ func TestTxnProduceVerification(t *testing.T) {
 	if d := describeTxn(t, p.c, "tx-verify"); d.State != "CompleteAbort" || len(d.Topics) != 0 {
 		t.Fatalf("describe after abort: %+v", d)
 	}
-	hw := part.highWatermark()
+	hw := part.HighWatermark()
 	// A late batch of the aborted transaction (same epoch) must not open a
 	// new transaction no marker would close.
 	if got := p.produce("kip890", 0, "late"); got.ErrorCode != kerr.InvalidTxnState.Code {
 		t.Fatalf("late produce after abort: %v, want INVALID_TXN_STATE", kerr.ErrorForCode(got.ErrorCode))
 	}
-	if lso, end := part.lastStableOffset(), part.highWatermark(); lso != end || end != hw {
+	if lso, end := part.LastStableOffset(), part.HighWatermark(); lso != end || end != hw {
 		t.Fatalf("after the late batch: last stable %d, high watermark %d (was %d)", lso, end, hw)
 	}
 }
@@ -333,7 +333,7 @@ func TestTxnCoordinatorRestartMidTransaction(t *testing.T) {
 		t.Fatal(kerr.ErrorForCode(got.ErrorCode))
 	}
 	tb.restart()
-	if lso := part().lastStableOffset(); lso != 0 {
+	if lso := part().LastStableOffset(); lso != 0 {
 		t.Fatalf("after restart the open transaction's last stable offset is %d, want 0", lso)
 	}
 	p1.c = tb.dialRaw()
@@ -408,17 +408,17 @@ func TestTxnCoordinatorRestartMidTransaction(t *testing.T) {
 	tb.restart()
 	waitFor(t, 15*time.Second, "the abandoned transaction to time out after the restart", func() bool {
 		p := part()
-		return p.lastStableOffset() == p.highWatermark()
+		return p.LastStableOffset() == p.HighWatermark()
 	})
 	if d := describeTxn(t, tb.dialRaw(), id); d.State != "CompleteAbort" || d.ProducerEpoch <= p3.epoch {
 		t.Fatalf("abandoned transaction: %+v (epoch must be bumped past %d)", d, p3.epoch)
 	}
 
-	got := readValues(t, tb, "restart-txn", true, part().highWatermark())
+	got := readValues(t, tb, "restart-txn", true, part().HighWatermark())
 	if want := []string{"one-a", "one-b", "two-a", "retry-a"}; !slices.Equal(got, want) {
 		t.Fatalf("read_committed: %v, want %v", got, want)
 	}
-	all := readValues(t, tb, "restart-txn", false, part().highWatermark())
+	all := readValues(t, tb, "restart-txn", false, part().HighWatermark())
 	if want := []string{"one-a", "one-b", "two-a", "retry-a", "three-a", "three-b"}; !slices.Equal(all, want) {
 		t.Fatalf("read_uncommitted: %v, want %v", all, want)
 	}

@@ -2,15 +2,12 @@
 // exist with their topic IDs, partition assignments, leaders, epochs, ISRs
 // and configs, the cluster ID and the allocation of idempotent producer IDs.
 //
-// Two Store implementations serve the broker:
-//
-//   - FileStore keeps everything in one JSON document, rewritten atomically
-//     on every change (write temp file, fsync, rename, fsync dir). The
-//     broker ran on it before the quorum; it now reads it once, to migrate
-//     an old data directory.
-//   - RaftStore keeps it in the controller quorum below. The broker runs on
-//     it (a one-voter quorum in single-node mode) with no change to its
-//     handlers.
+// The broker runs on the controller quorum below (a one-voter quorum in
+// single-node mode): it proposes cluster records through a Member (a Node
+// on a controller, an Observer on a broker-only node) and acts on the
+// records it has applied, in log order. FileStore reads the one JSON
+// document a data directory written before the quorum kept, once, so the
+// broker can migrate it; nothing writes that document any more.
 //
 // # The controller quorum
 //
@@ -67,8 +64,8 @@
 // controller loses the leader. Its Propose goes through the connected
 // controller's Propose (errors.Is works for the cluster sentinels) and
 // returns once the observer has applied the record. Node and Observer both
-// implement Member; RaftStore serves the broker from either
-// (OpenRaftStore, OpenObserverStore). Observers keep nothing on disk.
+// implement Member; OpenNode and OpenObserver start one and wait for the
+// cluster id. Observers keep nothing on disk.
 //
 // Raft ids are Kafka node ids plus one (raft reserves 0). Membership is
 // static: the voters come from configuration on every start.

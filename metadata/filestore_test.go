@@ -7,62 +7,66 @@ import (
 	"testing"
 )
 
-func TestFileStoreSurvivesReopen(t *testing.T) {
+// oldDocument is a cluster-metadata.json as the pre-quorum broker wrote it
+// (json.MarshalIndent of its document): topic ids as 16 numbers, one
+// leader epoch per partition, configs omitted when empty.
+const oldDocument = `{
+  "cluster_id": "q1Sx3aHwQ_W9dYkP2mZb4A",
+  "next_producer_id": 2000,
+  "topics": {
+    "orders": {
+      "name": "orders",
+      "id": [
+        76, 195, 10, 98, 1, 240, 72, 9, 170, 5, 33, 217, 44, 100, 3, 251
+      ],
+      "leader_epochs": [
+        0,
+        0,
+        0,
+        0
+      ],
+      "configs": {
+        "retention.ms": "1000"
+      }
+    },
+    "plain": {
+      "name": "plain",
+      "id": [
+        1, 2, 3, 4, 5, 6, 71, 8, 137, 10, 11, 12, 13, 14, 15, 16
+      ],
+      "leader_epochs": [
+        0
+      ]
+    }
+  }
+}`
+
+func TestFileStoreReadsOldDocument(t *testing.T) {
 	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, fileStoreName), []byte(oldDocument), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s, err := OpenFileStore(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cluster := s.ClusterID()
-	if cluster == "" {
-		t.Fatal("empty cluster id")
+	if got := s.ClusterID(); got != "q1Sx3aHwQ_W9dYkP2mZb4A" {
+		t.Errorf("cluster id %q", got)
 	}
-	topic := Topic{Name: "orders", ID: NewTopicID(), LeaderEpochs: []int32{0, 0, 0}, Configs: map[string]string{"retention.ms": "1000"}}
-	if err := s.CreateTopic(topic); err != nil {
-		t.Fatal(err)
+	if got := s.NextProducerID(); got != 2000 {
+		t.Errorf("next producer id %d, want 2000", got)
 	}
-	if err := s.CreateTopic(topic); !errors.Is(err, ErrTopicExists) {
-		t.Fatalf("second create: %v", err)
+	wantID := TopicID{76, 195, 10, 98, 1, 240, 72, 9, 170, 5, 33, 217, 44, 100, 3, 251}
+	topics := s.Topics()
+	if len(topics) != 2 || topics[0].Name != "orders" || topics[0].ID != wantID || topics[0].Partitions() != 4 || topics[0].Configs["retention.ms"] != "1000" {
+		t.Fatalf("topics: %+v", topics)
 	}
-	topic.LeaderEpochs = append(topic.LeaderEpochs, 0)
-	if err := s.UpdateTopic(topic); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.CreateTopic(Topic{Name: "gone", ID: NewTopicID(), LeaderEpochs: []int32{0}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DeleteTopic("gone"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.DeleteTopic("gone"); !errors.Is(err, ErrTopicNotFound) {
-		t.Fatalf("second delete: %v", err)
-	}
-	first, err := s.AllocateProducerIDs(1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	s2, err := OpenFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s2.ClusterID() != cluster {
-		t.Errorf("cluster id changed: %s → %s", cluster, s2.ClusterID())
-	}
-	topics := s2.Topics()
-	if len(topics) != 1 || topics[0].Name != "orders" || topics[0].ID != topic.ID || topics[0].Partitions() != 4 || topics[0].Configs["retention.ms"] != "1000" {
-		t.Fatalf("topics after reopen: %+v", topics)
-	}
-	next, err := s2.AllocateProducerIDs(1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if next != first+1000 {
-		t.Errorf("producer ids reused: first block %d, next %d", first, next)
+	if topics[1].Name != "plain" || topics[1].Partitions() != 1 || len(topics[1].Configs) != 0 {
+		t.Fatalf("second topic: %+v", topics[1])
 	}
 	// Copies, not aliases.
 	topics[0].Configs["retention.ms"] = "x"
-	if s2.Topics()[0].Configs["retention.ms"] != "1000" {
+	if s.Topics()[0].Configs["retention.ms"] != "1000" {
 		t.Error("Topics returned an alias of the stored config")
 	}
 }
@@ -74,5 +78,11 @@ func TestFileStoreRejectsCorruptDocument(t *testing.T) {
 	}
 	if _, err := OpenFileStore(dir); err == nil {
 		t.Fatal("corrupt metadata accepted")
+	}
+}
+
+func TestFileStoreMissingDocument(t *testing.T) {
+	if _, err := OpenFileStore(t.TempDir()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a directory without the document: %v, want os.ErrNotExist", err)
 	}
 }

@@ -216,24 +216,25 @@ func TestObserverPropose(t *testing.T) {
 	sameAs(t, c, o, c.WaitLeader(5*time.Second), 5*time.Second)
 }
 
-func TestObserverStore(t *testing.T) {
+func TestObserverMember(t *testing.T) {
 	c := metadatatest.NewCluster(t, 3, metadatatest.Options{})
 	c.WaitLeader(10 * time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := metadata.OpenObserverStore(ctx, metadata.ObserverConfig{NodeID: 10, Controllers: controllers(c)})
+	o, err := metadata.OpenObserver(ctx, metadata.ObserverConfig{NodeID: 10, Controllers: controllers(c)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	if s.Node() != nil || s.Observer() == nil || s.Member() == nil {
-		t.Fatal("an observer store exposes a raft node")
+	defer o.Close()
+	var m metadata.Member = o
+	if _, isNode := m.(*metadata.Node); isNode {
+		t.Fatal("an observer is a raft node")
 	}
-	if s.ClusterID() != c.Node(c.IDs()[0]).State().ClusterID {
-		t.Fatalf("cluster id %q", s.ClusterID())
+	if m.State().ClusterID != c.Node(c.IDs()[0]).State().ClusterID {
+		t.Fatalf("cluster id %q", m.State().ClusterID)
 	}
-	storeContract(t, s)
-	sameAs(t, c, s.Member(), c.WaitLeader(5*time.Second), 5*time.Second)
+	memberContract(t, m)
+	sameAs(t, c, m, c.WaitLeader(5*time.Second), 5*time.Second)
 }
 
 func TestObserverReconnects(t *testing.T) {
@@ -460,29 +461,29 @@ func TestObserverOfLoneController(t *testing.T) {
 	ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ctl, err := metadata.OpenRaftStore(ctx, metadata.Config{NodeID: 1, Dir: t.TempDir(), ListenAddr: addr})
+	ctl, err := metadata.OpenNode(ctx, metadata.Config{NodeID: 1, Dir: t.TempDir(), ListenAddr: addr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ctl.Close()
-	obs, err := metadata.OpenObserverStore(ctx, metadata.ObserverConfig{NodeID: 2, Controllers: []metadata.Voter{{ID: 1, Addr: addr}}})
+	obs, err := metadata.OpenObserver(ctx, metadata.ObserverConfig{NodeID: 2, Controllers: []metadata.Voter{{ID: 1, Addr: addr}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer obs.Close()
-	if obs.ClusterID() != ctl.ClusterID() {
-		t.Fatalf("cluster ids %q and %q", obs.ClusterID(), ctl.ClusterID())
+	if obs.State().ClusterID != ctl.State().ClusterID {
+		t.Fatalf("cluster ids %q and %q", obs.State().ClusterID, ctl.State().ClusterID)
 	}
-	if err := obs.CreateTopic(metadata.Topic{Name: "t", ID: metadata.NewTopicID(), LeaderEpochs: []int32{0, 0}}); err != nil {
+	if _, err := obs.Propose(ctx, cluster.CreateTopic{Name: "t", ID: cluster.TopicID(metadata.NewTopicID()), Partitions: onNode(1, 2)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := ctl.Node().WaitApplied(ctx, obs.Member().AppliedIndex()); err != nil {
+	if err := ctl.WaitApplied(ctx, obs.AppliedIndex()); err != nil {
 		t.Fatal(err)
 	}
-	if got := ctl.Topics(); len(got) != 1 || got[0].Name != "t" || got[0].Partitions() != 2 {
+	if got := ctl.State().Topics; len(got) != 1 || len(got["t"].Partitions) != 2 {
 		t.Fatalf("controller topics: %+v", got)
 	}
-	if obs.Member().LeaderID() != 1 {
-		t.Fatalf("observer's leader: %d", obs.Member().LeaderID())
+	if obs.LeaderID() != 1 {
+		t.Fatalf("observer's leader: %d", obs.LeaderID())
 	}
 }

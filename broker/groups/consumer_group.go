@@ -729,6 +729,10 @@ func (g *Group) fromEmptyConsumerGroup(now time.Time) {
 	g.persistConsumer()
 	g.consumer = nil
 	g.persistConsumer() // tombstones, ahead of the classic group's records
+	// A new classic group, as in Kafka (and as the replay of those
+	// tombstones gives): its first generation is 1, not the consumer
+	// group's epoch + 1.
+	g.generation = 0
 	g.protocolType = ""
 	g.transition(Empty, now)
 }

@@ -32,7 +32,9 @@ func (l *Log) Append(batches []byte, headers []BatchHeader, opts AppendOptions) 
 	if err != nil {
 		return AppendResult{}, err
 	}
-	if flushDue {
+	if flushDue && opts.DeferFlush {
+		res.FlushDue = true
+	} else if flushDue {
 		if err := l.Flush(); err != nil {
 			return res, err
 		}

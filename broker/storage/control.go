@@ -23,32 +23,45 @@ const controlKeySize = 4
 // bytes, negative version) yields an error wrapping ErrCorruptBatch or
 // ErrUnsupportedMagic. It never panics.
 func ControlRecordType(batch []byte) (typ int16, ok bool, err error) {
+	typ, _, ok, err = ControlRecord(batch)
+	return typ, ok, err
+}
+
+// ControlRecord is ControlRecordType that also returns, for a COMMIT or
+// ABORT marker, the coordinator epoch in its value (Kafka's
+// EndTransactionMarker), -1 when the value is too short to hold one.
+func ControlRecord(batch []byte) (typ int16, coordinatorEpoch int32, ok bool, err error) {
 	h, err := ParseBatchHeader(batch)
 	if err != nil {
-		return 0, false, err
+		return 0, -1, false, err
 	}
 	if !h.IsControl() {
-		return 0, false, nil
+		return 0, -1, false, nil
 	}
 	if h, err = checkBatch(batch); err != nil {
-		return 0, false, err
+		return 0, -1, false, err
 	}
 	if h.NumRecords == 0 {
-		return 0, false, nil
+		return 0, -1, false, nil
 	}
 	records, err := DecodeRecords(batch[:h.Size()])
 	if err != nil {
-		return 0, false, err
+		return 0, -1, false, err
 	}
 	key := records[0].Key
 	if len(key) < controlKeySize {
-		return 0, false, fmt.Errorf("%w: control record key of %d bytes", ErrCorruptBatch, len(key))
+		return 0, -1, false, fmt.Errorf("%w: control record key of %d bytes", ErrCorruptBatch, len(key))
 	}
 	// Like Kafka, a version above 0 is read as version 0: the type comes next.
 	if version := int16(binary.BigEndian.Uint16(key)); version < 0 {
-		return 0, false, fmt.Errorf("%w: control record key version %d", ErrCorruptBatch, version)
+		return 0, -1, false, fmt.Errorf("%w: control record key version %d", ErrCorruptBatch, version)
 	}
-	return int16(binary.BigEndian.Uint16(key[2:])), true, nil
+	typ = int16(binary.BigEndian.Uint16(key[2:]))
+	coordinatorEpoch = -1
+	if value := records[0].Value; (typ == ControlTypeAbort || typ == ControlTypeCommit) && len(value) >= 6 {
+		coordinatorEpoch = int32(binary.BigEndian.Uint32(value[2:]))
+	}
+	return typ, coordinatorEpoch, true, nil
 }
 
 // EncodeControlBatch builds the v2 control batch of a transaction marker
@@ -66,30 +79,8 @@ func EncodeControlBatch(producerID int64, epoch int16, commit bool, coordinatorE
 	var key, value []byte
 	key = be.AppendUint16(be.AppendUint16(key, 0), uint16(typ))
 	value = be.AppendUint32(be.AppendUint16(value, 0), uint32(coordinatorEpoch))
-
-	var rec []byte
-	rec = append(rec, 0)                  // record attributes
-	rec = binary.AppendVarint(rec, 0)     // timestamp delta
-	rec = binary.AppendVarint(rec, 0)     // offset delta
-	rec = appendNullableBytes(rec, key)   // key
-	rec = appendNullableBytes(rec, value) // value
-	rec = binary.AppendVarint(rec, 0)     // no headers
-
-	out := make([]byte, BatchHeaderSize, BatchHeaderSize+binary.MaxVarintLen64+len(rec))
-	out = binary.AppendVarint(out, int64(len(rec)))
-	out = append(out, rec...)
-	be.PutUint64(out[offsetBaseOffset:], 0)
-	be.PutUint32(out[offsetLength:], uint32(len(out)-batchLogOverhead))
+	out := encodeBatch([][]byte{key}, [][]byte{value}, producerID, epoch, attrTransactional|attrControl, timestamp)
 	be.PutUint32(out[offsetLeaderEpoch:], 0)
-	out[offsetMagic] = 2
-	be.PutUint16(out[offsetAttributes:], attrTransactional|attrControl)
-	be.PutUint32(out[offsetLastOffsetDelta:], 0)
-	be.PutUint64(out[offsetFirstTimestamp:], uint64(timestamp))
-	be.PutUint64(out[offsetMaxTimestamp:], uint64(timestamp))
-	be.PutUint64(out[offsetProducerID:], uint64(producerID))
-	be.PutUint16(out[offsetProducerEpoch:], uint16(epoch))
-	be.PutUint32(out[offsetBaseSequence:], 0xffffffff) // -1
-	be.PutUint32(out[offsetNumRecords:], 1)
 	be.PutUint32(out[offsetCRC:], batchCRC(out))
 	return out
 }

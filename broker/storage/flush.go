@@ -150,3 +150,11 @@ func epochsEqual(a, b []epochEntry) bool {
 	}
 	return true
 }
+
+// UnflushedRecords is how many appended records the next flush will make
+// durable.
+func (l *Log) UnflushedRecords() int64 {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	return l.unflushedRecords
+}

@@ -90,6 +90,11 @@ type AppendOptions struct {
 	// log end offset and must increase; gaps (a compacted leader's) are
 	// kept.
 	KeepOffsets bool
+	// DeferFlush leaves an fsync that flush.messages or flush.ms make due
+	// to the caller, who calls Flush once it holds no lock of its own
+	// (AppendResult.FlushDue says so): a partition's append lock is never
+	// held across the disk.
+	DeferFlush bool
 }
 
 // AppendResult describes what Append assigned.
@@ -98,6 +103,7 @@ type AppendResult struct {
 	LastOffset    int64
 	LogAppendTime int64 // -1 if not used
 	LeaderEpoch   int32 // the epoch stamped (AppendOptions.LeaderEpoch)
+	FlushDue      bool  // with DeferFlush: the caller must Flush now
 }
 
 // FileChunk is a byte range of a segment file to send with sendfile.

@@ -334,6 +334,25 @@ func TestFlushPolicy(t *testing.T) {
 	}
 }
 
+// TestFlushDeferred: with DeferFlush an fsync the policy makes due is left
+// to the caller (FlushDue), who flushes once it holds no lock.
+func TestFlushDeferred(t *testing.T) {
+	cfg := testConfig()
+	cfg.FlushMessages = 2
+	l, _ := newTestLog(t, cfg, newFakeClock())
+	res, err := appendWith(l, AppendOptions{DeferFlush: true}, valueBatch(t, 1, 10, 1))
+	if err != nil || res.FlushDue || l.UnflushedRecords() != 1 {
+		t.Fatalf("below flush.messages: %+v, %v, unflushed %d", res, err, l.UnflushedRecords())
+	}
+	res, err = appendWith(l, AppendOptions{DeferFlush: true}, valueBatch(t, 1, 10, 1))
+	if err != nil || !res.FlushDue || l.UnflushedRecords() != 2 {
+		t.Fatalf("at flush.messages: %+v, %v, unflushed %d: want FlushDue and nothing flushed", res, err, l.UnflushedRecords())
+	}
+	if err := l.Flush(); err != nil || l.UnflushedRecords() != 0 {
+		t.Fatalf("caller's flush: %v, unflushed %d", err, l.UnflushedRecords())
+	}
+}
+
 func TestConfigValidate(t *testing.T) {
 	if err := DefaultConfig().Validate(); err != nil {
 		t.Fatal(err)

@@ -509,9 +509,9 @@ func truncateFile(path string, size int64) error {
 
 // WriteFileAtomic replaces path with data durably: temp file, fsync,
 // rename, fsync of the directory. A reader after any crash sees the old or
-// the new content, never a mix. The raft log's snapshots and the metadata
-// FileStore use it; the broker's twin is storage.WriteFileAtomic (metadata
-// may not import broker).
+// the new content, never a mix. The raft log's snapshots use it;
+// the broker's twin is storage.WriteFileAtomic (metadata may not
+// import broker).
 func WriteFileAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)

@@ -1,9 +1,8 @@
-package broker
+package replica
 
 import (
-	"encoding/binary"
 	"errors"
-	"hash/crc32"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,7 +15,7 @@ import (
 )
 
 // The producer-state side of transactions, against a real storage.Log: the
-// helpers below append as partition.appendRecords does (check, append,
+// helpers below append as Replica.Append does (check, append,
 // record) and append markers as the transaction path will (checkMarker,
 // append, completeTxn, RecordAbortedTxn).
 
@@ -50,14 +49,7 @@ func openTxnTestStorage(t *testing.T, dir string) *storage.Log {
 // txnDataBatch is a v2 batch of n records from producer pid at epoch,
 // starting at sequence seq, with the transactional attribute if asked.
 func txnDataBatch(t *testing.T, pid int64, epoch int16, seq int32, n int, transactional bool) []byte {
-	t.Helper()
-	b := buildBatch(t, batchSpec{records: fixtureRecords(n, uint64(seq)+1), producerID: pid, epoch: epoch, baseSeq: seq})
-	if transactional {
-		attrs := binary.BigEndian.Uint16(b[21:])
-		binary.BigEndian.PutUint16(b[21:], attrs|0x10)
-		binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
-	}
-	return b
+	return dataBatch(t, pid, epoch, seq, n, transactional)
 }
 
 // produce appends n records of pid, continuing its sequence, and returns
@@ -97,7 +89,7 @@ func (l *txnTestLog) tryProduce(batch []byte) int16 {
 // transaction, recording an abort in the log's index.
 func (l *txnTestLog) marker(pid int64, epoch int16, commit bool) (offset int64, aborted *storage.AbortedTxn, err error) {
 	l.t.Helper()
-	if err := l.producers.checkMarker(pid, epoch); err != nil {
+	if err := l.producers.checkMarker(pid, epoch, 0); err != nil {
 		return -1, nil, err
 	}
 	batch := storage.EncodeControlBatch(pid, epoch, commit, 0, time.Now().UnixMilli())
@@ -110,7 +102,7 @@ func (l *txnTestLog) marker(pid int64, epoch int16, commit bool) (offset int64, 
 		l.t.Fatal(err)
 	}
 	lso := l.producers.lastStableOffsetAfterTxn(pid, res.FirstOffset)
-	aborted, err = l.producers.completeTxn(pid, epoch, res.FirstOffset, commit, lso)
+	aborted, err = l.producers.completeTxn(pid, epoch, 0, res.FirstOffset, commit, lso)
 	if err != nil {
 		l.t.Fatalf("completeTxn after checkMarker passed: %v", err)
 	}
@@ -305,7 +297,7 @@ func TestProducerTxnMarkerEpoch(t *testing.T) {
 	if _, _, err := l.marker(1, 2, false); !errors.Is(err, kerr.InvalidProducerEpoch) {
 		t.Fatalf("marker at an older epoch: %v, want INVALID_PRODUCER_EPOCH", err)
 	}
-	if _, err := l.producers.completeTxn(1, 2, end, false, end+1); !errors.Is(err, kerr.InvalidProducerEpoch) {
+	if _, err := l.producers.completeTxn(1, 2, 0, end, false, end+1); !errors.Is(err, kerr.InvalidProducerEpoch) {
 		t.Fatalf("completeTxn at an older epoch: %v, want INVALID_PRODUCER_EPOCH", err)
 	}
 	if got := l.txnFirstOffset(1); got != first {
@@ -391,7 +383,7 @@ func (l *txnTestLog) reload() *producerTable {
 		l.t.Fatal(err)
 	}
 	l.log = openTxnTestStorage(l.t, l.dir)
-	loaded, err := loadProducerTable(l.log, txnTestNowMs)
+	loaded, err := loadProducerTable(l.log, txnTestNowMs, slog.New(slog.DiscardHandler))
 	if err != nil {
 		l.t.Fatal(err)
 	}
@@ -417,7 +409,7 @@ func TestProducerTxnSnapshotRoundTrip(t *testing.T) {
 	if len(l.producers.ongoingTxns) != 2 {
 		t.Fatalf("scenario left %v ongoing, want producers 1 and 2", l.producers.ongoingTxns)
 	}
-	snap, err := l.producers.snapshot(l.log.LogEndOffset())
+	snap, err := l.producers.encodeSnapshot(l.log.LogEndOffset())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,7 +423,7 @@ func TestProducerTxnSnapshotWithoutTxnField(t *testing.T) {
 	l := newTxnTestLog(t)
 	l.produce(1, 0, 2, false)
 	old := `{"next_offset":2,"producers":{"1":{"epoch":0,"batches":[{"first_seq":0,"last_seq":1,"first_offset":0,"last_offset":1}],"last_update_ms":1000000}}}`
-	if err := os.WriteFile(filepath.Join(l.dir, producerSnapshotFile), []byte(old), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(l.dir, ProducerSnapshotFile), []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	loaded := l.reload()
@@ -447,7 +439,7 @@ func TestProducerTxnSnapshotWithoutTxnField(t *testing.T) {
 func TestProducerTxnReplayAfterSnapshot(t *testing.T) {
 	l := newTxnTestLog(t)
 	txnScenario(l, func() {
-		snap, err := l.producers.snapshot(l.log.LogEndOffset())
+		snap, err := l.producers.encodeSnapshot(l.log.LogEndOffset())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -464,7 +456,7 @@ func TestProducerTxnReplayAfterSnapshot(t *testing.T) {
 	}
 
 	sameProducerTables(t, "replay after the snapshot", l.reload(), l.producers)
-	if err := os.Remove(filepath.Join(l.dir, producerSnapshotFile)); err != nil {
+	if err := os.Remove(filepath.Join(l.dir, ProducerSnapshotFile)); err != nil {
 		t.Fatal(err)
 	}
 	sameProducerTables(t, "replay of the whole log", l.reload(), l.producers)

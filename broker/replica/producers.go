@@ -1,19 +1,15 @@
-package broker
+package replica
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/strata-streaming/strata/broker/storage"
-	"github.com/strata-streaming/strata/metadata"
 )
 
 // Idempotent producers (KIP-98). Per partition the broker remembers, for each
@@ -72,20 +68,24 @@ type producerEntry struct {
 	// transaction in this partition, -1 when there is none. Snapshots
 	// written before transactions lack it: absent reads as -1.
 	CurrentTxnFirstOffset int64 `json:"current_txn_first_offset"`
+	// CoordinatorEpoch is the coordinator epoch of the last marker written
+	// for the producer here, -1 none (absent in older snapshots): a marker
+	// with a lower one comes from a deposed coordinator load.
+	CoordinatorEpoch int32 `json:"coordinator_epoch"`
 }
 
 // noTxn is CurrentTxnFirstOffset without an ongoing transaction.
 const noTxn = -1
 
 func newProducerEntry(epoch int16) *producerEntry {
-	return &producerEntry{Epoch: epoch, CurrentTxnFirstOffset: noTxn}
+	return &producerEntry{Epoch: epoch, CurrentTxnFirstOffset: noTxn, CoordinatorEpoch: -1}
 }
 
 // UnmarshalJSON defaults CurrentTxnFirstOffset to -1 for snapshots written
 // before the field existed.
 func (e *producerEntry) UnmarshalJSON(data []byte) error {
 	type plain producerEntry // without this method
-	decoded := plain{CurrentTxnFirstOffset: noTxn}
+	decoded := plain{CurrentTxnFirstOffset: noTxn, CoordinatorEpoch: -1}
 	if err := json.Unmarshal(data, &decoded); err != nil {
 		return err
 	}
@@ -224,36 +224,50 @@ func (t *producerTable) record(h *storage.BatchHeader, nowMs int64) {
 // A marker epoch older than the producer's is refused with an error
 // wrapping kerr.InvalidProducerEpoch, and the table is unchanged; a newer
 // one becomes the producer's epoch (the coordinator aborting a fenced
-// producer's transaction), forgetting its sequences.
+// producer's transaction), forgetting its sequences. A coordinator epoch
+// older than the last marker's for the producer is refused with
+// kerr.TransactionCoordinatorFenced (checkMarker).
 //
 // Markers carry no client clock, so the producer's LastUpdate is left as
 // its last data batch set it, and a producer the partition does not know
 // is not entered.
-func (t *producerTable) completeTxn(producerID int64, epoch int16, markerOffset int64, commit bool, lastStableOffset int64) (aborted *storage.AbortedTxn, err error) {
-	if err := t.checkMarker(producerID, epoch); err != nil {
+func (t *producerTable) completeTxn(producerID int64, epoch int16, coordinatorEpoch int32, markerOffset int64, commit bool, lastStableOffset int64) (aborted *storage.AbortedTxn, err error) {
+	if err := t.checkMarker(producerID, epoch, coordinatorEpoch); err != nil {
 		return nil, fmt.Errorf("transaction marker at offset %d: %w", markerOffset, err)
 	}
 	e := t.entries[producerID]
 	if e == nil {
 		return nil, nil
 	}
-	return t.endTxnAtMarker(producerID, e, epoch, markerOffset, commit, lastStableOffset), nil
+	return t.endTxnAtMarker(producerID, e, epoch, coordinatorEpoch, markerOffset, commit, lastStableOffset), nil
 }
 
-// checkMarker is completeTxn's epoch check alone, for a caller that wants
-// to refuse a marker before appending it: an error wrapping
-// kerr.InvalidProducerEpoch if epoch is older than producerID's.
-func (t *producerTable) checkMarker(producerID int64, epoch int16) error {
-	if e := t.entries[producerID]; e != nil && epoch < e.Epoch {
-		return fmt.Errorf("broker: marker of producer %d has epoch %d, producer is at %d: %w",
+// checkMarker is completeTxn's checks alone, for a caller that wants to
+// refuse a marker before appending it: an error wrapping
+// kerr.InvalidProducerEpoch if epoch is older than producerID's, or
+// kerr.TransactionCoordinatorFenced if coordinatorEpoch is older than that
+// of the producer's last marker here (Kafka's check: the marker comes from
+// a coordinator load that another replaced, and may arrive after the
+// producer's next transaction began, which it must not end).
+func (t *producerTable) checkMarker(producerID int64, epoch int16, coordinatorEpoch int32) error {
+	e := t.entries[producerID]
+	switch {
+	case e == nil:
+		return nil
+	case epoch < e.Epoch:
+		return fmt.Errorf("replica: marker of producer %d has epoch %d, producer is at %d: %w",
 			producerID, epoch, e.Epoch, kerr.InvalidProducerEpoch)
+	case coordinatorEpoch < e.CoordinatorEpoch:
+		return fmt.Errorf("replica: marker of producer %d has coordinator epoch %d, the last one here had %d: %w",
+			producerID, coordinatorEpoch, e.CoordinatorEpoch, kerr.TransactionCoordinatorFenced)
 	}
 	return nil
 }
 
 // endTxnAtMarker applies a marker without checking its epoch; the log
 // replay uses it directly, as Kafka's recovery does not validate epochs.
-func (t *producerTable) endTxnAtMarker(producerID int64, e *producerEntry, epoch int16, markerOffset int64, commit bool, lastStableOffset int64) *storage.AbortedTxn {
+func (t *producerTable) endTxnAtMarker(producerID int64, e *producerEntry, epoch int16, coordinatorEpoch int32, markerOffset int64, commit bool, lastStableOffset int64) *storage.AbortedTxn {
+	e.CoordinatorEpoch = max(e.CoordinatorEpoch, coordinatorEpoch)
 	var aborted *storage.AbortedTxn
 	if e.txnOngoing() {
 		if !commit {
@@ -322,61 +336,6 @@ func (t *producerTable) expire(nowMs int64) {
 	}
 }
 
-// producerSnapshot is the on-disk form: the table as of NextOffset.
-type producerSnapshot struct {
-	NextOffset int64                    `json:"next_offset"`
-	Producers  map[int64]*producerEntry `json:"producers"`
-}
-
-const producerSnapshotFile = "producer-state.json"
-
-func (t *producerTable) snapshot(nextOffset int64) ([]byte, error) {
-	return json.Marshal(producerSnapshot{NextOffset: nextOffset, Producers: t.entries})
-}
-
-func writeProducerSnapshot(dir string, data []byte) error {
-	return storage.WriteFileAtomic(dir, producerSnapshotFile, data)
-}
-
-// loadProducerTable rebuilds the table: the snapshot if it is usable, then
-// every batch after it.
-func loadProducerTable(log *storage.Log, nowMs int64) (*producerTable, error) {
-	t := newProducerTable()
-	from := log.LogStartOffset()
-	raw, err := os.ReadFile(filepath.Join(log.Dir(), producerSnapshotFile))
-	if err == nil {
-		var snap producerSnapshot
-		if json.Unmarshal(raw, &snap) == nil && snap.NextOffset <= log.LogEndOffset() && snap.NextOffset >= from {
-			for id, e := range snap.Producers {
-				if e == nil {
-					continue
-				}
-				t.entries[id] = e
-				if e.txnOngoing() {
-					t.ongoingTxns[id] = e.CurrentTxnFirstOffset
-				} else {
-					e.CurrentTxnFirstOffset = noTxn
-				}
-			}
-			from = snap.NextOffset
-		}
-	}
-	err = log.ForEachBatch(from, func(h storage.BatchHeader) error {
-		if h.BaseOffset < from {
-			return nil
-		}
-		if h.IsControl() {
-			return t.replayMarker(log, h)
-		}
-		t.record(&h, nowMs)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("rebuild producer state: %w", err)
-	}
-	return t, nil
-}
-
 // replayMarker ends the transaction a control batch in the log ends. Only
 // COMMIT and ABORT markers do; other control types (KRaft's) are skipped.
 // A control batch the cleaner emptied still ends its producer's
@@ -399,39 +358,13 @@ func (t *producerTable) replayMarker(log *storage.Log, h storage.BatchHeader) er
 	if got, err := storage.ParseBatchHeader(batch); err != nil || got.BaseOffset != h.BaseOffset {
 		return fmt.Errorf("read control batch at offset %d: %w", h.BaseOffset, errors.Join(storage.ErrCorruptBatch, err))
 	}
-	typ, ok, err := storage.ControlRecordType(batch)
+	typ, coordinatorEpoch, ok, err := storage.ControlRecord(batch)
 	if err != nil {
 		return fmt.Errorf("control batch at offset %d: %w", h.BaseOffset, err)
 	}
 	if ok && typ != storage.ControlTypeAbort && typ != storage.ControlTypeCommit {
 		return nil
 	}
-	t.endTxnAtMarker(h.ProducerID, e, h.ProducerEpoch, h.BaseOffset, typ == storage.ControlTypeCommit, h.BaseOffset)
+	t.endTxnAtMarker(h.ProducerID, e, h.ProducerEpoch, coordinatorEpoch, h.BaseOffset, typ == storage.ControlTypeCommit, h.BaseOffset)
 	return nil
-}
-
-// producerIDAllocator hands out producer ids in blocks reserved durably in
-// the metadata store, so ids are never reused across restarts.
-type producerIDAllocator struct {
-	store metadata.Store
-	mu    sync.Mutex
-	next  int64
-	limit int64
-}
-
-const producerIDBlock = 1000
-
-func (a *producerIDAllocator) allocate() (int64, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.next >= a.limit {
-		first, err := a.store.AllocateProducerIDs(producerIDBlock)
-		if err != nil {
-			return 0, err
-		}
-		a.next, a.limit = first, first+producerIDBlock
-	}
-	id := a.next
-	a.next++
-	return id, nil
 }

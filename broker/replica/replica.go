@@ -1,0 +1,406 @@
+package replica
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/strata-streaming/strata/broker/storage"
+	"github.com/strata-streaming/strata/metadata/cluster"
+)
+
+// Replica is one partition replica this node hosts (doc.go).
+type Replica struct {
+	log    *storage.Log // never replaced: ResetTo empties it in place
+	self   int32        // this node
+	logger *slog.Logger
+
+	// mu serialises appends with the producer table, so that an
+	// idempotence or transaction check and its append are one step, and
+	// orders role changes against appends. Never held across an fsync
+	// (appends defer theirs past it), a wait or a call out.
+	mu struct {
+		sync.Mutex
+		producers *producerTable
+		verifying map[int64]*verification // KIP-890 checks in flight, by producer id (append.go)
+		// truncating: a rewrite (TruncateTo, ResetTo) is cutting the log
+		// with mu released; appends are refused until it ends.
+		truncating bool
+	}
+
+	// epoch is the leader epoch, read lock-free by fetches so they never
+	// wait behind an append.
+	epoch atomic.Int32
+	// firstUnstable is the first offset of the oldest open transaction, -1
+	// if none: the last stable offset is min(it, high watermark). Written
+	// under mu, read lock-free.
+	firstUnstable atomic.Int64
+
+	// role is the applied assignment (nil until SetRole); solo is set
+	// while this node leads with an ISR of itself alone (the high
+	// watermark is then the log end offset); otherwise hw is the high
+	// watermark.
+	role atomic.Pointer[Role]
+	solo atomic.Bool
+	hw   atomic.Int64
+
+	// rep guards the replication bookkeeping. Lock order: mu, then rep.
+	rep struct {
+		sync.Mutex
+		followers     map[int32]follower // leader only
+		isrPending    bool               // an ISR change is being proposed
+		isrRetryAtMs  int64              // leader: no new ISR proposal before this time (after a failed one)
+		isrBackoffMs  int64              // leader: the last wait after a failed proposal
+		needsTruncate bool               // follower: reconcile with the new leader first
+		epochStart    int64              // leader: where its leader epoch began
+		pendingAdd    int32              // leader: follower being added to the ISR, -1 none
+	}
+
+	// waiters are one-shot wake-ups for the next change (append, high
+	// watermark, role). Taken last, alone.
+	waitersMu struct {
+		sync.Mutex
+		waiters []chan struct{}
+	}
+}
+
+// Options configure Open.
+type Options struct {
+	NodeID      int32
+	TopicID     [16]byte // written to partition.metadata; a directory of another topic ID is replaced
+	LeaderEpoch int32    // the epoch until the first SetRole
+	Storage     storage.Config
+	Logger      *slog.Logger
+}
+
+// Errors of the replica's API.
+var (
+	// ErrNotLeader: this node does not lead the partition (any more), or
+	// the leader epoch moved on.
+	ErrNotLeader = errors.New("replica: not the leader of this partition (any more)")
+	// ErrReplicationTimeout: the in-sync replicas did not acknowledge
+	// before the context's deadline.
+	ErrReplicationTimeout = errors.New("replica: the in-sync replicas did not acknowledge in time")
+)
+
+// Open opens (or creates) the replica in dir and rebuilds its producer
+// state. A directory left by an earlier topic of another ID is replaced.
+func Open(dir string, opts Options) (*Replica, error) {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if err := claimDir(dir, opts.TopicID); err != nil {
+		return nil, err
+	}
+	l, err := storage.Open(dir, opts.Storage, storage.Options{Logger: logger})
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	producers, err := loadProducerTable(l, time.Now().UnixMilli(), logger)
+	if err != nil {
+		l.Close()
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	r := &Replica{log: l, self: opts.NodeID, logger: logger}
+	r.hw.Store(l.LogStartOffset())
+	r.rep.pendingAdd = -1
+	r.mu.producers = producers
+	r.noteUnstableLocked()
+	r.epoch.Store(opts.LeaderEpoch)
+	return r, nil
+}
+
+// CreateAt prepares a new replica directory whose empty log starts at
+// offset (a topic recovered from the object store), for Open to open.
+func CreateAt(dir string, offset int64, opts Options) error {
+	if err := claimDir(dir, opts.TopicID); err != nil {
+		return err
+	}
+	l, err := storage.CreateAt(dir, offset, opts.Storage, storage.Options{Logger: opts.Logger})
+	if err != nil {
+		return fmt.Errorf("create %s at offset %d: %w", dir, offset, err)
+	}
+	return l.Close()
+}
+
+// PartitionMetadataFile records which topic ID a partition directory
+// belongs to (doc.go, "Files").
+const PartitionMetadataFile = "partition.metadata"
+
+// claimDir makes dir the directory of topic id: a directory of another
+// topic ID (a deleted topic's of the same name) is removed first.
+func claimDir(dir string, id [16]byte) error {
+	want := "topic_id: " + cluster.TopicID(id).String() + "\n"
+	raw, err := os.ReadFile(filepath.Join(dir, PartitionMetadataFile))
+	switch {
+	case err == nil && string(raw) == want:
+		return nil
+	case err == nil:
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return storage.WriteFileAtomic(dir, PartitionMetadataFile, []byte(want))
+}
+
+// LocalLog is what callers may read of the replica's local log without
+// its locks (storage.Log synchronises itself). Changes go through the
+// Replica's methods.
+type LocalLog interface {
+	Dir() string
+	LogStartOffset() int64
+	LogEndOffset() int64
+	Size() int64
+	NumSegments() int
+	Compacted() bool
+	LatestEpoch() int32
+	EndOffsetForEpoch(epoch int32) (int32, int64)
+	Epochs() []storage.EpochEntry
+	Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) (storage.FileChunk, error)
+	ForEachBatch(from int64, fn func(storage.BatchHeader) error) error
+	AbortedTxns(from, upTo int64) ([]storage.AbortedTxn, error)
+	OffsetForTimestamp(ts int64) (offset, timestamp int64, ok bool, err error)
+	MaxTimestamp() (offset, timestamp int64, ok bool, err error)
+	SealedSegments(after int64) ([]storage.SealedSegment, error)
+	RemoteOffset() int64
+}
+
+// Log is the local log, for reading.
+func (r *Replica) Log() LocalLog { return r.log }
+
+// LogEndOffset is the offset the next append gets.
+func (r *Replica) LogEndOffset() int64 { return r.log.LogEndOffset() }
+
+// LocalLogStartOffset is the first offset of the local log (a tiered
+// partition's remote log may reach lower).
+func (r *Replica) LocalLogStartOffset() int64 { return r.log.LogStartOffset() }
+
+// LeaderEpoch is the current leader epoch.
+func (r *Replica) LeaderEpoch() int32 { return r.epoch.Load() }
+
+// HighWatermark is the offset below which records are committed and
+// visible to consumers: the log end offset while this node leads with an
+// ISR of itself (always, on a single node), else the smallest log end
+// offset in the ISR.
+func (r *Replica) HighWatermark() int64 {
+	if r.solo.Load() {
+		return r.log.LogEndOffset()
+	}
+	return r.hw.Load()
+}
+
+// LastStableOffset is the offset below which every transaction is
+// decided: read_committed consumers read up to it (the high watermark
+// when no transaction is open).
+func (r *Replica) LastStableOffset() int64 {
+	hw := r.HighWatermark()
+	if first := r.firstUnstable.Load(); first >= 0 && first < hw {
+		return first
+	}
+	return hw
+}
+
+// noteUnstableLocked publishes the producer table's first unstable offset.
+// Needs mu.
+func (r *Replica) noteUnstableLocked() {
+	first, ok := r.mu.producers.firstUnstableOffset()
+	if !ok {
+		first = -1
+	}
+	r.firstUnstable.Store(first)
+}
+
+// UpdateConfig applies a topic config change to the log.
+func (r *Replica) UpdateConfig(cfg storage.Config) { r.log.UpdateConfig(cfg) }
+
+// SetRemoteOffset tells the log how far its tiered copy reaches (local
+// retention deletes only below it).
+func (r *Replica) SetRemoteOffset(next int64) { r.log.SetRemoteOffset(next) }
+
+// DeleteRecordsBefore moves the log start offset up to offset (never past
+// the high watermark: the caller checks) and wakes waiters.
+func (r *Replica) DeleteRecordsBefore(offset int64) error {
+	if offset <= r.log.LogStartOffset() {
+		return nil
+	}
+	err := r.log.DeleteRecordsBefore(offset)
+	r.wakeWaiters()
+	return err
+}
+
+// ApplyRetention deletes segments retention.ms / retention.bytes allow
+// and returns how many went.
+func (r *Replica) ApplyRetention() (int, error) { return r.log.ApplyRetention() }
+
+// Clean runs the log cleaner once if the compacted log needs it. The
+// producer state is snapshotted first and only the log below that
+// snapshot is cleaned, so a restart rebuilds the producer state from the
+// snapshot plus batches the cleaner has not touched. Housekeeping calls it
+// from one goroutine.
+func (r *Replica) Clean(now time.Time) (storage.CleanResult, error) {
+	if !r.log.Compacted() || !r.log.NeedsClean(now) {
+		return storage.CleanResult{}, nil
+	}
+	limit := r.log.LogEndOffset()
+	if err := r.Checkpoint(); err != nil {
+		return storage.CleanResult{}, fmt.Errorf("checkpoint before cleaning: %w", err)
+	}
+	return r.log.CleanBelow(now, limit)
+}
+
+// RollAndFlush rolls the active segment when segment.ms / segment.bytes
+// say so and fsyncs when flush.ms is due.
+func (r *Replica) RollAndFlush() error {
+	if err := r.log.MaybeRoll(); err != nil {
+		return err
+	}
+	return r.log.FlushIfDue()
+}
+
+// Flush fsyncs everything appended so far.
+func (r *Replica) Flush() error { return r.log.Flush() }
+
+// Checkpoint makes the log's recovery point and the producer snapshot
+// durable. The snapshot is encoded under mu and written after it.
+func (r *Replica) Checkpoint() error {
+	r.mu.Lock()
+	if r.mu.truncating {
+		// The log is being cut and the table not yet rebuilt: a snapshot
+		// now could remember batches the log no longer holds. The next
+		// checkpoint writes it.
+		r.mu.Unlock()
+		return r.log.Checkpoint()
+	}
+	r.mu.producers.expire(time.Now().UnixMilli())
+	next := r.log.LogEndOffset()
+	snap, err := r.mu.producers.encodeSnapshot(next)
+	r.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := r.log.Checkpoint(); err != nil {
+		return err
+	}
+	return writeProducerSnapshot(r.log.Dir(), snap)
+}
+
+// Close checkpoints and closes the log.
+func (r *Replica) Close() error {
+	if err := r.Checkpoint(); err != nil {
+		r.log.Close()
+		return err
+	}
+	return r.log.Close()
+}
+
+// Remove retires the replica (moved away or deleted): it leads nothing
+// any more, waiters wake to find so, and its directory is deleted.
+func (r *Replica) Remove() error {
+	r.mu.Lock()
+	r.role.Store(&Role{Leader: cluster.NoLeader, LeaderEpoch: r.epoch.Load()})
+	r.solo.Store(false)
+	r.mu.Unlock()
+	r.wakeWaiters()
+	return r.log.Delete()
+}
+
+// ResetTo empties the log to start (and end) at offset with a fresh
+// producer table: a tiered partition whose local log lost its tail starts
+// again at the remote log's end, and a follower whose log ends below its
+// leader's log start restarts there. Like TruncateTo it holds no lock
+// across the disk (rewrite).
+func (r *Replica) ResetTo(offset int64) error {
+	return r.rewrite(func() (bool, error) {
+		return true, r.log.TruncateFully(offset)
+	}, func(_, leo int64) int64 { return leo })
+}
+
+// AddWaiter registers a one-shot wake-up for the next change of the log,
+// the high watermark or the role.
+func (r *Replica) AddWaiter(w chan struct{}) {
+	r.waitersMu.Lock()
+	r.waitersMu.waiters = append(r.waitersMu.waiters, w)
+	r.waitersMu.Unlock()
+}
+
+// RemoveWaiter withdraws a wake-up that did not fire.
+func (r *Replica) RemoveWaiter(w chan struct{}) {
+	r.waitersMu.Lock()
+	defer r.waitersMu.Unlock()
+	for i, x := range r.waitersMu.waiters {
+		if x == w {
+			r.waitersMu.waiters = append(r.waitersMu.waiters[:i], r.waitersMu.waiters[i+1:]...)
+			return
+		}
+	}
+}
+
+// Waiting is how many wake-ups are registered (a parked fetch, an
+// acks=all produce).
+func (r *Replica) Waiting() int {
+	r.waitersMu.Lock()
+	defer r.waitersMu.Unlock()
+	return len(r.waitersMu.waiters)
+}
+
+func (r *Replica) wakeWaiters() {
+	r.waitersMu.Lock()
+	ws := r.waitersMu.waiters
+	r.waitersMu.waiters = nil
+	r.waitersMu.Unlock()
+	for _, w := range ws {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// AwaitReplicated waits until the high watermark passes offset, appended
+// under leader epoch epoch (acks=all). It returns ErrReplicationTimeout
+// when ctx's deadline passes first, and ErrNotLeader when leadership is
+// lost or moved away and back (the epoch differs) or ctx is cancelled.
+func (r *Replica) AwaitReplicated(ctx context.Context, offset int64, epoch int32) error {
+	// The high watermark is read before the epoch is checked: epochs
+	// never come back, so an unchanged epoch after the read means the
+	// watermark was this leadership's (not one reached after a truncation).
+	committed := func() (bool, error) {
+		hw := r.HighWatermark()
+		if !r.IsLeader() || r.LeaderEpoch() != epoch {
+			return false, ErrNotLeader
+		}
+		return hw > offset, nil
+	}
+	if ok, err := committed(); ok || err != nil {
+		return err
+	}
+	wake := make(chan struct{}, 1)
+	for {
+		r.AddWaiter(wake)
+		if ok, err := committed(); ok || err != nil {
+			r.RemoveWaiter(wake)
+			return err
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			r.RemoveWaiter(wake)
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return ErrReplicationTimeout
+			}
+			return ErrNotLeader
+		}
+	}
+}
