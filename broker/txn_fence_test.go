@@ -148,3 +148,79 @@ func TestCoordinatorEpochOrder(t *testing.T) {
 		t.Fatalf("beyond the packable leader epochs: %d", got)
 	}
 }
+
+// TestTxnMarkerOfReplacedLoadFencedUnknownProducer: as
+// TestTxnMarkerOfReplacedLoadFenced, on a partition the transaction added
+// but never produced to, so the partition did not know the producer when
+// the new load's marker came: the stale marker must still be refused once
+// the producer's next transaction opens there. Kafka enters the producer
+// on a marker (ProducerStateManager: the marker's coordinator epoch is
+// kept even without a transaction); the replica does not yet.
+func TestTxnMarkerOfReplacedLoadFencedUnknownProducer(t *testing.T) {
+	t.Skip("needs broker/replica: a marker for a producer the partition does not know must enter it with its epoch and coordinator epoch (producerTable.completeTxn), as Kafka does")
+	tb := startTestBroker(t)
+	tb.createTopic("fence-unknown", 2, nil)
+	part1 := tb.srv.topics.partition("fence-unknown", 1)
+
+	p := newRawTxnProducer(t, tb, "tx-fence-unknown")
+	if codes := p.addPartitions(3, "fence-unknown", 0, 1); !slices.Equal(codes, []int16{0, 0}) {
+		t.Fatalf("AddPartitionsToTxn: %v", codeNames(codes))
+	}
+	if got := p.produce("fence-unknown", 0, "first"); got.ErrorCode != 0 { // nothing on partition 1
+		t.Fatal(kerr.ErrorForCode(got.ErrorCode))
+	}
+
+	// The first load's marker for partition 1 (its second local write)
+	// is held in flight.
+	inFlight, release := make(chan struct{}), make(chan struct{})
+	stale := make(chan error, 1)
+	var calls atomic.Int32
+	hook := func(m txn.Markers, send func() error) error {
+		if m.TransactionalID != p.id || calls.Add(1) != 2 {
+			return send()
+		}
+		close(inFlight)
+		<-release
+		err := send()
+		stale <- err
+		return err
+	}
+	tb.srv.txns.markerSendHook.Store(&hook)
+	t.Cleanup(func() { tb.srv.txns.markerSendHook.Store(nil) })
+
+	end := kmsg.NewPtrEndTxnRequest()
+	end.Version = 3
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = p.id, p.pid, p.epoch, true
+	if code := roundTrip[*kmsg.EndTxnResponse](p.c, end).ErrorCode; code != 0 {
+		t.Fatalf("EndTxn: %v", kerr.ErrorForCode(code))
+	}
+	select {
+	case <-inFlight:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the marker task never sent the marker for partition 1")
+	}
+	sh, code := tb.srv.txns.shardFor(p.id)
+	if code != nil {
+		t.Fatal(code)
+	}
+	sh.reload()
+	waitFor(t, 10*time.Second, "the reloaded shard to complete the commit", func() bool {
+		return describeTxn(t, p.c, p.id).State == "CompleteCommit"
+	})
+
+	if codes := p.addPartitions(3, "fence-unknown", 1); !slices.Equal(codes, []int16{0}) {
+		t.Fatalf("AddPartitionsToTxn of the next transaction: %v", codeNames(codes))
+	}
+	second := p.produce("fence-unknown", 1, "second")
+	if second.ErrorCode != 0 {
+		t.Fatal(kerr.ErrorForCode(second.ErrorCode))
+	}
+	close(release)
+	if err := <-stale; !errors.Is(err, kerr.TransactionCoordinatorFenced) {
+		t.Fatalf("the replaced load's marker on partition 1: %v, want TRANSACTION_COORDINATOR_FENCED", err)
+	}
+	if lso := part1.LastStableOffset(); lso != second.BaseOffset {
+		t.Fatalf("the replaced load's marker ended the next transaction: last stable offset %d, want %d", lso, second.BaseOffset)
+	}
+	p.end(false)
+}
