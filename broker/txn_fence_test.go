@@ -155,9 +155,8 @@ func TestCoordinatorEpochOrder(t *testing.T) {
 // the new load's marker came: the stale marker must still be refused once
 // the producer's next transaction opens there. Kafka enters the producer
 // on a marker (ProducerStateManager: the marker's coordinator epoch is
-// kept even without a transaction); the replica does not yet.
+// kept even without a transaction), and so does the replica.
 func TestTxnMarkerOfReplacedLoadFencedUnknownProducer(t *testing.T) {
-	t.Skip("needs broker/replica: a marker for a producer the partition does not know must enter it with its epoch and coordinator epoch (producerTable.completeTxn), as Kafka does")
 	tb := startTestBroker(t)
 	tb.createTopic("fence-unknown", 2, nil)
 	part1 := tb.srv.topics.partition("fence-unknown", 1)

@@ -230,7 +230,7 @@ func (r *Replica) WriteTxnMarker(producerID int64, epoch int16, commit bool, coo
 		v.markers++
 	}
 	lso := r.mu.producers.lastStableOffsetAfterTxn(producerID, res.FirstOffset)
-	aborted, err := r.mu.producers.completeTxn(producerID, epoch, coordinatorEpoch, res.FirstOffset, commit, lso)
+	aborted, err := r.mu.producers.completeTxn(producerID, epoch, coordinatorEpoch, res.FirstOffset, commit, lso, time.Now().UnixMilli())
 	if err == nil && aborted != nil {
 		err = r.log.RecordAbortedTxn(*aborted)
 	}

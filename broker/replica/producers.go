@@ -228,17 +228,17 @@ func (t *producerTable) record(h *storage.BatchHeader, nowMs int64) {
 // older than the last marker's for the producer is refused with
 // kerr.TransactionCoordinatorFenced (checkMarker).
 //
-// Markers carry no client clock, so the producer's LastUpdate is left as
-// its last data batch set it, and a producer the partition does not know
-// is not entered.
-func (t *producerTable) completeTxn(producerID int64, epoch int16, coordinatorEpoch int32, markerOffset int64, commit bool, lastStableOffset int64) (aborted *storage.AbortedTxn, err error) {
+// A producer the partition does not know (the transaction added the
+// partition but wrote nothing to it) is entered, as Kafka's
+// ProducerStateManager does, with the marker's epochs and nowMs as its last
+// update, so that the coordinator epoch is known when its next transaction
+// opens here and a stale marker of a replaced coordinator load is refused.
+// A known producer's LastUpdate is left as its last data batch set it.
+func (t *producerTable) completeTxn(producerID int64, epoch int16, coordinatorEpoch int32, markerOffset int64, commit bool, lastStableOffset int64, nowMs int64) (aborted *storage.AbortedTxn, err error) {
 	if err := t.checkMarker(producerID, epoch, coordinatorEpoch); err != nil {
 		return nil, fmt.Errorf("transaction marker at offset %d: %w", markerOffset, err)
 	}
-	e := t.entries[producerID]
-	if e == nil {
-		return nil, nil
-	}
+	e := t.markerEntry(producerID, epoch, nowMs)
 	return t.endTxnAtMarker(producerID, e, epoch, coordinatorEpoch, markerOffset, commit, lastStableOffset), nil
 }
 
@@ -343,8 +343,7 @@ func (t *producerTable) expire(nowMs int64) {
 // the last stable offset forever. Nothing is recorded in the
 // aborted-transaction index, which the storage keeps itself.
 func (t *producerTable) replayMarker(log *storage.Log, h storage.BatchHeader) error {
-	e := t.entries[h.ProducerID]
-	if h.ProducerID < 0 || e == nil {
+	if h.ProducerID < 0 {
 		return nil
 	}
 	chunk, err := log.Read(h.BaseOffset, h.Size(), h.LastOffset()+1, true)
@@ -365,6 +364,19 @@ func (t *producerTable) replayMarker(log *storage.Log, h storage.BatchHeader) er
 	if ok && typ != storage.ControlTypeAbort && typ != storage.ControlTypeCommit {
 		return nil
 	}
+	e := t.markerEntry(h.ProducerID, h.ProducerEpoch, h.MaxTimestamp)
 	t.endTxnAtMarker(h.ProducerID, e, h.ProducerEpoch, coordinatorEpoch, h.BaseOffset, typ == storage.ControlTypeCommit, h.BaseOffset)
 	return nil
+}
+
+// markerEntry is the producer's entry for a marker, entered (at epoch,
+// last updated at nowMs) if the partition did not know it.
+func (t *producerTable) markerEntry(producerID int64, epoch int16, nowMs int64) *producerEntry {
+	e := t.entries[producerID]
+	if e == nil {
+		e = newProducerEntry(epoch)
+		e.LastUpdate = nowMs
+		t.entries[producerID] = e
+	}
+	return e
 }

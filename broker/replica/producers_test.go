@@ -102,7 +102,7 @@ func (l *txnTestLog) marker(pid int64, epoch int16, commit bool) (offset int64, 
 		l.t.Fatal(err)
 	}
 	lso := l.producers.lastStableOffsetAfterTxn(pid, res.FirstOffset)
-	aborted, err = l.producers.completeTxn(pid, epoch, 0, res.FirstOffset, commit, lso)
+	aborted, err = l.producers.completeTxn(pid, epoch, 0, res.FirstOffset, commit, lso, txnTestNowMs)
 	if err != nil {
 		l.t.Fatalf("completeTxn after checkMarker passed: %v", err)
 	}
@@ -227,12 +227,14 @@ func TestProducerTxnCommitAndAbort(t *testing.T) {
 	if _, aborted := l.mustMarker(1, 0, false); aborted != nil {
 		t.Fatalf("abort without an ongoing transaction = %+v, want nil", aborted)
 	}
-	// Nor does a marker of a producer the partition never saw.
+	// Nor does a marker of a producer the partition never saw; it enters
+	// the producer (as Kafka does) with no transaction, so that its
+	// coordinator epoch fences a later stale marker.
 	if _, aborted := l.mustMarker(99, 0, false); aborted != nil {
 		t.Fatalf("abort of an unknown producer = %+v, want nil", aborted)
 	}
-	if _, ok := l.producers.entries[99]; ok {
-		t.Fatal("a marker entered an unknown producer")
+	if e := l.producers.entries[99]; e == nil || e.txnOngoing() || e.CoordinatorEpoch != 0 || e.LastUpdate != txnTestNowMs {
+		t.Fatalf("a marker of an unknown producer entered %+v, want no transaction, coordinator epoch 0, last update now", e)
 	}
 
 	second := l.produce(1, 0, 2, true)
@@ -297,7 +299,7 @@ func TestProducerTxnMarkerEpoch(t *testing.T) {
 	if _, _, err := l.marker(1, 2, false); !errors.Is(err, kerr.InvalidProducerEpoch) {
 		t.Fatalf("marker at an older epoch: %v, want INVALID_PRODUCER_EPOCH", err)
 	}
-	if _, err := l.producers.completeTxn(1, 2, 0, end, false, end+1); !errors.Is(err, kerr.InvalidProducerEpoch) {
+	if _, err := l.producers.completeTxn(1, 2, 0, end, false, end+1, txnTestNowMs); !errors.Is(err, kerr.InvalidProducerEpoch) {
 		t.Fatalf("completeTxn at an older epoch: %v, want INVALID_PRODUCER_EPOCH", err)
 	}
 	if got := l.txnFirstOffset(1); got != first {
