@@ -114,12 +114,21 @@ type pendingAck struct {
 // while the ISR had shrunk below min.insync.replicas,
 // NOT_ENOUGH_REPLICAS_AFTER_APPEND (Kafka's answers).
 func (rc *requestContext) awaitAcks(resp *kmsg.ProduceResponse, waits []*pendingAck, timeout time.Duration) {
+	// One wait context for the request, made only if some partition is
+	// not replicated yet.
+	var ctx context.Context
 	deadline := time.Now().Add(timeout)
 	for _, w := range waits {
 		sp := &resp.Topics[w.topic].Partitions[w.partition]
-		ctx, cancel := context.WithDeadline(rc.s.ctx, deadline)
-		err := w.p.AwaitReplicated(ctx, w.last, w.epoch)
-		cancel()
+		done, err := w.p.Replicated(w.last, w.epoch)
+		if !done && err == nil {
+			if ctx == nil {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithDeadline(rc.s.ctx, deadline)
+				defer cancel()
+			}
+			err = w.p.AwaitReplicated(ctx, w.last, w.epoch)
+		}
 		code := int16(0)
 		switch {
 		case errors.Is(err, replica.ErrReplicationTimeout):

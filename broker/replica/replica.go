@@ -368,21 +368,27 @@ func (r *Replica) wakeWaiters() {
 	}
 }
 
+// Replicated reports whether the high watermark has passed offset,
+// appended under leader epoch epoch; ErrNotLeader when leadership was lost
+// or the epoch moved on. It is AwaitReplicated's check, for a caller that
+// wants to skip setting up a wait.
+func (r *Replica) Replicated(offset int64, epoch int32) (bool, error) {
+	// The high watermark is read before the epoch is checked: epochs
+	// never come back, so an unchanged epoch after the read means the
+	// watermark was this leadership's (not one reached after a truncation).
+	hw := r.HighWatermark()
+	if !r.IsLeader() || r.LeaderEpoch() != epoch {
+		return false, ErrNotLeader
+	}
+	return hw > offset, nil
+}
+
 // AwaitReplicated waits until the high watermark passes offset, appended
 // under leader epoch epoch (acks=all). It returns ErrReplicationTimeout
 // when ctx's deadline passes first, and ErrNotLeader when leadership is
 // lost or moved away and back (the epoch differs) or ctx is cancelled.
 func (r *Replica) AwaitReplicated(ctx context.Context, offset int64, epoch int32) error {
-	// The high watermark is read before the epoch is checked: epochs
-	// never come back, so an unchanged epoch after the read means the
-	// watermark was this leadership's (not one reached after a truncation).
-	committed := func() (bool, error) {
-		hw := r.HighWatermark()
-		if !r.IsLeader() || r.LeaderEpoch() != epoch {
-			return false, ErrNotLeader
-		}
-		return hw > offset, nil
-	}
+	committed := func() (bool, error) { return r.Replicated(offset, epoch) }
 	if ok, err := committed(); ok || err != nil {
 		return err
 	}
