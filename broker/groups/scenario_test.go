@@ -44,6 +44,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+
+	"github.com/strata-streaming/strata/internal/scenariotest"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -107,7 +109,7 @@ func (d *groupsDriver) printf(format string, args ...any) { fmt.Fprintf(&d.out, 
 
 // group returns the named group, creating it as the broker does.
 func (d *groupsDriver) group(t *testing.T, td *datadriven.TestData) *Group {
-	id := stringArg(t, td, "group", "g")
+	id := scenariotest.String(t, td, "group", "g")
 	g := d.groups[id]
 	if g == nil {
 		g = New(id, &d.cfg, d.now)
@@ -153,15 +155,15 @@ func (d *groupsDriver) run(t *testing.T, td *datadriven.TestData) string {
 	case "join":
 		g := d.group(t, td)
 		req := JoinRequest{
-			MemberID:       stringArg(t, td, "member", ""),
+			MemberID:       scenariotest.String(t, td, "member", ""),
 			InstanceID:     optStringArg(t, td, "instance"),
-			ClientID:       stringArg(t, td, "client", "c"),
+			ClientID:       scenariotest.String(t, td, "client", "c"),
 			ClientHost:     "/10.0.0.1",
 			SessionTimeout: msArg(t, td, "session", 10_000),
-			ProtocolType:   stringArg(t, td, "type", ConsumerProtocolType),
+			ProtocolType:   scenariotest.String(t, td, "type", ConsumerProtocolType),
 		}
 		req.RebalanceTimeout = msArg(t, td, "rebalance", 30_000)
-		version := intArg(t, td, "v", 9)
+		version := scenariotest.Int(t, td, "v", 9)
 		req.RequireKnownMemberID = version >= 4
 		req.SupportsSkipAssignment = version >= 9
 		meta := consumerMeta(listArg(t, td, "topics", []string{"t"})...)
@@ -174,9 +176,9 @@ func (d *groupsDriver) run(t *testing.T, td *datadriven.TestData) string {
 	case "sync":
 		g := d.group(t, td)
 		req := SyncRequest{
-			MemberID:   stringArg(t, td, "member", ""),
+			MemberID:   scenariotest.String(t, td, "member", ""),
 			InstanceID: optStringArg(t, td, "instance"),
-			Generation: int32(intArg(t, td, "gen", -1)),
+			Generation: int32(scenariotest.Int(t, td, "gen", -1)),
 			Protocol:   optStringArg(t, td, "protocol"),
 		}
 		for _, a := range listArg(t, td, "assign", nil) {
@@ -191,7 +193,7 @@ func (d *groupsDriver) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "heartbeat":
 		g := d.group(t, td)
-		err, eff := g.Heartbeat(d.now, stringArg(t, td, "member", ""), optStringArg(t, td, "instance"), int32(intArg(t, td, "gen", -1)))
+		err, eff := g.Heartbeat(d.now, scenariotest.String(t, td, "member", ""), optStringArg(t, td, "instance"), int32(scenariotest.Int(t, td, "gen", -1)))
 		d.effects(eff)
 		d.printf("heartbeat: %s", errName(err))
 
@@ -217,9 +219,9 @@ func (d *groupsDriver) run(t *testing.T, td *datadriven.TestData) string {
 	case "commit":
 		g := d.group(t, td)
 		req := CommitRequest{
-			MemberID:   stringArg(t, td, "member", ""),
+			MemberID:   scenariotest.String(t, td, "member", ""),
 			InstanceID: optStringArg(t, td, "instance"),
-			Generation: int32(intArg(t, td, "gen", -1)),
+			Generation: int32(scenariotest.Int(t, td, "gen", -1)),
 			Offsets:    d.offsetsArg(t, td),
 		}
 		err, eff := g.Commit(d.now, req)
@@ -229,10 +231,10 @@ func (d *groupsDriver) run(t *testing.T, td *datadriven.TestData) string {
 	case "txn-commit":
 		g := d.group(t, td)
 		req := TxnCommitRequest{
-			ProducerID:      int64(intArg(t, td, "pid", -1)),
-			ProducerEpoch:   int16(intArg(t, td, "epoch", 0)),
-			GenerationID:    int32(intArg(t, td, "gen", -1)),
-			MemberID:        stringArg(t, td, "member", ""),
+			ProducerID:      int64(scenariotest.Int(t, td, "pid", -1)),
+			ProducerEpoch:   int16(scenariotest.Int(t, td, "epoch", 0)),
+			GenerationID:    int32(scenariotest.Int(t, td, "gen", -1)),
+			MemberID:        scenariotest.String(t, td, "member", ""),
 			GroupInstanceID: optStringArg(t, td, "instance"),
 			Offsets:         d.offsetsArg(t, td),
 		}
@@ -250,7 +252,7 @@ func (d *groupsDriver) run(t *testing.T, td *datadriven.TestData) string {
 		d.printf("txn-commit: %s", errName(errs[0]))
 
 	case "txn-marker":
-		pid := int64(intArg(t, td, "pid", -1))
+		pid := int64(scenariotest.Int(t, td, "pid", -1))
 		commit := td.HasArg("commit")
 		if commit == td.HasArg("abort") {
 			t.Fatalf("%s: txn-marker needs commit or abort", td.Pos)
@@ -302,13 +304,13 @@ func (d *groupsDriver) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "remove-topic":
 		g := d.group(t, td)
-		d.effects(g.RemoveTopicOffsets(d.now, stringArg(t, td, "topic", "")))
+		d.effects(g.RemoveTopicOffsets(d.now, scenariotest.String(t, td, "topic", "")))
 
 	case "consumer-heartbeat":
 		g := d.group(t, td)
 		req := ConsumerHeartbeatRequest{
-			MemberID:             stringArg(t, td, "member", ""),
-			MemberEpoch:          int32(intArg(t, td, "epoch", 0)),
+			MemberID:             scenariotest.String(t, td, "member", ""),
+			MemberEpoch:          int32(scenariotest.Int(t, td, "epoch", 0)),
 			InstanceID:           optStringArg(t, td, "instance"),
 			RebalanceTimeout:     -1,
 			SubscribedTopicRegex: optStringArg(t, td, "regex"),
@@ -683,47 +685,25 @@ func (d *groupsDriver) offsetsArg(t *testing.T, td *datadriven.TestData) []Commi
 
 // Argument helpers shared by the driver.
 
-func stringArg(t *testing.T, td *datadriven.TestData, key, def string) string {
-	if !td.HasArg(key) {
-		return def
-	}
-	var s string
-	td.ScanArgs(t, key, &s)
-	return s
-}
-
 func optStringArg(t *testing.T, td *datadriven.TestData, key string) *string {
 	if !td.HasArg(key) {
 		return nil
 	}
-	s := stringArg(t, td, key, "")
+	s := scenariotest.String(t, td, key, "")
 	return &s
 }
 
-func intArg(t *testing.T, td *datadriven.TestData, key string, def int) int {
-	if !td.HasArg(key) {
-		return def
-	}
-	var v int
-	td.ScanArgs(t, key, &v)
-	return v
-}
-
 func msArg(t *testing.T, td *datadriven.TestData, key string, def int) time.Duration {
-	return time.Duration(intArg(t, td, key, def)) * time.Millisecond
+	return time.Duration(scenariotest.Int(t, td, key, def)) * time.Millisecond
 }
 
 // listArg reads key=(a,b,…); key=() is an empty list.
-func listArg(t *testing.T, td *datadriven.TestData, key string, def []string) []string {
-	arg, ok := td.Arg(key)
-	if !ok {
+func listArg(_ *testing.T, td *datadriven.TestData, key string, def []string) []string {
+	if !td.HasArg(key) {
 		return def
 	}
-	var out []string
-	for _, v := range arg.Vals {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
+	if l := scenariotest.List(td, key); len(l) > 0 {
+		return l
 	}
-	return out
+	return nil
 }

@@ -37,6 +37,8 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+
+	"github.com/strata-streaming/strata/internal/scenariotest"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -84,12 +86,12 @@ func (d *txnDriver) run(t *testing.T, td *datadriven.TestData) string {
 			t.Fatalf("%s: config after the first call", td.Pos)
 		}
 		if td.HasArg("max-timeout") {
-			d.cfg.MaxTimeout = time.Duration(intArg(t, td, "max-timeout", 0)) * time.Millisecond
+			d.cfg.MaxTimeout = time.Duration(scenariotest.Int(t, td, "max-timeout", 0)) * time.Millisecond
 		}
 		if td.HasArg("expiration") {
-			d.cfg.IDExpiration = time.Duration(intArg(t, td, "expiration", 0)) * time.Millisecond
+			d.cfg.IDExpiration = time.Duration(scenariotest.Int(t, td, "expiration", 0)) * time.Millisecond
 		}
-		d.cfg.LogValueVersion = int16(intArg(t, td, "value-version", int(d.cfg.LogValueVersion)))
+		d.cfg.LogValueVersion = int16(scenariotest.Int(t, td, "value-version", int(d.cfg.LogValueVersion)))
 		if err := d.cfg.Validate(); err != nil {
 			t.Fatalf("%s: %v", td.Pos, err)
 		}
@@ -97,17 +99,17 @@ func (d *txnDriver) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "init":
 		req := InitRequest{
-			TransactionalID: stringArg(t, td, "id", ""),
-			TimeoutMs:       int32(intArg(t, td, "timeout", 60_000)),
-			ProducerID:      int64(intArg(t, td, "pid", -1)),
-			ProducerEpoch:   int16(intArg(t, td, "epoch", -1)),
-			Version:         int16(intArg(t, td, "v", 4)),
+			TransactionalID: scenariotest.String(t, td, "id", ""),
+			TimeoutMs:       int32(scenariotest.Int(t, td, "timeout", 60_000)),
+			ProducerID:      int64(scenariotest.Int(t, td, "pid", -1)),
+			ProducerEpoch:   int16(scenariotest.Int(t, td, "epoch", -1)),
+			Version:         int16(scenariotest.Int(t, td, "v", 4)),
 		}
 		alloc := func() (int64, error) {
 			d.nextPID++
 			return d.nextPID, nil
 		}
-		if stringArg(t, td, "alloc", "") == "fail" {
+		if scenariotest.String(t, td, "alloc", "") == "fail" {
 			alloc = func() (int64, error) { return 0, fmt.Errorf("no producer id block") }
 		}
 		res, eff := d.c.InitProducerID(d.now, req, alloc)
@@ -120,12 +122,12 @@ func (d *txnDriver) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "add", "verify":
 		req := AddPartitionsRequest{
-			TransactionalID: stringArg(t, td, "id", ""),
-			ProducerID:      int64(intArg(t, td, "pid", -1)),
-			ProducerEpoch:   int16(intArg(t, td, "epoch", -1)),
-			Version:         int16(intArg(t, td, "v", 3)),
+			TransactionalID: scenariotest.String(t, td, "id", ""),
+			ProducerID:      int64(scenariotest.Int(t, td, "pid", -1)),
+			ProducerEpoch:   int16(scenariotest.Int(t, td, "epoch", -1)),
+			Version:         int16(scenariotest.Int(t, td, "v", 3)),
 		}
-		for _, s := range listArg(t, td, "parts") {
+		for _, s := range scenariotest.List(td, "parts") {
 			req.Partitions = append(req.Partitions, parseTP(t, s))
 		}
 		var res []PartitionResult
@@ -142,12 +144,12 @@ func (d *txnDriver) run(t *testing.T, td *datadriven.TestData) string {
 
 	case "add-offsets":
 		err, eff := d.c.AddOffsets(d.now, AddOffsetsRequest{
-			TransactionalID:  stringArg(t, td, "id", ""),
-			ProducerID:       int64(intArg(t, td, "pid", -1)),
-			ProducerEpoch:    int16(intArg(t, td, "epoch", -1)),
-			GroupID:          stringArg(t, td, "group", "g"),
-			OffsetsPartition: int32(intArg(t, td, "partition", 0)),
-			Version:          int16(intArg(t, td, "v", 3)),
+			TransactionalID:  scenariotest.String(t, td, "id", ""),
+			ProducerID:       int64(scenariotest.Int(t, td, "pid", -1)),
+			ProducerEpoch:    int16(scenariotest.Int(t, td, "epoch", -1)),
+			GroupID:          scenariotest.String(t, td, "group", "g"),
+			OffsetsPartition: int32(scenariotest.Int(t, td, "partition", 0)),
+			Version:          int16(scenariotest.Int(t, td, "v", 3)),
 		})
 		d.effects(eff)
 		d.printf("add-offsets: %s", errName(err))
@@ -158,17 +160,17 @@ func (d *txnDriver) run(t *testing.T, td *datadriven.TestData) string {
 			t.Fatalf("%s: end needs commit or abort", td.Pos)
 		}
 		err, eff := d.c.EndTxn(d.now, EndTxnRequest{
-			TransactionalID: stringArg(t, td, "id", ""),
-			ProducerID:      int64(intArg(t, td, "pid", -1)),
-			ProducerEpoch:   int16(intArg(t, td, "epoch", -1)),
+			TransactionalID: scenariotest.String(t, td, "id", ""),
+			ProducerID:      int64(scenariotest.Int(t, td, "pid", -1)),
+			ProducerEpoch:   int16(scenariotest.Int(t, td, "epoch", -1)),
 			Commit:          commit,
-			Version:         int16(intArg(t, td, "v", 3)),
+			Version:         int16(scenariotest.Int(t, td, "v", 3)),
 		})
 		d.effects(eff)
 		d.printf("end: %s", errName(err))
 
 	case "complete":
-		id := stringArg(t, td, "id", "")
+		id := scenariotest.String(t, td, "id", "")
 		if td.HasArg("again") {
 			m, ok := d.completed[id]
 			if !ok {
@@ -188,7 +190,7 @@ func (d *txnDriver) run(t *testing.T, td *datadriven.TestData) string {
 		d.markers = keep
 
 	case "tick":
-		d.now = d.now.Add(time.Duration(intArg(t, td, "ms", 0)) * time.Millisecond)
+		d.now = d.now.Add(time.Duration(scenariotest.Int(t, td, "ms", 0)) * time.Millisecond)
 		d.effects(d.c.Tick(d.now))
 		if next := d.c.NextDeadline(); !next.IsZero() {
 			d.printf("next deadline in %dms", next.Sub(d.now).Milliseconds())
@@ -205,7 +207,7 @@ func (d *txnDriver) run(t *testing.T, td *datadriven.TestData) string {
 		}
 
 	case "describe":
-		r := d.c.Describe(stringArg(t, td, "id", ""))
+		r := d.c.Describe(scenariotest.String(t, td, "id", ""))
 		if r.Err != nil {
 			d.printf("describe %s: %s", r.TransactionalID, r.Err.Message)
 			break
@@ -214,8 +216,8 @@ func (d *txnDriver) run(t *testing.T, td *datadriven.TestData) string {
 			r.TransactionalID, r.State, r.ProducerID, r.ProducerEpoch, r.TimeoutMs, d.ts(r.StartTimestamp), tpList(r.Partitions))
 
 	case "list":
-		f := ListFilter{States: listArg(t, td, "states"), MinDurationMs: int64(intArg(t, td, "min-duration", -1))}
-		for _, s := range listArg(t, td, "pids") {
+		f := ListFilter{States: scenariotest.List(td, "states"), MinDurationMs: int64(scenariotest.Int(t, td, "min-duration", -1))}
+		for _, s := range scenariotest.List(td, "pids") {
 			pid, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
 				t.Fatalf("%s: %v", td.Pos, err)
@@ -231,27 +233,27 @@ func (d *txnDriver) run(t *testing.T, td *datadriven.TestData) string {
 		}
 
 	case "load":
-		state, ok := ParseState(stringArg(t, td, "state", "Empty"))
+		state, ok := ParseState(scenariotest.String(t, td, "state", "Empty"))
 		if !ok {
 			t.Fatalf("%s: unknown state", td.Pos)
 		}
 		v := &Value{
 			Version:             d.cfg.LogValueVersion,
-			ProducerID:          int64(intArg(t, td, "pid", -1)),
-			ProducerEpoch:       int16(intArg(t, td, "epoch", -1)),
-			TimeoutMs:           int32(intArg(t, td, "timeout", 60_000)),
+			ProducerID:          int64(scenariotest.Int(t, td, "pid", -1)),
+			ProducerEpoch:       int16(scenariotest.Int(t, td, "epoch", -1)),
+			TimeoutMs:           int32(scenariotest.Int(t, td, "timeout", 60_000)),
 			State:               state,
 			LastUpdateTimestamp: d.now.UnixMilli(),
 			StartTimestamp:      -1,
 			PreviousProducerID:  NoProducerID, NextProducerID: NoProducerID, NextProducerEpoch: NoProducerEpoch,
 		}
 		if td.HasArg("start") {
-			v.StartTimestamp = d.start.UnixMilli() + int64(intArg(t, td, "start", 0))
+			v.StartTimestamp = d.start.UnixMilli() + int64(scenariotest.Int(t, td, "start", 0))
 		}
 		if td.HasArg("updated") {
-			v.LastUpdateTimestamp = d.start.UnixMilli() + int64(intArg(t, td, "updated", 0))
+			v.LastUpdateTimestamp = d.start.UnixMilli() + int64(scenariotest.Int(t, td, "updated", 0))
 		}
-		if parts := listArg(t, td, "parts"); parts != nil {
+		if parts := scenariotest.List(td, "parts"); parts != nil {
 			byTopic := map[string]int{}
 			for _, s := range parts {
 				tp := parseTP(t, s)
@@ -264,7 +266,7 @@ func (d *txnDriver) run(t *testing.T, td *datadriven.TestData) string {
 				v.Topics[i].Partitions = append(v.Topics[i].Partitions, tp.Partition)
 			}
 		}
-		r := Record{TransactionalID: stringArg(t, td, "id", ""), Value: v}
+		r := Record{TransactionalID: scenariotest.String(t, td, "id", ""), Value: v}
 		d.append(r)
 		if err := d.c.Replay(r); err != nil {
 			d.printf("load: %v", err)
@@ -276,7 +278,7 @@ func (d *txnDriver) run(t *testing.T, td *datadriven.TestData) string {
 		for _, id := range d.c.IDs() {
 			before[id], _ = d.c.State(id)
 		}
-		d.c = New(&d.cfg, int32(intArg(t, td, "epoch", int(d.c.CoordinatorEpoch()+1))))
+		d.c = New(&d.cfg, int32(scenariotest.Int(t, td, "epoch", int(d.c.CoordinatorEpoch()+1))))
 		for _, kv := range d.log {
 			r, err := DecodeRecord(kv[0], kv[1])
 			if err != nil {
@@ -415,37 +417,4 @@ func parseTP(t *testing.T, s string) TopicPartition {
 		t.Fatalf("%q is not topic-partition", s)
 	}
 	return TopicPartition{Topic: s[:i], Partition: int32(p)}
-}
-
-func stringArg(t *testing.T, td *datadriven.TestData, key, def string) string {
-	if !td.HasArg(key) {
-		return def
-	}
-	var s string
-	td.ScanArgs(t, key, &s)
-	return s
-}
-
-func intArg(t *testing.T, td *datadriven.TestData, key string, def int) int {
-	if !td.HasArg(key) {
-		return def
-	}
-	var v int
-	td.ScanArgs(t, key, &v)
-	return v
-}
-
-// listArg reads key=(a,b,…); key=() is an empty list, a missing key nil.
-func listArg(t *testing.T, td *datadriven.TestData, key string) []string {
-	arg, ok := td.Arg(key)
-	if !ok {
-		return nil
-	}
-	out := []string{}
-	for _, v := range arg.Vals {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
 }

@@ -47,6 +47,8 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+
+	"github.com/strata-streaming/strata/internal/scenariotest"
 )
 
 func TestScenarios(t *testing.T) {
@@ -79,71 +81,71 @@ func (d *clusterDriver) run(t *testing.T, td *datadriven.TestData) string {
 	d.out.Reset()
 	switch td.Cmd {
 	case "init-cluster":
-		d.apply(t, InitCluster{ClusterID: stringArg(t, td, "id", "")})
+		d.apply(t, InitCluster{ClusterID: scenariotest.String(t, td, "id", "")})
 	case "register":
-		node := intArg(t, td, "node", -1)
+		node := scenariotest.Int(t, td, "node", -1)
 		d.apply(t, RegisterBroker{
 			NodeID:        int32(node),
-			IncarnationID: stringArg(t, td, "inc", ""),
-			Addr:          stringArg(t, td, "addr", fmt.Sprintf("h%d:9092", node)),
-			Rack:          stringArg(t, td, "rack", ""),
-			TimeMs:        int64(intArg(t, td, "time", 0)),
+			IncarnationID: scenariotest.String(t, td, "inc", ""),
+			Addr:          scenariotest.String(t, td, "addr", fmt.Sprintf("h%d:9092", node)),
+			Rack:          scenariotest.String(t, td, "rack", ""),
+			TimeMs:        int64(scenariotest.Int(t, td, "time", 0)),
 		})
 	case "heartbeat":
-		d.apply(t, BrokerHeartbeat{NodeID: int32(intArg(t, td, "node", -1)), IncarnationID: stringArg(t, td, "inc", ""), TimeMs: int64(intArg(t, td, "time", 0))})
+		d.apply(t, BrokerHeartbeat{NodeID: int32(scenariotest.Int(t, td, "node", -1)), IncarnationID: scenariotest.String(t, td, "inc", ""), TimeMs: int64(scenariotest.Int(t, td, "time", 0))})
 	case "fence":
-		d.apply(t, FenceBroker{NodeID: int32(intArg(t, td, "node", -1))})
+		d.apply(t, FenceBroker{NodeID: int32(scenariotest.Int(t, td, "node", -1))})
 	case "unfence":
-		d.apply(t, UnfenceBroker{NodeID: int32(intArg(t, td, "node", -1))})
+		d.apply(t, UnfenceBroker{NodeID: int32(scenariotest.Int(t, td, "node", -1))})
 	case "shutdown":
-		d.apply(t, ControlledShutdown{NodeID: int32(intArg(t, td, "node", -1)), IncarnationID: stringArg(t, td, "inc", "")})
+		d.apply(t, ControlledShutdown{NodeID: int32(scenariotest.Int(t, td, "node", -1)), IncarnationID: scenariotest.String(t, td, "inc", "")})
 
 	case "create-topic":
-		name := stringArg(t, td, "name", "")
-		parts, ok := d.assignments(t, td, "replicas", intArg(t, td, "partitions", 0), intArg(t, td, "rf", 0))
+		name := scenariotest.String(t, td, "name", "")
+		parts, ok := d.assignments(t, td, "replicas", scenariotest.Int(t, td, "partitions", 0), scenariotest.Int(t, td, "rf", 0))
 		if !ok {
 			break
 		}
-		d.apply(t, CreateTopic{Name: name, ID: TopicID{byte(intArg(t, td, "id", 1))}, Partitions: parts, Configs: configsArg(t, td)})
+		d.apply(t, CreateTopic{Name: name, ID: TopicID{byte(scenariotest.Int(t, td, "id", 1))}, Partitions: parts, Configs: configsArg(t, td)})
 	case "create-partitions":
-		topic := stringArg(t, td, "topic", "")
+		topic := scenariotest.String(t, td, "topic", "")
 		rf := 0
 		if tp, ok := d.s.Topic(topic); ok && len(tp.Partitions) > 0 {
 			rf = len(tp.Partitions[0].TargetReplicas())
 		}
-		parts, ok := d.assignments(t, td, "replicas", intArg(t, td, "count", 0), rf)
+		parts, ok := d.assignments(t, td, "replicas", scenariotest.Int(t, td, "count", 0), rf)
 		if !ok {
 			break
 		}
 		d.apply(t, CreatePartitions{Topic: topic, Partitions: parts})
 	case "delete-topic":
-		r := DeleteTopic{Name: stringArg(t, td, "name", "")}
+		r := DeleteTopic{Name: scenariotest.String(t, td, "name", "")}
 		if td.HasArg("id") {
-			r.ID = TopicID{byte(intArg(t, td, "id", 0))}
+			r.ID = TopicID{byte(scenariotest.Int(t, td, "id", 0))}
 		}
 		d.apply(t, r)
 	case "alter-configs":
-		d.apply(t, AlterConfigs{Topic: stringArg(t, td, "topic", ""), Configs: configsArg(t, td)})
+		d.apply(t, AlterConfigs{Topic: scenariotest.String(t, td, "topic", ""), Configs: configsArg(t, td)})
 	case "alter-partition":
 		r := AlterPartition{
-			Topic:          stringArg(t, td, "topic", ""),
-			Partition:      int32(intArg(t, td, "p", 0)),
-			PartitionEpoch: int32(intArg(t, td, "pe", 0)),
-			LeaderEpoch:    int32(intArg(t, td, "le", -1)),
+			Topic:          scenariotest.String(t, td, "topic", ""),
+			Partition:      int32(scenariotest.Int(t, td, "p", 0)),
+			PartitionEpoch: int32(scenariotest.Int(t, td, "pe", 0)),
+			LeaderEpoch:    int32(scenariotest.Int(t, td, "le", -1)),
 			NewISR:         idsArg(t, td, "isr"),
 		}
 		if td.HasArg("leader") {
-			l := int32(intArg(t, td, "leader", 0))
+			l := int32(scenariotest.Int(t, td, "leader", 0))
 			r.Leader = &l
 		}
 		d.apply(t, r)
 	case "elect":
-		d.apply(t, ElectLeader{Topic: stringArg(t, td, "topic", ""), Partition: int32(intArg(t, td, "p", 0)), Preferred: td.HasArg("preferred"), Unclean: td.HasArg("unclean")})
+		d.apply(t, ElectLeader{Topic: scenariotest.String(t, td, "topic", ""), Partition: int32(scenariotest.Int(t, td, "p", 0)), Preferred: td.HasArg("preferred"), Unclean: td.HasArg("unclean")})
 	case "reassign":
-		d.apply(t, ReassignPartition{Topic: stringArg(t, td, "topic", ""), Partition: int32(intArg(t, td, "p", 0)), Target: idsArg(t, td, "target")})
+		d.apply(t, ReassignPartition{Topic: scenariotest.String(t, td, "topic", ""), Partition: int32(scenariotest.Int(t, td, "p", 0)), Target: idsArg(t, td, "target")})
 	case "update-features":
 		var r UpdateFeatures
-		downgrade := listArg(t, td, "downgrade")
+		downgrade := scenariotest.List(td, "downgrade")
 		for _, arg := range td.CmdArgs {
 			if arg.Key == "downgrade" {
 				continue
@@ -156,10 +158,10 @@ func (d *clusterDriver) run(t *testing.T, td *datadriven.TestData) string {
 		}
 		d.apply(t, r)
 	case "allocate-pids":
-		d.apply(t, AllocateProducerIDs{N: int64(intArg(t, td, "n", 0))})
+		d.apply(t, AllocateProducerIDs{N: int64(scenariotest.Int(t, td, "n", 0))})
 
 	case "plan-fencing":
-		d.applyPlan(t, PlanFencing(d.s, int64(intArg(t, td, "now", 0)), int64(intArg(t, td, "session", 9000))))
+		d.applyPlan(t, PlanFencing(d.s, int64(scenariotest.Int(t, td, "now", 0)), int64(scenariotest.Int(t, td, "session", 9000))))
 	case "plan-elections":
 		d.applyPlan(t, PlanElections(d.s))
 	case "plan-preferred":
@@ -279,7 +281,7 @@ func (d *clusterDriver) checkReplay(t *testing.T, s State, from int, what string
 func (d *clusterDriver) assignments(t *testing.T, td *datadriven.TestData, key string, count, rf int) ([]PartitionAssignment, bool) {
 	if td.HasArg(key) {
 		var out []PartitionAssignment
-		for _, v := range listArg(t, td, key) {
+		for _, v := range scenariotest.List(td, key) {
 			var ids []int32
 			for _, f := range strings.Fields(v) {
 				id, err := strconv.Atoi(f)
@@ -426,42 +428,9 @@ func sortedKeys[K int32 | string, V any](a, b map[K]V) []K {
 	return slices.Sorted(maps.Keys(keys))
 }
 
-func stringArg(t *testing.T, td *datadriven.TestData, key, def string) string {
-	if !td.HasArg(key) {
-		return def
-	}
-	var s string
-	td.ScanArgs(t, key, &s)
-	return s
-}
-
-func intArg(t *testing.T, td *datadriven.TestData, key string, def int) int {
-	if !td.HasArg(key) {
-		return def
-	}
-	var v int
-	td.ScanArgs(t, key, &v)
-	return v
-}
-
-// listArg reads key=(a,b,…); key=() is an empty list, a missing key nil.
-func listArg(t *testing.T, td *datadriven.TestData, key string) []string {
-	arg, ok := td.Arg(key)
-	if !ok {
-		return nil
-	}
-	out := []string{}
-	for _, v := range arg.Vals {
-		if v = strings.TrimSpace(v); v != "" {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
 func idsArg(t *testing.T, td *datadriven.TestData, key string) []int32 {
 	var out []int32
-	for _, v := range listArg(t, td, key) {
+	for _, v := range scenariotest.List(td, key) {
 		id, err := strconv.Atoi(v)
 		if err != nil {
 			t.Fatalf("%s: %s: %v", td.Pos, key, err)
@@ -472,7 +441,7 @@ func idsArg(t *testing.T, td *datadriven.TestData, key string) []int32 {
 }
 
 func configsArg(t *testing.T, td *datadriven.TestData) map[string]string {
-	items := listArg(t, td, "configs")
+	items := scenariotest.List(td, "configs")
 	if items == nil {
 		return nil
 	}
