@@ -8,6 +8,7 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -578,8 +579,17 @@ func (l *partitionLog) append(batch []byte, transactional bool) (int64, int32, e
 	return res.LastOffset, res.LeaderEpoch, nil
 }
 
+// coordinatorReplicationTimeout bounds how long a coordinator write (a
+// group or transaction record, a marker) waits for the ISR.
+const coordinatorReplicationTimeout = 30 * time.Second
+
+// awaitReplicated waits, up to coordinatorReplicationTimeout or until the
+// server stops, until the ISR has the record at offset, appended under
+// leaderEpoch.
 func (l *partitionLog) awaitReplicated(offset int64, leaderEpoch int32) error {
-	return awaitCommitted(l.s.ctx, l.p, offset, leaderEpoch)
+	ctx, cancel := context.WithTimeout(l.s.ctx, coordinatorReplicationTimeout)
+	defer cancel()
+	return l.p.AwaitReplicated(ctx, offset, leaderEpoch)
 }
 
 // writeMarker appends a transaction marker for the producer (a data
@@ -591,7 +601,7 @@ func (l *partitionLog) writeMarker(producerID int64, epoch int16, commit bool, c
 
 func (l *partitionLog) isLeader() bool        { return l.p.IsLeader() }
 func (l *partitionLog) leaderEpoch() int32    { return l.p.LeaderEpoch() }
-func (l *partitionLog) logStartOffset() int64 { return l.p.LocalLogStartOffset() }
+func (l *partitionLog) logStartOffset() int64 { return l.p.Log().LogStartOffset() }
 func (l *partitionLog) logEndOffset() int64   { return l.p.LogEndOffset() }
 
 // replay calls fn with every batch from offset from to the log end, in

@@ -190,11 +190,8 @@ func (sh *groupShard) txnCommit(id string, req groups.TxnCommitRequest) ([]*kerr
 	w := sh.queueRecordsLocked(eff.Records, now, len(eff.Replies) > 0)
 	var tw *shardWrite
 	if len(txnRecords) > 0 {
-		keys, values := make([][]byte, len(txnRecords)), make([][]byte, len(txnRecords))
-		for i, r := range txnRecords {
-			keys[i], values[i] = groups.EncodeRecord(r)
-		}
-		tw = sh.queueLocked(encodeTxnKVBatch(keys, values, req.ProducerID, req.ProducerEpoch, now), true)
+		keys, values := encodeGroupRecords(txnRecords)
+		tw = sh.queueLocked(storage.EncodeKVBatch(keys, values, req.ProducerID, req.ProducerEpoch, true, now.UnixMilli()), true)
 	}
 	sh.mu.Unlock()
 	if poke {
@@ -208,27 +205,21 @@ func (sh *groupShard) txnCommit(id string, req groups.TxnCommitRequest) ([]*kerr
 	return errs, nil, err
 }
 
-// encodeTxnKVBatch is encodeKVBatch as a transactional batch of the
-// producer (no sequence).
-func encodeTxnKVBatch(keys, values [][]byte, producerID int64, epoch int16, now time.Time) []byte {
-	return storage.EncodeKVBatch(keys, values, producerID, epoch, true, now.UnixMilli())
-}
-
 // encodeGroupBatch builds an uncompressed v2 record batch of the records
 // (producer id -1, CreateTime now), as the group coordinator writes them.
 func encodeGroupBatch(records []groups.Record, now time.Time) []byte {
-	keys, values := make([][]byte, len(records)), make([][]byte, len(records))
+	keys, values := encodeGroupRecords(records)
+	return storage.EncodeKVBatch(keys, values, -1, -1, false, now.UnixMilli())
+}
+
+// encodeGroupRecords is the records' keys and values in Kafka's
+// __consumer_offsets layouts.
+func encodeGroupRecords(records []groups.Record) (keys, values [][]byte) {
+	keys, values = make([][]byte, len(records)), make([][]byte, len(records))
 	for i, r := range records {
 		keys[i], values[i] = groups.EncodeRecord(r)
 	}
-	return encodeKVBatch(keys, values, now)
-}
-
-// encodeKVBatch builds an uncompressed, non-transactional v2 record batch
-// of key/value records (producer id -1, CreateTime now): what the
-// coordinators write to their internal topics.
-func encodeKVBatch(keys, values [][]byte, now time.Time) []byte {
-	return storage.EncodeKVBatch(keys, values, -1, -1, false, now.UnixMilli())
+	return keys, values
 }
 
 // ---- the runtime's state machine hooks ----

@@ -144,16 +144,3 @@ func (p *partition) prepareAppend(records []byte, cfg effectiveTopicConfig) (rep
 	}
 	return replica.Batch{Records: records, Headers: headers, NowMs: now, LogAppendTime: cfg.logAppendTime()}, replica.AppendResult{}
 }
-
-// internalWriteTimeout bounds how long a coordinator write (a group or
-// transaction record, a marker) waits for the ISR.
-const internalWriteTimeout = 30 * time.Second
-
-// awaitCommitted waits, up to internalWriteTimeout or until ctx ends (the
-// server stops), until the ISR has p's record at offset, appended under
-// leader epoch epoch.
-func awaitCommitted(ctx context.Context, p *partition, offset int64, epoch int32) error {
-	ctx, cancel := context.WithTimeout(ctx, internalWriteTimeout)
-	defer cancel()
-	return p.AwaitReplicated(ctx, offset, epoch)
-}

@@ -297,7 +297,7 @@ func (sh *txnShard) queueRecordsLocked(records []txn.Record, now time.Time) *sha
 	for i, r := range records {
 		keys[i], values[i] = txn.EncodeRecord(r)
 	}
-	return sh.queueLocked(encodeKVBatch(keys, values, now), false)
+	return sh.queueLocked(storage.EncodeKVBatch(keys, values, -1, -1, false, now.UnixMilli()), false)
 }
 
 // serves reports whether coord is still the shard's state (its load has

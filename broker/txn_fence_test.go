@@ -38,33 +38,7 @@ func TestTxnMarkerOfReplacedLoadFenced(t *testing.T) {
 
 	// The first load's marker is held in flight (its load still served
 	// when it went out); every later one goes through.
-	inFlight, release := make(chan struct{}), make(chan struct{})
-	stale := make(chan error, 1)
-	var held atomic.Bool
-	hook := func(m txn.Markers, send func() error) error {
-		if m.TransactionalID != "tx-fence" || !held.CompareAndSwap(false, true) {
-			return send()
-		}
-		close(inFlight)
-		<-release
-		err := send()
-		stale <- err
-		return err
-	}
-	tb.srv.txns.markerSendHook.Store(&hook)
-	t.Cleanup(func() { tb.srv.txns.markerSendHook.Store(nil) })
-
-	end := kmsg.NewPtrEndTxnRequest()
-	end.Version = 3
-	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = p.id, p.pid, p.epoch, true
-	if code := roundTrip[*kmsg.EndTxnResponse](p.c, end).ErrorCode; code != 0 {
-		t.Fatalf("EndTxn: %v", kerr.ErrorForCode(code))
-	}
-	select {
-	case <-inFlight:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the marker task never sent the marker")
-	}
+	release, stale := commitHoldingMarker(t, tb, p, 1)
 
 	sh, code := tb.srv.txns.shardFor(p.id)
 	if code != nil {
@@ -171,33 +145,7 @@ func TestTxnMarkerOfReplacedLoadFencedUnknownProducer(t *testing.T) {
 
 	// The first load's marker for partition 1 (its second local write)
 	// is held in flight.
-	inFlight, release := make(chan struct{}), make(chan struct{})
-	stale := make(chan error, 1)
-	var calls atomic.Int32
-	hook := func(m txn.Markers, send func() error) error {
-		if m.TransactionalID != p.id || calls.Add(1) != 2 {
-			return send()
-		}
-		close(inFlight)
-		<-release
-		err := send()
-		stale <- err
-		return err
-	}
-	tb.srv.txns.markerSendHook.Store(&hook)
-	t.Cleanup(func() { tb.srv.txns.markerSendHook.Store(nil) })
-
-	end := kmsg.NewPtrEndTxnRequest()
-	end.Version = 3
-	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = p.id, p.pid, p.epoch, true
-	if code := roundTrip[*kmsg.EndTxnResponse](p.c, end).ErrorCode; code != 0 {
-		t.Fatalf("EndTxn: %v", kerr.ErrorForCode(code))
-	}
-	select {
-	case <-inFlight:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the marker task never sent the marker for partition 1")
-	}
+	release, stale := commitHoldingMarker(t, tb, p, 2)
 	sh, code := tb.srv.txns.shardFor(p.id)
 	if code != nil {
 		t.Fatal(code)
@@ -222,4 +170,40 @@ func TestTxnMarkerOfReplacedLoadFencedUnknownProducer(t *testing.T) {
 		t.Fatalf("the replaced load's marker ended the next transaction: last stable offset %d, want %d", lso, second.BaseOffset)
 	}
 	p.end(false)
+}
+
+// commitHoldingMarker commits p's transaction (EndTxn, without waiting for
+// the markers) while holding the nth marker write of its transactional id
+// in flight, and returns once that write is held: closing release lets it
+// go, and its outcome then arrives on stale.
+func commitHoldingMarker(t *testing.T, tb *testBroker, p *rawTxnProducer, nth int32) (release chan struct{}, stale chan error) {
+	t.Helper()
+	inFlight := make(chan struct{})
+	release, stale = make(chan struct{}), make(chan error, 1)
+	var calls atomic.Int32
+	hook := func(m txn.Markers, send func() error) error {
+		if m.TransactionalID != p.id || calls.Add(1) != nth {
+			return send()
+		}
+		close(inFlight)
+		<-release
+		err := send()
+		stale <- err
+		return err
+	}
+	tb.srv.txns.markerSendHook.Store(&hook)
+	t.Cleanup(func() { tb.srv.txns.markerSendHook.Store(nil) })
+
+	end := kmsg.NewPtrEndTxnRequest()
+	end.Version = 3
+	end.TransactionalID, end.ProducerID, end.ProducerEpoch, end.Commit = p.id, p.pid, p.epoch, true
+	if code := roundTrip[*kmsg.EndTxnResponse](p.c, end).ErrorCode; code != 0 {
+		t.Fatalf("EndTxn: %v", kerr.ErrorForCode(code))
+	}
+	select {
+	case <-inFlight:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the marker task never sent marker write %d", nth)
+	}
+	return release, stale
 }

@@ -42,7 +42,7 @@ func TestISRProposalBacksOffAfterRejection(t *testing.T) {
 		}
 		before := time.Now().UnixMilli()
 		p.ISRChangeDone(c, rejected)
-		retryAt := p.ISRRetryAt()
+		retryAt := isrRetryAt(p)
 		waits = append(waits, retryAt-before)
 		// Fetches right after the rejection, and up to the retry time,
 		// propose nothing.
@@ -78,11 +78,19 @@ func TestISRProposalBacksOffAfterRejection(t *testing.T) {
 	if c := p.LaggingISR(late, 0); c != nil {
 		t.Fatal("LaggingISR proposed again at once after a rejection")
 	}
-	retryAt := p.ISRRetryAt()
+	retryAt := isrRetryAt(p)
 	if c := p.LaggingISR(retryAt-1, 0); c != nil {
 		t.Fatal("LaggingISR proposed before the backoff ended")
 	}
 	if c := p.LaggingISR(retryAt, 0); c == nil {
 		t.Fatal("LaggingISR did not propose once the backoff ended")
 	}
+}
+
+// isrRetryAt is the time (unix ms) before which no new ISR proposal is
+// made after a failed one.
+func isrRetryAt(r *Replica) int64 {
+	r.rep.Lock()
+	defer r.rep.Unlock()
+	return r.rep.isrRetryAtMs
 }

@@ -183,10 +183,6 @@ func (r *Replica) Log() LocalLog { return r.log }
 // LogEndOffset is the offset the next append gets.
 func (r *Replica) LogEndOffset() int64 { return r.log.LogEndOffset() }
 
-// LocalLogStartOffset is the first offset of the local log (a tiered
-// partition's remote log may reach lower).
-func (r *Replica) LocalLogStartOffset() int64 { return r.log.LogStartOffset() }
-
 // LeaderEpoch is the current leader epoch.
 func (r *Replica) LeaderEpoch() int32 { return r.epoch.Load() }
 

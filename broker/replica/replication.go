@@ -220,14 +220,6 @@ func (r *Replica) ISRChangeDone(c *ISRChange, err error) {
 	r.wakeWaiters()
 }
 
-// ISRRetryAt is the time (unix ms) before which no new ISR proposal is
-// made after a failed one (0: none pending).
-func (r *Replica) ISRRetryAt() int64 {
-	r.rep.Lock()
-	defer r.rep.Unlock()
-	return r.rep.isrRetryAtMs
-}
-
 // TakeTruncation reports (once) that a follower must reconcile its log
 // with a new leader before fetching.
 func (r *Replica) TakeTruncation() bool {
