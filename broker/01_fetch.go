@@ -3,7 +3,7 @@ package broker
 // Fetch (key 1), v4–v16.
 //
 //   - Records go from segment files to the socket with sendfile (see
-//     fetch_encode.go and clientConn.sendChunk); nothing is decompressed.
+//     fetch_encode.go and sendChunk); nothing is decompressed.
 //   - Long poll: the response waits up to max_wait_ms until min_bytes are
 //     available, waking on any append to a fetched partition; errors and
 //     shutdown answer at once.

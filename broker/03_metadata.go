@@ -46,7 +46,7 @@ func init() {
 func handleMetadata(rc *requestContext, req *kmsg.MetadataRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	st := rc.s.clusterState()
-	for _, b := range rc.s.liveBrokers(st) {
+	for _, b := range rc.s.liveBrokers(st, rc.conn.listener) {
 		mb := kmsg.NewMetadataResponseBroker()
 		mb.NodeID, mb.Host, mb.Port, mb.Rack = b.id, b.host, b.port, b.rack
 		resp.Brokers = append(resp.Brokers, mb)

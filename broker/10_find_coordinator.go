@@ -73,7 +73,12 @@ func (rc *requestContext) findCoordinator(keyType int8, key string) kmsg.FindCoo
 		fail(kerr.CoordinatorNotAvailable, "the coordinator's partition has no leader")
 		return c
 	}
-	addr := rc.s.brokerAddrOf(b.NodeID, b.Addr, b.Rack)
+	endpoint, ok := b.Endpoint(rc.conn.listener.spec.name)
+	if !ok {
+		fail(kerr.CoordinatorNotAvailable, "the coordinator has no listener "+rc.conn.listener.spec.name)
+		return c
+	}
+	addr := rc.s.brokerAddrOf(b.NodeID, endpoint, b.Rack)
 	c.NodeID, c.Host, c.Port = addr.id, addr.host, addr.port
 	return c
 }

@@ -186,7 +186,7 @@ func (pc *peerClients) client(id int32) (*kgo.Broker, error) {
 		if c != nil {
 			stale = c.cl
 		}
-		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ClientID("strata-broker"), kgo.DialTimeout(2*time.Second))
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.Addr), kgo.ClientID("strata-broker"), kgo.DialTimeout(2 * time.Second)}, pc.s.interBrokerOpts()...)...)
 		if err != nil {
 			pc.mu.Unlock()
 			return nil, err

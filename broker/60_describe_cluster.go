@@ -26,7 +26,7 @@ func handleDescribeCluster(rc *requestContext, req *kmsg.DescribeClusterRequest)
 	st := rc.s.clusterState()
 	resp.ClusterID = st.ClusterID
 	resp.ControllerID = rc.s.controllerID()
-	for _, b := range rc.s.liveBrokers(st) {
+	for _, b := range rc.s.liveBrokers(st, rc.conn.listener) {
 		db := kmsg.NewDescribeClusterResponseBroker()
 		db.NodeID, db.Host, db.Port, db.Rack = b.id, b.host, b.port, b.rack
 		resp.Brokers = append(resp.Brokers, db)

@@ -27,10 +27,16 @@ type Config struct {
 	ControllerListen       string
 	ProcessRoles           string
 	DataDir                string // log.dirs
-	Listen                 string // host:port of the Kafka listener
-	Advertise              string // host:port clients are told to use; default Listen
-	HTTPListen             string // admin HTTP (/metrics, /healthz); "" disables
-	ObjectStore            string // object store URL, used by tiering; default file://<DataDir>/objects
+	Listen                 string // host:port of the one PLAINTEXT listener when Listeners is empty (--listen)
+	Advertise              string // host:port clients are told to use for Listen; default Listen
+	// Kafka's listener model (security_config.go): several named
+	// listeners, each with a security protocol.
+	Listeners                   string // listeners: NAME://host:port,…
+	AdvertisedListeners         string // advertised.listeners
+	ListenerSecurityProtocolMap string // listener.security.protocol.map: NAME:PROTOCOL,…
+	InterBrokerListenerName     string // inter.broker.listener.name
+	HTTPListen                  string // admin HTTP (/metrics, /healthz); "" disables
+	ObjectStore                 string // object store URL, used by tiering; default file://<DataDir>/objects
 
 	// Cluster membership and replication (cluster.go, broker/replica).
 	BrokerRack                           string // broker.rack
@@ -119,6 +125,10 @@ type Config struct {
 
 	// explicit records which Kafka properties were set, for DescribeConfigs.
 	explicit map[string]string
+	// security holds the ssl.* and listener.name.<l>.* properties,
+	// checked as a whole by Validate (security_config.go). Never
+	// described or logged: some are secrets.
+	security map[string]string
 }
 
 // DefaultConfig returns Kafka's defaults for a single node.
@@ -401,6 +411,11 @@ var brokerProperties = map[string]brokerProperty{
 	"group.consumer.session.timeout.ms":    intProp(func(c *Config) *int64 { return &c.GroupConsumerSessionTimeoutMs }, 1),
 	"group.consumer.heartbeat.interval.ms": intProp(func(c *Config) *int64 { return &c.GroupConsumerHeartbeatIntervalMs }, 1),
 	"group.consumer.assignors":             consumerAssignorsProp(),
+
+	"listeners":                      stringProp(func(c *Config) *string { return &c.Listeners }),
+	"advertised.listeners":           stringProp(func(c *Config) *string { return &c.AdvertisedListeners }),
+	"listener.security.protocol.map": stringProp(func(c *Config) *string { return &c.ListenerSecurityProtocolMap }),
+	"inter.broker.listener.name":     stringProp(func(c *Config) *string { return &c.InterBrokerListenerName }),
 }
 
 // ErrUnknownProperty is returned by Set for a property Strata does not know.
@@ -409,6 +424,13 @@ var ErrUnknownProperty = errors.New("broker: unknown property")
 // Set sets one Kafka broker property by name.
 func (c *Config) Set(key, value string) error {
 	key = strings.TrimSpace(key)
+	if securityProperty(key) {
+		if c.security == nil {
+			c.security = map[string]string{}
+		}
+		c.security[key] = strings.TrimSpace(value)
+		return nil
+	}
 	p, ok := brokerProperties[key]
 	if !ok {
 		return fmt.Errorf("%w %q", ErrUnknownProperty, key)
@@ -493,7 +515,7 @@ func (c *Config) LoadEnv(environ []string) error {
 			continue
 		}
 		key := strings.ToLower(strings.ReplaceAll(kv[len("STRATA_"):i], "_", "."))
-		if _, ok := brokerProperties[key]; !ok {
+		if _, ok := brokerProperties[key]; !ok && !securityProperty(key) {
 			continue
 		}
 		if err := c.Set(key, kv[i+1:]); err != nil {
@@ -508,8 +530,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.DataDir == "":
 		return errors.New("broker: log.dirs (--data-dir) must not be empty")
-	case c.Listen == "":
-		return errors.New("broker: --listen must not be empty")
+	case c.Listen == "" && c.Listeners == "":
+		return errors.New("broker: --listen (or listeners) must not be empty")
 	case c.LogSegmentBytes < 14:
 		return errors.New("broker: log.segment.bytes must be at least 14")
 	case c.MessageMaxBytes < 0:
@@ -531,6 +553,9 @@ func (c *Config) Validate() error {
 	}
 	if strings.Contains(c.DataDir, ",") {
 		return errors.New("broker: log.dirs lists several directories; Strata uses one data directory per node")
+	}
+	if _, err := c.resolveListeners(); err != nil {
+		return err
 	}
 	return nil
 }

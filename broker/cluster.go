@@ -41,7 +41,7 @@ func (s *Server) register(ctx context.Context) error {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	s.incarnation = hex.EncodeToString(b[:])
-	rec := cluster.RegisterBroker{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation, Addr: s.cfg.Advertise, Rack: s.cfg.BrokerRack}
+	rec := cluster.RegisterBroker{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation, Addr: s.listeners[0].spec.advertised, Rack: s.cfg.BrokerRack, Endpoints: s.endpoints()}
 	for {
 		rec.TimeMs = time.Now().UnixMilli()
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -478,18 +478,22 @@ type brokerAddr struct {
 }
 
 // liveBrokers lists the unfenced registered brokers (Metadata,
-// DescribeCluster), in id order; before this node has registered, itself.
-func (s *Server) liveBrokers(st cluster.State) []brokerAddr {
+// DescribeCluster) at their addresses on the named listener (the one the
+// client connected to), in id order; brokers without that listener are
+// left out, as in Kafka. Before this node has registered, itself.
+func (s *Server) liveBrokers(st cluster.State, listener *kafkaListener) []brokerAddr {
 	var out []brokerAddr
 	for _, id := range st.BrokerIDs() {
 		b := st.Brokers[id]
 		if b.Fenced {
 			continue
 		}
-		out = append(out, s.brokerAddrOf(b.NodeID, b.Addr, b.Rack))
+		if addr, ok := b.Endpoint(listener.spec.name); ok {
+			out = append(out, s.brokerAddrOf(b.NodeID, addr, b.Rack))
+		}
 	}
 	if len(out) == 0 {
-		out = append(out, s.brokerAddrOf(s.cfg.NodeID, s.cfg.Advertise, s.cfg.BrokerRack))
+		out = append(out, s.brokerAddrOf(s.cfg.NodeID, listener.spec.advertised, s.cfg.BrokerRack))
 	}
 	return out
 }

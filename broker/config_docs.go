@@ -38,6 +38,10 @@ var configDocs = map[string]string{
 	"unclean.leader.election.enable":  "Allow a replica outside the ISR to become leader when no ISR member is alive, at the risk of losing records.",
 
 	// Broker properties.
+	"listeners":                                    "The Kafka listeners as NAME://host:port,…; each name's security protocol comes from listener.security.protocol.map (--listen is the one-listener PLAINTEXT shorthand).",
+	"advertised.listeners":                         "The addresses clients are told for each listener, NAME://host:port,…; a listener not named advertises its bound address.",
+	"listener.security.protocol.map":               "Each listener's security protocol as NAME:PROTOCOL,… (PLAINTEXT or SSL); by default a listener named after a protocol uses it.",
+	"inter.broker.listener.name":                   "The listener other nodes' replica fetchers and transaction-marker clients connect to (default: PLAINTEXT, else the first listener).",
 	"node.id":                                      "This node's id in the cluster.",
 	"broker.id":                                    "Alias of node.id.",
 	"log.dirs":                                     "The directory holding the partition logs and the metadata quorum's log.",

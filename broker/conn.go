@@ -2,6 +2,7 @@ package broker
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"reflect"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -23,10 +25,15 @@ import (
 // answered strictly in order, one at a time, as Kafka does: a client that
 // pipelines gets its responses in the order it sent the requests.
 type clientConn struct {
-	s      *Server
-	nc     net.Conn
-	remote string
-	reader *bufio.Reader
+	s        *Server
+	listener *kafkaListener
+	nc       net.Conn // a *tls.Conn on SSL listeners
+	remote   string
+	// principal is who the connection authenticated as: User:ANONYMOUS on
+	// PLAINTEXT and on SSL without a client certificate, the mapped
+	// certificate subject with one (ssl.principal.mapping.rules).
+	principal string
+	reader    *bufio.Reader
 	// stopping is set by Server.Close: finish the request in hand, read no more.
 	stopping atomic.Bool
 	writeBuf []byte
@@ -51,11 +58,44 @@ func frameSafeToReuse(frame []byte) bool {
 // between requests.
 const maxRetainedReadBuffer = 8 << 20
 
-func newClientConn(s *Server, nc net.Conn) *clientConn {
+func newClientConn(s *Server, l *kafkaListener, nc net.Conn) *clientConn {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	return &clientConn{s: s, nc: nc, remote: nc.RemoteAddr().String(), reader: bufio.NewReaderSize(nc, 64<<10)}
+	remote := nc.RemoteAddr().String()
+	if l.tls != nil {
+		nc = tls.Server(nc, l.tls)
+	}
+	return &clientConn{s: s, listener: l, nc: nc, remote: remote, principal: anonymousPrincipal, reader: bufio.NewReaderSize(nc, 64<<10)}
+}
+
+// anonymousPrincipal is Kafka's principal of unauthenticated connections.
+const anonymousPrincipal = "User:ANONYMOUS"
+
+// tlsHandshakeTimeout bounds a TLS handshake: a client that connects and
+// says nothing does not hold a goroutine.
+const tlsHandshakeTimeout = 10 * time.Second
+
+// handshake completes TLS on SSL listeners and takes the principal from
+// the client certificate.
+func (c *clientConn) handshake() error {
+	tc, ok := c.nc.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	_ = tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
+	if err := tc.Handshake(); err != nil {
+		return fmt.Errorf("tls handshake: %w", err)
+	}
+	_ = tc.SetDeadline(time.Time{})
+	name, err := c.listener.spec.tls.PeerPrincipal(tc.ConnectionState())
+	if err != nil {
+		return err
+	}
+	if name != "" {
+		c.principal = "User:" + name
+	}
+	return nil
 }
 
 // stopReading makes the connection finish its current request and close.
@@ -102,6 +142,12 @@ func (c *clientConn) serve() {
 			c.errLog.flush(true)
 		}
 	}()
+	if err := c.handshake(); err != nil {
+		if !c.stopping.Load() && !errors.Is(err, io.EOF) {
+			c.logClose(err)
+		}
+		return
+	}
 	for !c.stopping.Load() {
 		frame, err := c.readFrame()
 		if err != nil {
@@ -384,6 +430,10 @@ func (c *clientConn) writeFetchReply(head []byte, fr *fetchReply) error {
 		total += int64(len(p.bytes)) + p.chunk.Len
 	}
 	binary.BigEndian.PutUint32(head, uint32(total))
+	tc, ok := c.nc.(*net.TCPConn)
+	if !ok {
+		return c.writeFetchReplyCopy(head, fr)
+	}
 	pending := head
 	for _, p := range fr.pieces {
 		pending = append(pending, p.bytes...)
@@ -394,7 +444,7 @@ func (c *clientConn) writeFetchReply(head []byte, fr *fetchReply) error {
 			return err
 		}
 		pending = pending[:0]
-		if err := c.sendChunk(p.chunk); err != nil {
+		if err := sendChunk(tc, p.chunk); err != nil {
 			return err
 		}
 	}
@@ -405,23 +455,44 @@ func (c *clientConn) writeFetchReply(head []byte, fr *fetchReply) error {
 	return nil
 }
 
+// replyWriters buffer the fetch responses of connections that cannot use
+// sendfile (TLS): headers and record bytes go out in large writes (full
+// TLS records), and a fetch of many megabytes costs no allocation.
+var replyWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 256<<10) }}
+
+// writeFetchReplyCopy is writeFetchReply for those connections: pread
+// into the buffer, then the connection's Write (which encrypts).
+func (c *clientConn) writeFetchReplyCopy(head []byte, fr *fetchReply) error {
+	bw := replyWriters.Get().(*bufio.Writer)
+	bw.Reset(c.nc)
+	defer func() {
+		bw.Reset(nil)
+		replyWriters.Put(bw)
+	}()
+	_, _ = bw.Write(head)
+	for _, p := range fr.pieces {
+		_, _ = bw.Write(p.bytes)
+		if p.chunk.Len == 0 {
+			continue
+		}
+		n, err := io.Copy(bw, io.NewSectionReader(p.chunk.File, p.chunk.Pos, p.chunk.Len))
+		if err != nil {
+			return err
+		}
+		if n != p.chunk.Len {
+			return io.ErrUnexpectedEOF // file shorter than the chunk
+		}
+	}
+	return bw.Flush()
+}
+
 // sendfileBytes counts bytes sent with sendfile(2); tests read it to prove
 // the zero-copy path is taken.
 var sendfileBytes atomic.Int64
 
 // sendChunk sends a file range with sendfile(2) at an explicit offset (so
-// concurrent readers of one segment never share a file position), falling
-// back to pread+write for connections that are not TCP.
-func (c *clientConn) sendChunk(chunk storage.FileChunk) error {
-	tc, ok := c.nc.(*net.TCPConn)
-	if !ok {
-		b, err := chunk.ReadAll()
-		if err != nil {
-			return err
-		}
-		_, err = c.nc.Write(b)
-		return err
-	}
+// concurrent readers of one segment never share a file position).
+func sendChunk(tc *net.TCPConn, chunk storage.FileChunk) error {
 	dst, err := tc.SyscallConn()
 	if err != nil {
 		return err

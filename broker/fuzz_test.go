@@ -252,7 +252,7 @@ func FuzzHandleFrame(f *testing.F) {
 			return
 		}
 		conn := &captureConn{}
-		c := &clientConn{s: srv, nc: conn, remote: "fuzz"}
+		c := &clientConn{s: srv, listener: srv.listeners[0], nc: conn, remote: "fuzz"}
 		err := c.handleFrame(frame)
 		if errors.Is(err, errHandlerPanic) {
 			t.Fatal(err)

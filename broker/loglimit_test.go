@@ -156,7 +156,7 @@ func TestConnectionErrorLogsBounded(t *testing.T) {
 	}
 
 	// The request path: one connection, one cause, many times.
-	c := &clientConn{s: srv, remote: "127.0.0.1:5555"}
+	c := &clientConn{s: srv, listener: srv.listeners[0], remote: "127.0.0.1:5555"}
 	rc := &requestContext{s: srv, conn: c, header: requestHeader{clientID: "looping-client"}}
 	for i := range 5000 {
 		rc.logError("fetch read failed", "topic", "t", "partition", 0, "offset", i)

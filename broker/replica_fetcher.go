@@ -121,12 +121,12 @@ func (f *replicaFetcher) snapshot() []*partition {
 
 func (f *replicaFetcher) run() {
 	defer close(f.done)
-	cl, err := kgo.NewClient(
+	cl, err := kgo.NewClient(append([]kgo.Opt{
 		kgo.SeedBrokers(f.addr),
 		kgo.ClientID("strata-replica-fetcher"),
-		kgo.DialTimeout(2*time.Second),
+		kgo.DialTimeout(2 * time.Second),
 		kgo.RetryTimeout(time.Second),
-	)
+	}, f.s.interBrokerOpts()...)...)
 	if err != nil {
 		f.s.logger.Error("replica fetcher: client", "leader", f.leader, "err", err)
 		return

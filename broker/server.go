@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,9 +55,11 @@ type Server struct {
 	stopMetadata func()
 	followDone   chan struct{}
 
-	listener net.Listener
-	http     *http.Server
-	httpAddr string
+	// listeners are the Kafka listeners (listener.go), the inter-broker
+	// one first.
+	listeners []*kafkaListener
+	http      *http.Server
+	httpAddr  string
 
 	ctx    context.Context // cancelled by Close; long polls and tasks watch it
 	cancel context.CancelFunc
@@ -87,8 +88,9 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Advertise == "" {
-		cfg.Advertise = cfg.Listen
+	specs, err := cfg.resolveListeners()
+	if err != nil {
+		return nil, err
 	}
 	if cfg.ObjectStore == "" {
 		abs, err := filepath.Abs(filepath.Join(cfg.DataDir, "objects"))
@@ -102,7 +104,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	// The object store is opened (and its URL checked) at start so a typo
 	// fails here, not when the first segment is tiered.
-	objects, err := cfg.objectStore, error(nil)
+	objects := cfg.objectStore
 	if objects == nil {
 		objects, err = tiering.Open(context.Background(), cfg.ObjectStore)
 	}
@@ -127,19 +129,19 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		ctx:     ctx,
 		cancel:  cancel,
 	}
-	// The Kafka listener is bound now: the node registers its address with
-	// the quorum before it opens its partitions (their roles depend on it).
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
+	// The Kafka listeners are bound now: the node registers their
+	// addresses with the quorum before it opens its partitions (their
+	// roles depend on it).
+	if err := s.bindListeners(specs); err != nil {
 		cancel()
 		member.Close()
 		objects.Close()
-		return nil, fmt.Errorf("broker: listen %s: %w", cfg.Listen, err)
+		return nil, err
 	}
-	s.listener = ln
-	if s.cfg.Advertise == s.cfg.Listen {
-		// With port 0 the advertised address follows the bound one.
-		s.cfg.Advertise = ln.Addr().String()
+	closeListeners := func() {
+		for _, l := range s.listeners {
+			l.ln.Close()
+		}
 	}
 	regCtx, regCancel := context.WithTimeout(ctx, 60*time.Second)
 	err = s.register(regCtx)
@@ -151,7 +153,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	regCancel()
 	if err != nil {
-		ln.Close()
+		closeListeners()
 		cancel()
 		member.Close()
 		objects.Close()
@@ -159,7 +161,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	s.pids = newProducerIDBlocks(ctx, s.meta, s.goTask)
 	if s.tiered, err = newTieredStorage(s, objects); err != nil {
-		ln.Close()
+		closeListeners()
 		cancel()
 		s.tasks.Wait()
 		member.Close()
@@ -170,7 +172,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	start := time.Now()
 	s.topics, err = openTopicManager(s)
 	if err != nil {
-		ln.Close()
+		closeListeners()
 		cancel()
 		s.tasks.Wait()
 		s.tiered.close()
@@ -192,11 +194,12 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 
 // Start binds the listeners and starts serving.
 func (s *Server) Start() error {
-	ln := s.listener
 	if s.cfg.HTTPListen != "" {
 		hl, err := net.Listen("tcp", s.cfg.HTTPListen)
 		if err != nil {
-			ln.Close()
+			for _, l := range s.listeners {
+				l.ln.Close()
+			}
 			return fmt.Errorf("broker: http listen %s: %w", s.cfg.HTTPListen, err)
 		}
 		s.httpAddr = hl.Addr().String()
@@ -207,17 +210,41 @@ func (s *Server) Start() error {
 			}
 		})
 	}
-	s.goTask(s.acceptLoop)
+	for _, l := range s.listeners {
+		s.goTask(func() { s.acceptLoop(l) })
+	}
 	s.goTask(s.housekeeping)
 	s.goTask(s.tiered.loop)
 	s.goTask(s.txns.run)
 	s.groups.start()
-	s.logger.Info("strata broker listening", "kafka", ln.Addr().String(), "http", s.httpAddr, "node_id", s.cfg.NodeID, "cluster_id", s.clusterState().ClusterID)
+	s.logger.Info("strata broker listening", "kafka", s.listenerSummary(), "http", s.httpAddr, "node_id", s.cfg.NodeID, "cluster_id", s.clusterState().ClusterID)
 	return nil
 }
 
-// Addr is the bound Kafka listener address.
-func (s *Server) Addr() string { return s.listener.Addr().String() }
+// Addr is the bound address of the inter-broker listener (with --listen,
+// the one listener).
+func (s *Server) Addr() string { return s.listeners[0].ln.Addr().String() }
+
+// PlaintextAddr is the bound address of a PLAINTEXT listener, preferring
+// the inter-broker one ("" if every listener is secured).
+func (s *Server) PlaintextAddr() string {
+	for _, l := range s.listeners {
+		if l.spec.protocol == protoPlaintext {
+			return l.ln.Addr().String()
+		}
+	}
+	return ""
+}
+
+// ListenerAddr is the bound address of the named listener ("" if none).
+func (s *Server) ListenerAddr(name string) string {
+	for _, l := range s.listeners {
+		if l.spec.name == name {
+			return l.ln.Addr().String()
+		}
+	}
+	return ""
+}
 
 // HTTPAddr is the bound admin HTTP address ("" if disabled).
 func (s *Server) HTTPAddr() string { return s.httpAddr }
@@ -241,9 +268,9 @@ func (s *Server) goTask(fn func()) {
 	}()
 }
 
-func (s *Server) acceptLoop() {
+func (s *Server) acceptLoop(l *kafkaListener) {
 	for {
-		nc, err := s.listener.Accept()
+		nc, err := l.ln.Accept()
 		if err != nil {
 			if s.ctx.Err() != nil {
 				return
@@ -260,7 +287,7 @@ func (s *Server) acceptLoop() {
 			}
 			continue
 		}
-		c := newClientConn(s, nc)
+		c := newClientConn(s, l, nc)
 		s.connsMu.Lock()
 		if s.connsMu.closed {
 			s.connsMu.Unlock()
@@ -329,7 +356,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.connsMu.closed = true
-	started := s.listener != nil && s.incarnation != ""
+	started := len(s.listeners) > 0 && s.incarnation != ""
 	s.connsMu.Unlock()
 	if started && s.cfg.ControlledShutdownEnable && s.movableLeaderships(s.clusterState()) > 0 {
 		// Still serving: requests in flight finish against the old
@@ -344,8 +371,8 @@ func (s *Server) Close() error {
 	s.connsMu.Unlock()
 
 	s.cancel()
-	if s.listener != nil {
-		s.listener.Close()
+	for _, l := range s.listeners {
+		l.ln.Close()
 	}
 	for _, c := range conns {
 		c.stopReading()
@@ -381,12 +408,9 @@ func (s *Server) Close() error {
 	return err
 }
 
-// advertisedHostPort splits the advertised address for Metadata responses.
+// advertisedHostPort splits the inter-broker listener's advertised
+// address (tests compare Metadata answers with it).
 func (s *Server) advertisedHostPort() (string, int32) {
-	host, port, err := net.SplitHostPort(s.cfg.Advertise)
-	if err != nil {
-		return s.cfg.Advertise, 9092
-	}
-	p, _ := strconv.Atoi(port)
-	return host, int32(p)
+	b := s.brokerAddrOf(s.cfg.NodeID, s.listeners[0].spec.advertised, s.cfg.BrokerRack)
+	return b.host, b.port
 }

@@ -49,6 +49,15 @@ func startServer(t testing.TB, extraFlags ...string) *server {
 // environment, e.g. object store credentials.
 func startServerEnv(t testing.TB, env []string, extraFlags ...string) *server {
 	t.Helper()
+	s := newServer(t, env, extraFlags)
+	s.start()
+	return s
+}
+
+// newServer prepares a server on free ports without starting it, so a
+// test can name its address in more flags (listeners) first.
+func newServer(t testing.TB, env []string, extraFlags []string) *server {
+	t.Helper()
 	s := &server{
 		t:        t,
 		addr:     freeAddr(t),
@@ -66,7 +75,6 @@ func startServerEnv(t testing.TB, env []string, extraFlags ...string) *server {
 			s.dumpLogs()
 		}
 	})
-	s.start()
 	return s
 }
 

@@ -70,6 +70,9 @@ func startConnectAddon(ctx context.Context, env addonEnv) (func() error, error) 
 	if !enabled {
 		return nil, nil
 	}
+	if env.Brokers == "" {
+		return nil, errors.New("connect.enable: the embedded Connect runtime needs a PLAINTEXT listener on this node (client security settings for it are not supported yet)")
+	}
 	props["bootstrap.servers"] = env.Brokers
 	cfg, err := connect.NewWorkerConfig(props)
 	if err != nil {

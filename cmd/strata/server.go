@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -107,6 +108,16 @@ then the dedicated flags below when given.`,
 				cfg.ProcessRoles = roles
 			}
 			cfg.ControllerListen = ctrlListen
+			if cfg.Listeners != "" {
+				// --listen is the one-listener shorthand: with listeners
+				// set it may only repeat one of them.
+				if flags.Changed("listen") && !strings.Contains(","+cfg.Listeners+",", "://"+listen+",") {
+					return fmt.Errorf("--listen %s is not one of listeners (%s); set one or the other", listen, cfg.Listeners)
+				}
+				if flags.Changed("advertise") {
+					return errors.New("--advertise applies to --listen only; with listeners, set advertised.listeners")
+				}
+			}
 			cfg.Listen = listen
 			cfg.Advertise = advertise
 			cfg.HTTPListen = httpListen
@@ -127,7 +138,7 @@ then the dedicated flags below when given.`,
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			env := addonEnv{Brokers: srv.Addr(), Logger: logger, Sets: addonSets, Flags: flags}
+			env := addonEnv{Brokers: srv.PlaintextAddr(), Logger: logger, Sets: addonSets, Flags: flags}
 			var stops []func() error
 			stopAddons := func() {
 				for i := len(stops) - 1; i >= 0; i-- {
@@ -189,7 +200,7 @@ type serverAddon struct {
 
 // addonEnv is what an add-on gets from the server.
 type addonEnv struct {
-	Brokers string            // the broker's Kafka address, host:port
+	Brokers string            // the broker's PLAINTEXT Kafka address, host:port ("" if it has none)
 	Logger  *slog.Logger      //
 	Sets    map[string]string // --set keys claimed by add-on prefixes
 	Flags   *pflag.FlagSet    // the server's flags, add-on flags included

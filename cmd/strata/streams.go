@@ -382,6 +382,9 @@ func startStreamsAddon(ctx context.Context, env addonEnv) (func() error, error) 
 	if err != nil {
 		return nil, err
 	}
+	if env.Brokers == "" {
+		return nil, errors.New("--jobs-dir: the embedded stream jobs need a PLAINTEXT listener on this node (client security settings for them are not supported yet)")
+	}
 	var metricsSrv *http.Server
 	if addr, _ := env.Flags.GetString("jobs-metrics-listen"); addr != "" {
 		if metricsSrv, err = serveStreamMetrics(addr, env.Logger); err != nil {

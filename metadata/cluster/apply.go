@@ -127,7 +127,7 @@ func applyRegisterBroker(s State, r RegisterBroker) (State, error) {
 		s = fenceReplicas(s, r.NodeID)
 	}
 	// A new incarnation starts eligible (ShuttingDown clear).
-	b := Broker{NodeID: r.NodeID, IncarnationID: r.IncarnationID, Addr: r.Addr, Rack: r.Rack, LastHeartbeatMs: r.TimeMs}
+	b := Broker{NodeID: r.NodeID, IncarnationID: r.IncarnationID, Addr: r.Addr, Rack: r.Rack, Endpoints: r.Endpoints, LastHeartbeatMs: r.TimeMs}
 	if known && old.IncarnationID == r.IncarnationID {
 		b.Fenced = old.Fenced
 		b.ShuttingDown = old.ShuttingDown

@@ -82,9 +82,20 @@ type InitCluster struct {
 type RegisterBroker struct {
 	NodeID        int32  `json:"node_id"`
 	IncarnationID string `json:"incarnation_id"`
-	Addr          string `json:"addr"` // host:port of its Kafka listener
+	Addr          string `json:"addr"` // host:port of its inter-broker listener
 	Rack          string `json:"rack,omitempty"`
 	TimeMs        int64  `json:"time_ms"` // controller's clock when received; counts as a heartbeat
+	// Endpoints are its advertised listeners (listeners /
+	// advertised.listeners); empty for a broker with one PLAINTEXT
+	// listener at Addr (and for records written before listeners existed).
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+}
+
+// Endpoint is one advertised listener of a broker.
+type Endpoint struct {
+	Name             string `json:"name"` // listener name: PLAINTEXT, SSL, INTERNAL, …
+	Addr             string `json:"addr"`
+	SecurityProtocol string `json:"security_protocol"`
 }
 
 // BrokerHeartbeat records that the controller heard from the broker at TimeMs.
@@ -232,6 +243,16 @@ func (r RegisterBroker) Validate() error {
 	}
 	if err := ValidateHostPort(r.Addr); err != nil {
 		return invalid("broker %d: %v", r.NodeID, err)
+	}
+	seen := map[string]bool{}
+	for _, e := range r.Endpoints {
+		if e.Name == "" || seen[e.Name] {
+			return invalid("broker %d: listener name %q empty or repeated", r.NodeID, e.Name)
+		}
+		seen[e.Name] = true
+		if err := ValidateHostPort(e.Addr); err != nil {
+			return invalid("broker %d: listener %s: %v", r.NodeID, e.Name, err)
+		}
 	}
 	return nil
 }

@@ -12,6 +12,8 @@ var sampleRecords = []Record{
 	InitCluster{ClusterID: "c1"},
 	RegisterBroker{NodeID: 1, IncarnationID: "inc-1", Addr: "127.0.0.1:9092", Rack: "a", TimeMs: 10},
 	RegisterBroker{NodeID: 2, IncarnationID: "inc-2", Addr: "[::1]:9093"},
+	RegisterBroker{NodeID: 3, IncarnationID: "inc-3", Addr: "127.0.0.1:9094", Endpoints: []Endpoint{
+		{Name: "INTERNAL", Addr: "127.0.0.1:9094", SecurityProtocol: "SSL"}, {Name: "EXTERNAL", Addr: "kafka.example:9095", SecurityProtocol: "SSL"}}},
 	BrokerHeartbeat{NodeID: 1, IncarnationID: "inc-1", TimeMs: 20},
 	FenceBroker{NodeID: 1},
 	UnfenceBroker{NodeID: 1},
@@ -127,4 +129,38 @@ func FuzzDecodeRecord(f *testing.F) {
 			checkFeatureInvariants(t, next)
 		}
 	})
+}
+
+// TestBrokerEndpoints: a broker's listeners are recorded and looked up by
+// name; one registered without endpoints answers on Addr for every name.
+func TestBrokerEndpoints(t *testing.T) {
+	st, err := ApplyAll(State{},
+		InitCluster{ClusterID: "c"},
+		RegisterBroker{NodeID: 1, IncarnationID: "a", Addr: "10.0.0.1:9092", Endpoints: []Endpoint{
+			{Name: "INTERNAL", Addr: "10.0.0.1:9092", SecurityProtocol: "SSL"},
+			{Name: "EXTERNAL", Addr: "kafka-1.example:9093", SecurityProtocol: "SASL_SSL"}}},
+		RegisterBroker{NodeID: 2, IncarnationID: "b", Addr: "10.0.0.2:9092"},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := st.Brokers[1].Endpoint("EXTERNAL"); !ok || a != "kafka-1.example:9093" {
+		t.Errorf("EXTERNAL of broker 1: %q %v", a, ok)
+	}
+	if _, ok := st.Brokers[1].Endpoint("PLAINTEXT"); ok {
+		t.Error("broker 1 has no PLAINTEXT listener")
+	}
+	if a, ok := st.Brokers[2].Endpoint("EXTERNAL"); !ok || a != "10.0.0.2:9092" {
+		t.Errorf("broker 2 without endpoints: %q %v", a, ok)
+	}
+	for _, bad := range [][]Endpoint{
+		{{Name: "", Addr: "h:1"}},
+		{{Name: "A", Addr: "h:1"}, {Name: "A", Addr: "h:2"}},
+		{{Name: "A", Addr: "no-port"}},
+	} {
+		r := RegisterBroker{NodeID: 3, IncarnationID: "c", Addr: "h:1", Endpoints: bad}
+		if err := r.Validate(); err == nil {
+			t.Errorf("endpoints %v accepted", bad)
+		}
+	}
 }

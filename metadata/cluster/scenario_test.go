@@ -318,7 +318,7 @@ func (d *clusterDriver) printChanges(old, next State) {
 		changed = true
 	}
 	for _, id := range sortedKeys(old.Brokers, next.Brokers) {
-		if ob, nb := old.Brokers[id], next.Brokers[id]; ob != nb {
+		if ob, nb := old.Brokers[id], next.Brokers[id]; !reflect.DeepEqual(ob, nb) {
 			d.printf("%s", brokerLine(nb))
 			changed = true
 		}

@@ -38,14 +38,32 @@ type State struct {
 type Broker struct {
 	NodeID        int32  `json:"node_id"`
 	IncarnationID string `json:"incarnation_id"`
-	Addr          string `json:"addr"`
+	Addr          string `json:"addr"` // the inter-broker listener
 	Rack          string `json:"rack,omitempty"`
-	Fenced        bool   `json:"fenced,omitempty"`
+	// Endpoints are its advertised listeners; empty means one PLAINTEXT
+	// listener at Addr.
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+	Fenced    bool       `json:"fenced,omitempty"`
 	// ShuttingDown is set by ControlledShutdown: the broker is leaving and
 	// takes no new leaderships or ISR places. A registration with a new
 	// incarnation clears it.
 	ShuttingDown    bool  `json:"shutting_down,omitempty"`
 	LastHeartbeatMs int64 `json:"last_heartbeat_ms"`
+}
+
+// Endpoint returns the broker's advertised address on the named listener.
+// A broker registered without endpoints serves every listener name at
+// Addr (one PLAINTEXT listener).
+func (b Broker) Endpoint(listener string) (string, bool) {
+	if len(b.Endpoints) == 0 {
+		return b.Addr, true
+	}
+	for _, e := range b.Endpoints {
+		if e.Name == listener {
+			return e.Addr, true
+		}
+	}
+	return "", false
 }
 
 // Topic is one topic.
