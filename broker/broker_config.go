@@ -35,8 +35,13 @@ type Config struct {
 	AdvertisedListeners         string // advertised.listeners
 	ListenerSecurityProtocolMap string // listener.security.protocol.map: NAME:PROTOCOL,…
 	InterBrokerListenerName     string // inter.broker.listener.name
-	HTTPListen                  string // admin HTTP (/metrics, /healthz); "" disables
-	ObjectStore                 string // object store URL, used by tiering; default file://<DataDir>/objects
+	ConnectionsMaxReauthMs      int64  // connections.max.reauth.ms (KIP-368): 0 = sessions never expire
+	ConnectionFailedAuthDelayMs int64  // connection.failed.authentication.delay.ms
+	// AddScram (--add-scram) are SCRAM credentials to create when the
+	// quorum holds none: "SCRAM-SHA-512=[name=admin,password=…]".
+	AddScram    []string
+	HTTPListen  string // admin HTTP (/metrics, /healthz); "" disables
+	ObjectStore string // object store URL, used by tiering; default file://<DataDir>/objects
 
 	// Cluster membership and replication (cluster.go, broker/replica).
 	BrokerRack                           string // broker.rack
@@ -206,6 +211,8 @@ func DefaultConfig() Config {
 		GroupConsumerSessionTimeoutMs:    45000,
 		GroupConsumerHeartbeatIntervalMs: 5000,
 		GroupConsumerAssignor:            "uniform",
+
+		ConnectionFailedAuthDelayMs: 100,
 
 		explicit: map[string]string{},
 	}
@@ -412,10 +419,12 @@ var brokerProperties = map[string]brokerProperty{
 	"group.consumer.heartbeat.interval.ms": intProp(func(c *Config) *int64 { return &c.GroupConsumerHeartbeatIntervalMs }, 1),
 	"group.consumer.assignors":             consumerAssignorsProp(),
 
-	"listeners":                      stringProp(func(c *Config) *string { return &c.Listeners }),
-	"advertised.listeners":           stringProp(func(c *Config) *string { return &c.AdvertisedListeners }),
-	"listener.security.protocol.map": stringProp(func(c *Config) *string { return &c.ListenerSecurityProtocolMap }),
-	"inter.broker.listener.name":     stringProp(func(c *Config) *string { return &c.InterBrokerListenerName }),
+	"listeners":                                 stringProp(func(c *Config) *string { return &c.Listeners }),
+	"advertised.listeners":                      stringProp(func(c *Config) *string { return &c.AdvertisedListeners }),
+	"listener.security.protocol.map":            stringProp(func(c *Config) *string { return &c.ListenerSecurityProtocolMap }),
+	"inter.broker.listener.name":                stringProp(func(c *Config) *string { return &c.InterBrokerListenerName }),
+	"connections.max.reauth.ms":                 intProp(func(c *Config) *int64 { return &c.ConnectionsMaxReauthMs }, 1),
+	"connection.failed.authentication.delay.ms": intProp(func(c *Config) *int64 { return &c.ConnectionFailedAuthDelayMs }, 1),
 }
 
 // ErrUnknownProperty is returned by Set for a property Strata does not know.
@@ -556,6 +565,11 @@ func (c *Config) Validate() error {
 	}
 	if _, err := c.resolveListeners(); err != nil {
 		return err
+	}
+	for _, v := range c.AddScram {
+		if _, err := parseAddScram(v); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -38,6 +38,8 @@ var configDocs = map[string]string{
 	"unclean.leader.election.enable":  "Allow a replica outside the ISR to become leader when no ISR member is alive, at the risk of losing records.",
 
 	// Broker properties.
+	"connections.max.reauth.ms":                 "The longest a SASL session lasts before the client must re-authenticate on its connection (KIP-368); 0 for no limit. An OAUTHBEARER session also ends at its token's expiry.",
+	"connection.failed.authentication.delay.ms": "How long a failed SASL authentication waits before its answer and the connection's close, to slow down password guessing.",
 	"listeners":                                    "The Kafka listeners as NAME://host:port,…; each name's security protocol comes from listener.security.protocol.map (--listen is the one-listener PLAINTEXT shorthand).",
 	"advertised.listeners":                         "The addresses clients are told for each listener, NAME://host:port,…; a listener not named advertises its bound address.",
 	"listener.security.protocol.map":               "Each listener's security protocol as NAME:PROTOCOL,… (PLAINTEXT or SSL); by default a listener named after a protocol uses it.",

@@ -33,7 +33,9 @@ type clientConn struct {
 	// PLAINTEXT and on SSL without a client certificate, the mapped
 	// certificate subject with one (ssl.principal.mapping.rules).
 	principal string
-	reader    *bufio.Reader
+	// sasl is the SASL progress on SASL listeners (sasl.go).
+	sasl   saslConn
+	reader *bufio.Reader
 	// stopping is set by Server.Close: finish the request in hand, read no more.
 	stopping atomic.Bool
 	writeBuf []byte
@@ -142,6 +144,10 @@ func (c *clientConn) serve() {
 			c.errLog.flush(true)
 		}
 	}()
+	if c.listener.sasl != nil && c.s.authFailures.blocked(hostOf(c.remote), time.Now()) {
+		c.logClose(errors.New("too many failed authentications from this host; try again later"))
+		return
+	}
 	if err := c.handshake(); err != nil {
 		if !c.stopping.Load() && !errors.Is(err, io.EOF) {
 			c.logClose(err)
@@ -307,6 +313,9 @@ type requestContext struct {
 	// closeAfter, when set, closes the connection instead of answering and
 	// says why (a failed acks=0 produce has no other way to tell the client).
 	closeAfter string
+	// closeAfterResponse, when set, closes the connection once the
+	// response is written (a failed SASL authentication).
+	closeAfterResponse string
 }
 
 // countError records a Kafka error code in the errors metric and returns it.
@@ -334,8 +343,14 @@ func (c *clientConn) handleFrame(frame []byte) (err error) {
 			err = fmt.Errorf("%w handling %s v%d: %v", errHandlerPanic, kmsg.NameForKey(h.apiKey), h.apiVersion, r)
 		}
 	}()
+	if c.sasl.legacy && c.sasl.ex != nil {
+		return c.serveLegacySASL(frame)
+	}
 	h, req, body, err := parseRequestHeader(frame)
 	if err != nil {
+		return err
+	}
+	if err := c.checkSASL(h.apiKey); err != nil {
 		return err
 	}
 	api, ok := lookupAPI(&c.s.cfg, h.apiKey)
@@ -358,7 +373,51 @@ func (c *clientConn) handleFrame(frame []byte) (err error) {
 	if rc.noResponse || resp == nil {
 		return nil
 	}
-	return c.writeResponse(h, resp)
+	if err := c.writeResponse(h, resp); err != nil {
+		return err
+	}
+	if rc.closeAfterResponse != "" {
+		return fmt.Errorf("%w: %s", errCloseConn, rc.closeAfterResponse)
+	}
+	return nil
+}
+
+// checkSASL refuses requests a SASL connection may not send yet: anything
+// but ApiVersions, SaslHandshake and SaslAuthenticate before it has
+// authenticated, and anything but a re-authentication once its session
+// has expired (KIP-368).
+func (c *clientConn) checkSASL(key int16) error {
+	if c.listener.sasl == nil || saslAllowedBeforeAuth(key) {
+		return nil
+	}
+	if !c.sasl.authenticated {
+		return fmt.Errorf("%s before SASL authentication", kmsg.NameForKey(key))
+	}
+	if !c.sasl.expires.IsZero() && time.Now().After(c.sasl.expires) {
+		return errors.New("SASL session expired (connections.max.reauth.ms or the credential's lifetime) without re-authentication")
+	}
+	return nil
+}
+
+// setPrincipal records who the connection is.
+func (c *clientConn) setPrincipal(p string) { c.principal = p }
+
+// errReauthPrincipal: a re-authentication may not change the principal.
+var errReauthPrincipal = errors.New("re-authentication as a different principal")
+
+// serveLegacySASL answers one raw SASL token after SaslHandshake v0.
+func (c *clientConn) serveLegacySASL(token []byte) error {
+	reply, _, err := c.saslStep(token)
+	if err != nil {
+		return fmt.Errorf("SASL authentication failed: %w", err)
+	}
+	c.setWriteDeadline()
+	buf := binary.BigEndian.AppendUint32(nil, uint32(len(reply)))
+	_, err = c.nc.Write(append(buf, reply...))
+	if c.sasl.authenticated {
+		c.sasl.legacy = false
+	}
+	return err
 }
 
 // unsupportedVersion answers UNSUPPORTED_VERSION: ApiVersions in its v0

@@ -19,6 +19,8 @@ type kafkaListener struct {
 	// handshake takes the material in service then, so certificates
 	// rotate without a restart.
 	tls *tls.Config
+	// sasl is set on SASL_PLAINTEXT and SASL_SSL listeners.
+	sasl *saslListener
 }
 
 // bindListeners binds every listener; a listener without an advertised
@@ -38,8 +40,19 @@ func (s *Server) bindListeners(specs []listenerSpec) error {
 			}
 			l.tls = cfg
 		}
+		if spec.protocol == protoSASLPlaintext || spec.protocol == protoSASLSSL {
+			sl, err := s.newSASLListener(spec)
+			if err != nil {
+				s.closeBound()
+				return err
+			}
+			l.sasl = sl
+		}
 		ln, err := net.Listen("tcp", spec.bind)
 		if err != nil {
+			if l.sasl != nil {
+				l.sasl.close()
+			}
 			s.closeBound()
 			return fmt.Errorf("broker: listen %s (%s): %w", spec.bind, spec.name, err)
 		}
@@ -53,10 +66,18 @@ func (s *Server) bindListeners(specs []listenerSpec) error {
 }
 
 func (s *Server) closeBound() {
+	s.closeListeners()
+	s.listeners = nil
+}
+
+// closeListeners closes every bound listener and stops its mechanisms.
+func (s *Server) closeListeners() {
 	for _, l := range s.listeners {
 		l.ln.Close()
+		if l.sasl != nil {
+			l.sasl.close()
+		}
 	}
-	s.listeners = nil
 }
 
 // listenerSummary is "NAME://addr,…" of the bound listeners, for the log.
@@ -80,11 +101,19 @@ func (s *Server) endpoints() []cluster.Endpoint {
 // interBrokerOpts are the client options of this node's connections to
 // other nodes' inter-broker listeners (replica fetchers, transaction
 // markers): TLS with the listener's truststore and keystore when it is
-// SSL.
+// SSL or SASL_SSL, SASL with the node's own credentials when it is
+// SASL_*.
 func (s *Server) interBrokerOpts() []kgo.Opt {
 	l := s.listeners[0]
-	if l.spec.tls == nil {
-		return nil
+	var opts []kgo.Opt
+	if l.spec.tls != nil {
+		opts = append(opts, kgo.DialTLSConfig(l.spec.tls.ClientConfig()))
 	}
-	return []kgo.Opt{kgo.DialTLSConfig(l.spec.tls.ClientConfig())}
+	if l.sasl != nil {
+		// Checked by Validate: the inter-broker credentials are present.
+		if m, err := s.cfg.interBrokerSASL(l.spec); err == nil {
+			opts = append(opts, kgo.SASL(m))
+		}
+	}
+	return opts
 }

@@ -19,6 +19,8 @@ type metrics struct {
 	requestLatency  *prometheus.HistogramVec
 	errorsTotal     *prometheus.CounterVec
 	openConnections prometheus.Gauge
+	// saslAuthentications counts SASL exchanges by mechanism and result.
+	saslAuthentications *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -44,10 +46,13 @@ func newMetrics() *metrics {
 		openConnections: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "strata_open_connections", Help: "Open Kafka client connections.",
 		}),
+		saslAuthentications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_sasl_authentications_total", Help: "SASL authentications by mechanism and result (success, failure).",
+		}, []string{"mechanism", "result"}),
 	}
 	// Go runtime and process series come from the default registry, which
 	// /metrics serves too (adminHandler).
-	m.registry.MustRegister(m.bytesIn, m.recordsIn, m.bytesOut, m.requestLatency, m.errorsTotal, m.openConnections)
+	m.registry.MustRegister(m.bytesIn, m.recordsIn, m.bytesOut, m.requestLatency, m.errorsTotal, m.openConnections, m.saslAuthentications)
 	return m
 }
 

@@ -120,7 +120,7 @@ func (c *Config) resolveListeners() ([]listenerSpec, error) {
 		spec := listenerSpec{name: name, protocol: proto, bind: binds[name], advertised: advertised[name]}
 		switch proto {
 		case protoPlaintext:
-		case protoSSL:
+		case protoSSL, protoSASLSSL:
 			src, err := tlsconf.New(c.listenerSSL(name))
 			if err != nil {
 				return nil, fmt.Errorf("broker: listener %s: %w", name, err)
@@ -129,10 +129,19 @@ func (c *Config) resolveListeners() ([]listenerSpec, error) {
 				return nil, fmt.Errorf("broker: listener %s: %w", name, err)
 			}
 			spec.tls = src
-		case protoSASLPlaintext, protoSASLSSL:
-			return nil, fmt.Errorf("broker: listener %s: %s is not supported yet (PLAINTEXT and SSL are)", name, proto)
+		case protoSASLPlaintext:
 		default:
 			return nil, fmt.Errorf("broker: listener %s: unknown security protocol %s", name, proto)
+		}
+		if proto == protoSASLPlaintext || proto == protoSASLSSL {
+			if err := c.checkMechanisms(name); err != nil {
+				return nil, err
+			}
+			if name == inter {
+				if _, err := c.interBrokerSASL(spec); err != nil {
+					return nil, err
+				}
+			}
 		}
 		if name == inter {
 			specs = append([]listenerSpec{spec}, specs...)
@@ -179,7 +188,7 @@ func (c *Config) checkSecurityKeys(binds map[string]string) error {
 			}
 			key = setting
 		}
-		if !tlsconf.Known(key) {
+		if !tlsconf.Known(key) && !saslKnown(key) {
 			return fmt.Errorf("broker: property %s is not supported", k)
 		}
 	}
@@ -188,5 +197,24 @@ func (c *Config) checkSecurityKeys(binds map[string]string) error {
 
 // securityProperty reports whether key is stored in Config.security.
 func securityProperty(key string) bool {
-	return strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "listener.name.")
+	return strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") || strings.HasPrefix(key, "listener.name.")
+}
+
+// checkMechanisms checks sasl.enabled.mechanisms of a SASL listener
+// without building the mechanisms (that needs the server).
+func (c *Config) checkMechanisms(listener string) error {
+	n := 0
+	for _, m := range strings.Split(c.saslSetting(listener, "sasl.enabled.mechanisms"), ",") {
+		switch strings.ToUpper(strings.TrimSpace(m)) {
+		case "":
+		case mechPlain, mechScram256, mechScram512:
+			n++
+		default:
+			return fmt.Errorf("broker: listener %s: sasl.enabled.mechanisms: %s is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER are)", listener, strings.TrimSpace(m))
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("broker: listener %s uses SASL: set sasl.enabled.mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)", listener)
+	}
+	return nil
 }

@@ -74,6 +74,8 @@ type Server struct {
 	// connLog bounds the "closing connection" lines of clients that
 	// reconnect and fail the same way, per remote host and reason.
 	connLog *logLimiter
+	// authFailures rate-limits failed SASL authentications per host.
+	authFailures authFailures
 }
 
 // NewServer opens the data directory (recovering every partition log) but
@@ -138,11 +140,6 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		objects.Close()
 		return nil, err
 	}
-	closeListeners := func() {
-		for _, l := range s.listeners {
-			l.ln.Close()
-		}
-	}
 	regCtx, regCancel := context.WithTimeout(ctx, 60*time.Second)
 	err = s.register(regCtx)
 	if err == nil {
@@ -153,15 +150,23 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	regCancel()
 	if err != nil {
-		closeListeners()
+		s.closeListeners()
 		cancel()
+		member.Close()
+		objects.Close()
+		return nil, err
+	}
+	if err := s.bootstrapScram(ctx); err != nil {
+		s.closeListeners()
+		cancel()
+		s.tasks.Wait()
 		member.Close()
 		objects.Close()
 		return nil, err
 	}
 	s.pids = newProducerIDBlocks(ctx, s.meta, s.goTask)
 	if s.tiered, err = newTieredStorage(s, objects); err != nil {
-		closeListeners()
+		s.closeListeners()
 		cancel()
 		s.tasks.Wait()
 		member.Close()
@@ -172,7 +177,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	start := time.Now()
 	s.topics, err = openTopicManager(s)
 	if err != nil {
-		closeListeners()
+		s.closeListeners()
 		cancel()
 		s.tasks.Wait()
 		s.tiered.close()
@@ -197,9 +202,7 @@ func (s *Server) Start() error {
 	if s.cfg.HTTPListen != "" {
 		hl, err := net.Listen("tcp", s.cfg.HTTPListen)
 		if err != nil {
-			for _, l := range s.listeners {
-				l.ln.Close()
-			}
+			s.closeListeners()
 			return fmt.Errorf("broker: http listen %s: %w", s.cfg.HTTPListen, err)
 		}
 		s.httpAddr = hl.Addr().String()
@@ -371,9 +374,7 @@ func (s *Server) Close() error {
 	s.connsMu.Unlock()
 
 	s.cancel()
-	for _, l := range s.listeners {
-		l.ln.Close()
-	}
+	s.closeListeners()
 	for _, c := range conns {
 		c.stopReading()
 	}

@@ -44,6 +44,7 @@ func newServerCmd() *cobra.Command {
 		httpListen  string
 		objectStore string
 		sets        []string
+		addScram    []string
 		configFile  string
 		logLevel    string
 		controllers string
@@ -108,6 +109,7 @@ then the dedicated flags below when given.`,
 				cfg.ProcessRoles = roles
 			}
 			cfg.ControllerListen = ctrlListen
+			cfg.AddScram = addScram
 			if cfg.Listeners != "" {
 				// --listen is the one-listener shorthand: with listeners
 				// set it may only repeat one of them.
@@ -177,6 +179,7 @@ then the dedicated flags below when given.`,
 	f.StringVar(&httpListen, "http-listen", "127.0.0.1:9644", "admin HTTP address for /metrics and /healthz (empty disables)")
 	f.StringVar(&objectStore, "object-store", "", "object store URL for tiered storage (default file://<data-dir>/objects)")
 	f.StringArrayVar(&sets, "set", nil, "set a Kafka broker property, key=value (repeatable)")
+	f.StringArrayVar(&addScram, "add-scram", nil, "create a SCRAM credential if the cluster has none yet: 'SCRAM-SHA-512=[name=admin,password=…]' (repeatable)")
 	f.StringVar(&configFile, "config", "", "server.properties-style file")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&controllers, "controllers", "", "metadata quorum voters id@host:port,… (controller.quorum.voters; default: a one-voter quorum of this node)")

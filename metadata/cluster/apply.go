@@ -77,6 +77,14 @@ func Apply(s State, rec Record) (State, error) {
 		next, err = applyReassignPartition(s, r)
 	case UpdateFeatures:
 		next, err = applyUpdateFeatures(s, r)
+	case AlterScramCredentials:
+		next = applyAlterScram(s, r)
+	case CreateACLs:
+		next = applyACLs(s, r.Bindings, nil)
+	case DeleteACLs:
+		next = applyACLs(s, nil, r.Bindings)
+	case AlterClientQuotas:
+		next = applyAlterClientQuotas(s, r)
 	default:
 		return s, invalid("unknown record %T", rec)
 	}

@@ -30,6 +30,11 @@ const (
 	TypeControlledShutdown  RecordType = 13
 	TypeReassignPartition   RecordType = 14
 	TypeUpdateFeatures      RecordType = 15
+	// Security (security.go).
+	TypeAlterScramCredentials RecordType = 16
+	TypeCreateACLs            RecordType = 17
+	TypeDeleteACLs            RecordType = 18
+	TypeAlterClientQuotas     RecordType = 19
 )
 
 // Errors of the codec and of Validate.
@@ -500,6 +505,14 @@ func DecodeRecord(b []byte) (Record, error) {
 		r = decodeInto[ReassignPartition](b[1:])
 	case TypeUpdateFeatures:
 		r = decodeInto[UpdateFeatures](b[1:])
+	case TypeAlterScramCredentials:
+		r = decodeInto[AlterScramCredentials](b[1:])
+	case TypeCreateACLs:
+		r = decodeInto[CreateACLs](b[1:])
+	case TypeDeleteACLs:
+		r = decodeInto[DeleteACLs](b[1:])
+	case TypeAlterClientQuotas:
+		r = decodeInto[AlterClientQuotas](b[1:])
 	default:
 		return nil, fmt.Errorf("%w: unknown record type %d", ErrMalformed, b[0])
 	}

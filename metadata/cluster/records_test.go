@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -29,6 +30,11 @@ var sampleRecords = []Record{
 	ReassignPartition{Topic: "orders", Partition: 1}, // cancel
 	UpdateFeatures{Updates: []FeatureUpdate{{Feature: GroupVersionFeature, Level: 0, Downgrade: true}, {Feature: MetadataVersionFeature, Level: 21, Downgrade: true}}},
 	UpdateFeatures{Updates: []FeatureUpdate{{Feature: "future.feature", Level: 3}}}, // decodes; Apply rejects it
+	AlterScramCredentials{Upserts: []ScramUpsert{{User: "alice", Mechanism: ScramSHA512, Credential: ScramCredential{Salt: []byte{1}, StoredKey: []byte{2}, ServerKey: []byte{3}, Iterations: 4096}}}},
+	AlterScramCredentials{Deletions: []ScramDeletion{{User: "alice", Mechanism: ScramSHA512}}},
+	CreateACLs{Bindings: []ACLBinding{{ResourceType: 2, ResourceName: "orders", PatternType: 4, Principal: "User:alice", Host: "*", Operation: 3, Permission: 3}}},
+	DeleteACLs{Bindings: []ACLBinding{{ResourceType: 2, ResourceName: "orders", PatternType: 4, Principal: "User:alice", Host: "*", Operation: 3, Permission: 3}}},
+	AlterClientQuotas{Alterations: []QuotaAlteration{{Entity: QuotaEntity{User: ptr("alice"), ClientID: ptr("")}, Set: map[string]float64{"producer_byte_rate": 1024}}}},
 }
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -50,7 +56,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		}
 		seen[r.Type()] = true
 	}
-	if len(seen) != int(TypeUpdateFeatures) {
+	if len(seen) != int(TypeAlterClientQuotas) {
 		t.Errorf("only %d record types covered", len(seen))
 	}
 }
@@ -161,6 +167,71 @@ func TestBrokerEndpoints(t *testing.T) {
 		r := RegisterBroker{NodeID: 3, IncarnationID: "c", Addr: "h:1", Endpoints: bad}
 		if err := r.Validate(); err == nil {
 			t.Errorf("endpoints %v accepted", bad)
+		}
+	}
+}
+
+// TestSecurityRecords: credentials, ACLs and quotas apply as the broker
+// proposed them, leave the input state untouched, and survive the JSON
+// round trip of snapshots.
+func TestSecurityRecords(t *testing.T) {
+	cred := ScramCredential{Salt: []byte("salt"), StoredKey: []byte("sk"), ServerKey: []byte("svk"), Iterations: 8192}
+	read := ACLBinding{ResourceType: 2, ResourceName: "orders", PatternType: 3, Principal: "User:alice", Host: "*", Operation: 3, Permission: 3}
+	deny := read
+	deny.Permission = 2
+	s0, err := ApplyAll(State{}, InitCluster{ClusterID: "c"},
+		AlterScramCredentials{Upserts: []ScramUpsert{{User: "alice", Mechanism: ScramSHA256, Credential: cred}, {User: "alice", Mechanism: ScramSHA512, Credential: cred}}},
+		CreateACLs{Bindings: []ACLBinding{read, deny, read}},
+		AlterClientQuotas{Alterations: []QuotaAlteration{{Entity: QuotaEntity{User: ptr("")}, Set: map[string]float64{"consumer_byte_rate": 5e6}}}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s0.Scram["alice"]) != 2 || len(s0.ACLs) != 2 || s0.ACLVersion != 1 || len(s0.ClientQuotas) != 1 {
+		t.Fatalf("state: scram %v acls %v v%d quotas %v", s0.Scram, s0.ACLs, s0.ACLVersion, s0.ClientQuotas)
+	}
+	s1, err := ApplyAll(s0,
+		AlterScramCredentials{Deletions: []ScramDeletion{{User: "alice", Mechanism: ScramSHA256}, {User: "bob", Mechanism: ScramSHA256}}},
+		DeleteACLs{Bindings: []ACLBinding{deny}},
+		AlterClientQuotas{Alterations: []QuotaAlteration{{Entity: QuotaEntity{User: ptr("")}, Remove: []string{"consumer_byte_rate"}}}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s1.Scram["alice"][ScramSHA256]; ok || len(s1.Scram["alice"]) != 1 {
+		t.Errorf("after deletion: %v", s1.Scram)
+	}
+	if len(s1.ACLs) != 1 || s1.ACLs[0] != read || s1.ACLVersion != 2 {
+		t.Errorf("after DeleteACLs: %v v%d", s1.ACLs, s1.ACLVersion)
+	}
+	if len(s1.ClientQuotas) != 0 {
+		t.Errorf("a quota with no values left stays: %v", s1.ClientQuotas)
+	}
+	if len(s0.Scram["alice"]) != 2 || len(s0.ACLs) != 2 || len(s0.ClientQuotas) != 1 {
+		t.Error("Apply modified its input state")
+	}
+	b, err := json.Marshal(s0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back State
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Scram, s0.Scram) || !reflect.DeepEqual(back.ACLs, s0.ACLs) || !reflect.DeepEqual(back.ClientQuotas, s0.ClientQuotas) {
+		t.Error("security state changed in the JSON round trip")
+	}
+	for _, bad := range []Record{
+		AlterScramCredentials{},
+		AlterScramCredentials{Upserts: []ScramUpsert{{User: "a", Mechanism: "SCRAM-SHA-1", Credential: cred}}},
+		AlterScramCredentials{Upserts: []ScramUpsert{{User: "a", Mechanism: ScramSHA256}}},
+		CreateACLs{Bindings: []ACLBinding{{ResourceType: 1, ResourceName: "x", PatternType: 3, Principal: "User:a", Host: "*", Operation: 3, Permission: 3}}},
+		CreateACLs{Bindings: []ACLBinding{{ResourceType: 2, ResourceName: "x", PatternType: 2, Principal: "User:a", Host: "*", Operation: 3, Permission: 3}}},
+		AlterClientQuotas{Alterations: []QuotaAlteration{{Set: map[string]float64{"producer_byte_rate": 1}}}},
+		AlterClientQuotas{Alterations: []QuotaAlteration{{Entity: QuotaEntity{User: ptr("a")}, Set: map[string]float64{"producer_byte_rate": -1}}}},
+	} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%T %+v accepted", bad, bad)
 		}
 	}
 }

@@ -32,6 +32,15 @@ type State struct {
 	// level: monotonic, the same on every replica, and what ApiVersions
 	// reports as FinalizedFeaturesEpoch.
 	FeaturesEpoch int64 `json:"features_epoch,omitempty"`
+
+	// Security (security.go): SCRAM credentials by user and mechanism,
+	// ACLs in a canonical order with a version bumped by every change
+	// (brokers rebuild their authorizer when it moves), client quotas by
+	// entity key.
+	Scram        map[string]map[string]ScramCredential `json:"scram,omitempty"`
+	ACLs         []ACLBinding                          `json:"acls,omitempty"`
+	ACLVersion   int64                                 `json:"acl_version,omitempty"`
+	ClientQuotas map[string]ClientQuota                `json:"client_quotas,omitempty"`
 }
 
 // Broker is one registered broker.
