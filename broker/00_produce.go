@@ -48,6 +48,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/broker/storage"
 	"github.com/strata-streaming/strata/broker/txn"
@@ -55,6 +56,7 @@ import (
 
 func init() {
 	registerAPI(kmsg.Produce, 3, 12, handleProduce)
+	checksACLs(kmsg.Produce)
 }
 
 func handleProduce(rc *requestContext, req *kmsg.ProduceRequest) kmsg.Response {
@@ -75,13 +77,27 @@ func handleProduce(rc *requestContext, req *kmsg.ProduceRequest) kmsg.Response {
 func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	var waits []*pendingAck
+	// WRITE on the transactional id, then on each topic (authorize.go).
+	txnDenied := req.TransactionID != nil && !rc.authorize(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID)
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
 		topic := rc.s.topics.get(rt.Topic)
+		denied := int16(0)
+		switch {
+		case txnDenied:
+			denied = kerr.TransactionalIDAuthorizationFailed.Code
+		case !rc.authorize(acl.OpWrite, acl.ResourceTopic, rt.Topic):
+			denied = kerr.TopicAuthorizationFailed.Code
+		}
 		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
+			if denied != 0 {
+				sp.ErrorCode = rc.countError(denied)
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			var wait *pendingAck
 			rc.produceOne(&sp, topic, rt.Topic, rp, req.Acks, req.TransactionID, &wait)
 			if wait != nil {

@@ -32,12 +32,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/storage"
 	"github.com/strata-streaming/strata/metadata"
 )
 
 func init() {
 	registerAPI(kmsg.Fetch, 4, 16, handleFetch)
+	checksACLs(kmsg.Fetch)
 }
 
 // fetchTarget is one partition to read in this request.
@@ -268,6 +270,12 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 	out := fetchPartitionOut{partition: t.key.partition, highWatermark: -1, lastStable: -1, logStartOffset: -1}
 	if t.unknownTopicID {
 		out.errorCode = rc.countError(kerr.UnknownTopicID.Code)
+		return out, nil
+	}
+	// Followers need CLUSTER_ACTION, consumers READ on the topic.
+	if (fetchReplicaID(req) >= 0 && !rc.authorizeCluster(acl.OpClusterAction)) ||
+		(fetchReplicaID(req) < 0 && !rc.authorize(acl.OpRead, acl.ResourceTopic, t.key.topic)) {
+		out.errorCode = rc.countError(kerr.TopicAuthorizationFailed.Code)
 		return out, nil
 	}
 	p, code := rc.s.topics.leaderPartition(t.key.topic, t.key.partition)

@@ -20,10 +20,13 @@ import (
 	"context"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
 )
 
 func init() {
 	registerAPI(kmsg.ListOffsets, 1, 10, handleListOffsets)
+	checksACLs(kmsg.ListOffsets)
 }
 
 func handleListOffsets(rc *requestContext, req *kmsg.ListOffsetsRequest) kmsg.Response {
@@ -34,7 +37,11 @@ func handleListOffsets(rc *requestContext, req *kmsg.ListOffsetsRequest) kmsg.Re
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
-			rc.listOffset(&sp, rt.Topic, rp, req.IsolationLevel == 1)
+			if sp.ErrorCode = rc.topicDenied(acl.OpDescribe, rt.Topic); sp.ErrorCode != 0 {
+				sp.Timestamp, sp.Offset = -1, -1
+			} else {
+				rc.listOffset(&sp, rt.Topic, rp, req.IsolationLevel == 1)
+			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)

@@ -35,12 +35,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/metadata"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
 func init() {
 	registerAPI(kmsg.Metadata, 0, 12, handleMetadata)
+	checksACLs(kmsg.Metadata)
 }
 
 func handleMetadata(rc *requestContext, req *kmsg.MetadataRequest) kmsg.Response {
@@ -58,9 +60,17 @@ func handleMetadata(rc *requestContext, req *kmsg.MetadataRequest) kmsg.Response
 	allowAuto := req.Version < 4 || req.AllowAutoTopicCreation
 	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
 		for _, t := range rc.s.topics.all() {
-			resp.Topics = append(resp.Topics, rc.metadataTopic(t))
+			if rc.authorize(acl.OpDescribe, acl.ResourceTopic, t.name) { // others are not listed
+				resp.Topics = append(resp.Topics, rc.metadataTopic(t))
+			}
 		}
 		return resp
+	}
+	denied := func(name string, id [16]byte) kmsg.MetadataResponseTopic {
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic, mt.TopicID = &name, id
+		mt.ErrorCode = rc.countError(kerr.TopicAuthorizationFailed.Code)
+		return mt
 	}
 	for _, rt := range req.Topics {
 		if rt.Topic == nil {
@@ -72,10 +82,18 @@ func handleMetadata(rc *requestContext, req *kmsg.MetadataRequest) kmsg.Response
 				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
+			if !rc.authorize(acl.OpDescribe, acl.ResourceTopic, t.name) {
+				resp.Topics = append(resp.Topics, denied(t.name, rt.TopicID))
+				continue
+			}
 			resp.Topics = append(resp.Topics, rc.metadataTopic(t))
 			continue
 		}
 		name := *rt.Topic
+		if !rc.authorize(acl.OpDescribe, acl.ResourceTopic, name) {
+			resp.Topics = append(resp.Topics, denied(name, [16]byte{}))
+			continue
+		}
 		if t := rc.s.topics.get(name); t != nil {
 			resp.Topics = append(resp.Topics, rc.metadataTopic(t))
 			continue
@@ -86,6 +104,8 @@ func handleMetadata(rc *requestContext, req *kmsg.MetadataRequest) kmsg.Response
 			code = kerr.InvalidTopicException.Code
 		case !allowAuto:
 			code = kerr.UnknownTopicOrPartition.Code
+		case !rc.authorizeCluster(acl.OpCreate) && !rc.authorize(acl.OpCreate, acl.ResourceTopic, name):
+			code = kerr.TopicAuthorizationFailed.Code
 		default:
 			code = kerr.LeaderNotAvailable.Code // created: the client asks again
 			if terr := rc.s.topics.autoCreate(name); terr != nil {

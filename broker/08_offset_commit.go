@@ -22,11 +22,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/groups"
 )
 
 func init() {
 	registerAPI(kmsg.OffsetCommit, 0, 9, handleOffsetCommit)
+	checksACLs(kmsg.OffsetCommit)
 }
 
 func handleOffsetCommit(rc *requestContext, req *kmsg.OffsetCommitRequest) kmsg.Response {
@@ -43,7 +45,13 @@ func handleOffsetCommit(rc *requestContext, req *kmsg.OffsetCommitRequest) kmsg.
 		st.Partitions = make([]kmsg.OffsetCommitResponseTopicPartition, len(rt.Partitions))
 		resp.Topics = append(resp.Topics, st)
 	}
+	// READ on the group, then on each topic.
+	groupDenied := rc.groupDenied(acl.OpRead, req.Group)
 	for ti, rt := range req.Topics {
+		denied := groupDenied
+		if denied == 0 {
+			denied = rc.topicDenied(acl.OpRead, rt.Topic)
+		}
 		topic := rc.s.topics.get(rt.Topic)
 		var partitions int32
 		if topic != nil {
@@ -59,6 +67,9 @@ func handleOffsetCommit(rc *requestContext, req *kmsg.OffsetCommitRequest) kmsg.
 				metadata = *rp.Metadata
 			}
 			switch {
+			case denied != 0:
+				sp.ErrorCode = denied
+				continue
 			case topic == nil || rp.Partition < 0 || rp.Partition >= partitions:
 				sp.ErrorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
 				continue

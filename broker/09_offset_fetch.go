@@ -20,11 +20,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/groups"
 )
 
 func init() {
 	registerAPI(kmsg.OffsetFetch, 0, 9, handleOffsetFetch)
+	checksACLs(kmsg.OffsetFetch)
 }
 
 // fetchedPartition is one partition's answer.
@@ -138,6 +140,11 @@ func (rc *requestContext) fetchGroupOffsets(group string, topics []requestedTopi
 			}
 		}
 	}
+	// DESCRIBE on the group; a topic without DESCRIBE is left out of a
+	// fetch of everything and answered TOPIC_AUTHORIZATION_FAILED when named.
+	if !rc.authorize(acl.OpDescribe, acl.ResourceGroup, group) {
+		return nil, kerr.GroupAuthorizationFailed
+	}
 	fetched, err := rc.s.groups.fetchOffsets(group, tps, requireStable)
 	if err != nil {
 		return nil, err
@@ -145,6 +152,9 @@ func (rc *requestContext) fetchGroupOffsets(group string, topics []requestedTopi
 	if topics == nil {
 		var out []fetchedTopic
 		for _, o := range fetched {
+			if !rc.authorize(acl.OpDescribe, acl.ResourceTopic, o.Topic) {
+				continue
+			}
 			if len(out) == 0 || out[len(out)-1].topic != o.Topic {
 				out = append(out, fetchedTopic{topic: o.Topic})
 			}
@@ -159,8 +169,13 @@ func (rc *requestContext) fetchGroupOffsets(group string, topics []requestedTopi
 	}
 	out := unfetched(topics, nil)
 	for i := range out {
+		denied := !rc.authorize(acl.OpDescribe, acl.ResourceTopic, out[i].topic)
 		for j := range out[i].partitions {
 			fp := &out[i].partitions[j]
+			if denied {
+				fp.err = kerr.TopicAuthorizationFailed
+				continue
+			}
 			if o, ok := byTP[groups.TopicPartition{Topic: out[i].topic, Partition: fp.partition}]; ok {
 				fp.offset, fp.leaderEpoch, fp.metadata, fp.err = o.Offset, o.LeaderEpoch, o.Metadata, o.Err
 			}

@@ -14,10 +14,13 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
 )
 
 func init() {
 	registerAPI(kmsg.FindCoordinator, 0, 5, handleFindCoordinator)
+	checksACLs(kmsg.FindCoordinator)
 }
 
 func handleFindCoordinator(rc *requestContext, req *kmsg.FindCoordinatorRequest) kmsg.Response {
@@ -44,12 +47,20 @@ func (rc *requestContext) findCoordinator(keyType int8, key string) kmsg.FindCoo
 	var topic string
 	switch keyType {
 	case 0:
+		if !rc.authorize(acl.OpDescribe, acl.ResourceGroup, key) {
+			fail(kerr.GroupAuthorizationFailed, "finding the coordinator needs DESCRIBE on the group")
+			return c
+		}
 		if rc.s.groups.ensureTopic() == nil {
 			fail(kerr.CoordinatorNotAvailable, "the group coordinator is not available")
 			return c
 		}
 		topic = consumerOffsetsTopic
 	case 1:
+		if !rc.authorize(acl.OpDescribe, acl.ResourceTransactionalID, key) {
+			fail(kerr.TransactionalIDAuthorizationFailed, "finding the coordinator needs DESCRIBE on the transactional id")
+			return c
+		}
 		if rc.s.txns.ensureTopic() == nil {
 			fail(kerr.CoordinatorNotAvailable, "the transaction coordinator is not available")
 			return c

@@ -19,11 +19,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/groups"
 )
 
 func init() {
 	registerAPI(kmsg.JoinGroup, 0, 9, handleJoinGroup)
+	checksACLs(kmsg.JoinGroup)
 }
 
 func handleJoinGroup(rc *requestContext, req *kmsg.JoinGroupRequest) kmsg.Response {
@@ -32,6 +34,10 @@ func handleJoinGroup(rc *requestContext, req *kmsg.JoinGroupRequest) kmsg.Respon
 		resp.ErrorCode = rc.countError(kerr.InvalidGroupID.Code)
 		resp.Generation = -1
 		resp.MemberID = req.MemberID
+		return resp
+	}
+	if resp.ErrorCode = rc.groupDenied(acl.OpRead, req.Group); resp.ErrorCode != 0 {
+		resp.Generation, resp.MemberID = -1, req.MemberID
 		return resp
 	}
 	rebalanceTimeout := req.RebalanceTimeoutMillis

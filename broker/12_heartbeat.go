@@ -10,16 +10,22 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
 )
 
 func init() {
 	registerAPI(kmsg.Heartbeat, 0, 4, handleHeartbeat)
+	checksACLs(kmsg.Heartbeat)
 }
 
 func handleHeartbeat(rc *requestContext, req *kmsg.HeartbeatRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
 	if req.Group == "" {
 		resp.ErrorCode = rc.countError(kerr.InvalidGroupID.Code)
+		return resp
+	}
+	if resp.ErrorCode = rc.groupDenied(acl.OpRead, req.Group); resp.ErrorCode != 0 {
 		return resp
 	}
 	err := rc.s.groups.heartbeat(req.Group, req.MemberID, req.InstanceID, req.Generation)

@@ -13,17 +13,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/groups"
 )
 
 func init() {
 	registerAPI(kmsg.SyncGroup, 0, 5, handleSyncGroup)
+	checksACLs(kmsg.SyncGroup)
 }
 
 func handleSyncGroup(rc *requestContext, req *kmsg.SyncGroupRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
 	if req.Group == "" {
 		resp.ErrorCode = rc.countError(kerr.InvalidGroupID.Code)
+		return resp
+	}
+	if resp.ErrorCode = rc.groupDenied(acl.OpRead, req.Group); resp.ErrorCode != 0 {
 		return resp
 	}
 	sr := groups.SyncRequest{

@@ -12,10 +12,13 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
 )
 
 func init() {
 	registerAPI(kmsg.DescribeGroups, 0, 6, handleDescribeGroups)
+	checksACLs(kmsg.DescribeGroups)
 }
 
 func handleDescribeGroups(rc *requestContext, req *kmsg.DescribeGroupsRequest) kmsg.Response {
@@ -24,7 +27,11 @@ func handleDescribeGroups(rc *requestContext, req *kmsg.DescribeGroupsRequest) k
 		g := kmsg.NewDescribeGroupsResponseGroup()
 		g.Group = id
 		if req.IncludeAuthorizedOperations {
-			g.AuthorizedOperations = groupAuthorizedOperations
+			g.AuthorizedOperations = rc.groupAuthorizedOperations(id)
+		}
+		if g.ErrorCode = rc.groupDenied(acl.OpDescribe, id); g.ErrorCode != 0 {
+			resp.Groups = append(resp.Groups, g)
+			continue
 		}
 		d, ok, err := rc.s.groups.describe(id)
 		switch {

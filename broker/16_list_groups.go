@@ -14,10 +14,13 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
 )
 
 func init() {
 	registerAPI(kmsg.ListGroups, 0, 5, handleListGroups)
+	checksACLs(kmsg.ListGroups)
 }
 
 func handleListGroups(rc *requestContext, req *kmsg.ListGroupsRequest) kmsg.Response {
@@ -37,8 +40,13 @@ func handleListGroups(rc *requestContext, req *kmsg.ListGroupsRequest) kmsg.Resp
 	if err != nil {
 		resp.ErrorCode = rc.countError(err.Code)
 	}
+	// DESCRIBE on the cluster lists every group, else those with DESCRIBE.
+	all := rc.authorizeCluster(acl.OpDescribe)
 	for _, g := range listed {
 		if !matches(req.StatesFilter, g.stateName) || !matches(req.TypesFilter, g.groupType) {
+			continue
+		}
+		if !all && !rc.authorize(acl.OpDescribe, acl.ResourceGroup, g.id) {
 			continue
 		}
 		lg := kmsg.NewListGroupsResponseGroup()

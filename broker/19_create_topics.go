@@ -23,11 +23,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
 func init() {
 	registerAPI(kmsg.CreateTopics, 0, 7, handleCreateTopics)
+	checksACLs(kmsg.CreateTopics)
 }
 
 func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.Response {
@@ -46,6 +48,11 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 		}
 		if seen[rt.Topic] > 1 {
 			fail(kerr.InvalidRequest.Code, "topic named more than once in the request")
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		if !rc.authorizeCluster(acl.OpCreate) && !rc.authorize(acl.OpCreate, acl.ResourceTopic, rt.Topic) {
+			fail(kerr.TopicAuthorizationFailed.Code, "creating a topic needs CREATE on the cluster or the topic")
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}

@@ -17,11 +17,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
 func init() {
 	registerAPI(kmsg.DeleteTopics, 0, 6, handleDeleteTopics)
+	checksACLs(kmsg.DeleteTopics)
 }
 
 func handleDeleteTopics(rc *requestContext, req *kmsg.DeleteTopicsRequest) kmsg.Response {
@@ -55,6 +57,10 @@ func handleDeleteTopics(rc *requestContext, req *kmsg.DeleteTopicsRequest) kmsg.
 			continue
 		}
 		st.Topic = &name
+		if st.ErrorCode = rc.topicDenied(acl.OpDelete, name); st.ErrorCode != 0 {
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		if ct, ok := applied.Topic(name); ok {
 			st.TopicID = ct.ID
 		}

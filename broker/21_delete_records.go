@@ -13,11 +13,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/storage"
 )
 
 func init() {
 	registerAPI(kmsg.DeleteRecords, 0, 2, handleDeleteRecords)
+	checksACLs(kmsg.DeleteRecords)
 }
 
 func handleDeleteRecords(rc *requestContext, req *kmsg.DeleteRecordsRequest) kmsg.Response {
@@ -25,10 +27,16 @@ func handleDeleteRecords(rc *requestContext, req *kmsg.DeleteRecordsRequest) kms
 	for _, rt := range req.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
+		denied := !rc.authorize(acl.OpDelete, acl.ResourceTopic, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LowWatermark = -1
+			if denied {
+				sp.ErrorCode = rc.countError(kerr.TopicAuthorizationFailed.Code)
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			p, code := rc.s.topics.leaderPartition(rt.Topic, rp.Partition)
 			if p == nil {
 				sp.ErrorCode = rc.countError(code)

@@ -16,17 +16,27 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
 )
 
 func init() {
 	registerAPI(kmsg.InitProducerID, 0, 5, handleInitProducerID)
+	checksACLs(kmsg.InitProducerID)
 }
 
 func handleInitProducerID(rc *requestContext, req *kmsg.InitProducerIDRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = -1, -1
 	if req.TransactionalID != nil {
+		if resp.ErrorCode = rc.txnDenied(acl.OpWrite, *req.TransactionalID); resp.ErrorCode != 0 {
+			return resp
+		}
 		return rc.initTransactionalProducer(req, resp)
+	}
+	if !rc.authorizeIdempotent() {
+		resp.ErrorCode = rc.countError(kerr.ClusterAuthorizationFailed.Code)
+		return resp
 	}
 	if req.ProducerID >= 0 && req.ProducerEpoch >= 0 && req.ProducerEpoch < math.MaxInt16-1 {
 		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch+1

@@ -13,23 +13,37 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
 )
 
 func init() {
 	registerAPI(kmsg.OffsetForLeaderEpoch, 0, 4, handleOffsetForLeaderEpoch)
+	checksACLs(kmsg.OffsetForLeaderEpoch)
 }
 
 func handleOffsetForLeaderEpoch(rc *requestContext, req *kmsg.OffsetForLeaderEpochRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	follower := req.Version >= 3 && req.ReplicaID >= 0
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
+		// Followers need CLUSTER_ACTION, clients DESCRIBE on the topic.
+		var denied int16
+		switch {
+		case follower && !rc.authorizeCluster(acl.OpClusterAction):
+			denied = kerr.ClusterAuthorizationFailed.Code
+		case !follower && !rc.authorize(acl.OpDescribe, acl.ResourceTopic, rt.Topic):
+			denied = kerr.TopicAuthorizationFailed.Code
+		}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
 			p, code := rc.s.topics.leaderPartition(rt.Topic, rp.Partition)
 			switch {
+			case denied != 0:
+				sp.ErrorCode = rc.countError(denied)
 			case p == nil:
 				sp.ErrorCode = rc.countError(code)
 			case rp.CurrentLeaderEpoch >= 0 && rp.CurrentLeaderEpoch < p.LeaderEpoch():

@@ -26,11 +26,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/txn"
 )
 
 func init() {
 	registerAPI(kmsg.AddPartitionsToTxn, 0, 5, handleAddPartitionsToTxn)
+	checksACLs(kmsg.AddPartitionsToTxn)
 }
 
 func handleAddPartitionsToTxn(rc *requestContext, req *kmsg.AddPartitionsToTxnRequest) kmsg.Response {
@@ -56,7 +58,11 @@ func handleAddPartitionsToTxn(rc *requestContext, req *kmsg.AddPartitionsToTxnRe
 	}
 	// v4+: several transactions at once, each of which may be verify-only
 	// (KIP-890: a partition leader asking whether a partition already is
-	// in the producer's transaction before it accepts a produce).
+	// in the producer's transaction before it accepts a produce). Only
+	// brokers send it: CLUSTER_ACTION.
+	if resp.ErrorCode = rc.clusterDenied(acl.OpClusterAction); resp.ErrorCode != 0 {
+		return resp
+	}
 	for _, rt := range req.Transactions {
 		var topics []txnTopic
 		for _, t := range rt.Topics {
@@ -91,24 +97,31 @@ type txnTopic struct {
 // partitions and returns the error of each; nil means success.
 func (rc *requestContext) addPartitionsToTxn(id string, pid int64, epoch int16, verifyOnly bool, topics []txnTopic, version int16) map[txn.TopicPartition]*kerr.Error {
 	var tps []txn.TopicPartition
-	unknown := map[txn.TopicPartition]bool{}
+	refused := map[txn.TopicPartition]*kerr.Error{}
+	txnDenied := !rc.authorize(acl.OpWrite, acl.ResourceTransactionalID, id)
 	for _, t := range topics {
+		topicDenied := !txnDenied && !rc.authorize(acl.OpWrite, acl.ResourceTopic, t.name)
 		for _, p := range t.partitions {
 			tp := txn.TopicPartition{Topic: t.name, Partition: p}
-			if !rc.s.topics.exists(t.name, p) {
-				unknown[tp] = true
+			switch {
+			case txnDenied:
+				refused[tp] = kerr.TransactionalIDAuthorizationFailed
+			case topicDenied:
+				refused[tp] = kerr.TopicAuthorizationFailed
+			case !rc.s.topics.exists(t.name, p):
+				refused[tp] = kerr.UnknownTopicOrPartition
 			}
 			tps = append(tps, tp)
 		}
 	}
 	errs := make(map[txn.TopicPartition]*kerr.Error, len(tps))
-	if len(unknown) > 0 {
-		// Kafka refuses the whole request: the unknown partitions get
-		// UNKNOWN_TOPIC_OR_PARTITION, the others OPERATION_NOT_ATTEMPTED.
+	if len(refused) > 0 {
+		// Kafka refuses the whole request: the unauthorized and unknown
+		// partitions get their error, the others OPERATION_NOT_ATTEMPTED.
 		for _, tp := range tps {
 			errs[tp] = kerr.OperationNotAttempted
-			if unknown[tp] {
-				errs[tp] = kerr.UnknownTopicOrPartition
+			if err := refused[tp]; err != nil {
+				errs[tp] = err
 			}
 		}
 		return errs

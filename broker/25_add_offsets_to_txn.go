@@ -20,15 +20,23 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/txn"
 )
 
 func init() {
 	registerAPI(kmsg.AddOffsetsToTxn, 0, 3, handleAddOffsetsToTxn)
+	checksACLs(kmsg.AddOffsetsToTxn)
 }
 
 func handleAddOffsetsToTxn(rc *requestContext, req *kmsg.AddOffsetsToTxnRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+	if resp.ErrorCode = rc.txnDenied(acl.OpWrite, req.TransactionalID); resp.ErrorCode != 0 {
+		return resp
+	}
+	if resp.ErrorCode = rc.groupDenied(acl.OpRead, req.Group); resp.ErrorCode != 0 {
+		return resp
+	}
 	shards := rc.s.groups.ensureTopic()
 	if len(shards) == 0 {
 		resp.ErrorCode = rc.countError(kerr.CoordinatorNotAvailable.Code)

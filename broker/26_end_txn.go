@@ -27,15 +27,20 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/txn"
 )
 
 func init() {
 	registerAPI(kmsg.EndTxn, 0, 3, handleEndTxn)
+	checksACLs(kmsg.EndTxn)
 }
 
 func handleEndTxn(rc *requestContext, req *kmsg.EndTxnRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
+	if resp.ErrorCode = rc.txnDenied(acl.OpWrite, req.TransactionalID); resp.ErrorCode != 0 {
+		return resp
+	}
 	code := rc.txnCall(req.TransactionalID, func(coord *txn.Coordinator, now time.Time) (*kerr.Error, txn.Effects) {
 		return coord.EndTxn(now, txn.EndTxnRequest{
 			TransactionalID: req.TransactionalID, ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch,

@@ -39,16 +39,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/broker/txn"
 )
 
 func init() {
 	registerAPI(kmsg.WriteTxnMarkers, 0, 1, handleWriteTxnMarkers)
+	checksACLs(kmsg.WriteTxnMarkers)
 }
 
 func handleWriteTxnMarkers(rc *requestContext, req *kmsg.WriteTxnMarkersRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
+	denied := !rc.authorizeCluster(acl.OpClusterAction) // brokers only
 	for _, m := range req.Markers {
 		rm := kmsg.NewWriteTxnMarkersResponseMarker()
 		rm.ProducerID = m.ProducerID
@@ -58,7 +61,11 @@ func handleWriteTxnMarkers(rc *requestContext, req *kmsg.WriteTxnMarkersRequest)
 			for _, part := range t.Partitions {
 				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 				rp.Partition = part
-				rp.ErrorCode = rc.countError(rc.s.writeMarkerReplicated(t.Topic, part, m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch))
+				if denied {
+					rp.ErrorCode = rc.countError(kerr.ClusterAuthorizationFailed.Code)
+				} else {
+					rp.ErrorCode = rc.countError(rc.s.writeMarkerReplicated(t.Topic, part, m.ProducerID, m.ProducerEpoch, m.Committed, m.CoordinatorEpoch))
+				}
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			rm.Topics = append(rm.Topics, rt)

@@ -11,11 +11,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/groups"
 )
 
 func init() {
 	registerAPI(kmsg.TxnOffsetCommit, 0, 3, handleTxnOffsetCommit)
+	checksACLs(kmsg.TxnOffsetCommit)
 }
 
 func handleTxnOffsetCommit(rc *requestContext, req *kmsg.TxnOffsetCommitRequest) kmsg.Response {
@@ -27,7 +29,21 @@ func handleTxnOffsetCommit(rc *requestContext, req *kmsg.TxnOffsetCommitRequest)
 	if req.Version < 3 {
 		greq.GenerationID, greq.MemberID = -1, ""
 	}
+	// WRITE on the transactional id and READ on the group, or nothing is
+	// committed; READ on each topic, or its partitions are left out.
+	var denied *kerr.Error
+	switch {
+	case !rc.authorize(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID):
+		denied = kerr.TransactionalIDAuthorizationFailed
+	case !rc.authorize(acl.OpRead, acl.ResourceGroup, req.Group):
+		denied = kerr.GroupAuthorizationFailed
+	}
+	topicDenied := map[string]bool{}
 	for _, t := range req.Topics {
+		if !rc.authorize(acl.OpRead, acl.ResourceTopic, t.Topic) {
+			topicDenied[t.Topic] = true
+			continue
+		}
 		for _, p := range t.Partitions {
 			meta := ""
 			if p.Metadata != nil {
@@ -40,12 +56,15 @@ func handleTxnOffsetCommit(rc *requestContext, req *kmsg.TxnOffsetCommitRequest)
 		}
 	}
 	var errs []*kerr.Error
-	sh, code := rc.s.groups.shardFor(req.Group)
-	if code == nil {
-		var err error
-		errs, code, err = sh.txnCommit(req.Group, greq)
-		if code == nil && err != nil {
-			code = kerr.CoordinatorNotAvailable
+	code := denied
+	if code == nil && len(greq.Offsets) > 0 {
+		var sh *groupShard
+		if sh, code = rc.s.groups.shardFor(req.Group); code == nil {
+			var err error
+			errs, code, err = sh.txnCommit(req.Group, greq)
+			if code == nil && err != nil {
+				code = kerr.CoordinatorNotAvailable
+			}
 		}
 	}
 	i := 0
@@ -58,6 +77,9 @@ func handleTxnOffsetCommit(rc *requestContext, req *kmsg.TxnOffsetCommitRequest)
 			switch {
 			case code != nil:
 				rp.ErrorCode = rc.countError(code.Code)
+			case topicDenied[t.Topic]:
+				rp.ErrorCode = rc.countError(kerr.TopicAuthorizationFailed.Code)
+				continue
 			case i < len(errs) && errs[i] != nil:
 				rp.ErrorCode = rc.countError(errs[i].Code)
 			}

@@ -18,10 +18,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
 )
 
 func init() {
 	registerAPI(kmsg.DescribeConfigs, 0, 4, handleDescribeConfigs)
+	checksACLs(kmsg.DescribeConfigs)
 }
 
 func handleDescribeConfigs(rc *requestContext, req *kmsg.DescribeConfigsRequest) kmsg.Response {
@@ -30,6 +33,11 @@ func handleDescribeConfigs(rc *requestContext, req *kmsg.DescribeConfigsRequest)
 		out := kmsg.NewDescribeConfigsResponseResource()
 		out.ResourceType, out.ResourceName = r.ResourceType, r.ResourceName
 		wanted := func(name string) bool { return len(r.ConfigNames) == 0 || contains(r.ConfigNames, name) }
+		if code, msg := rc.configDenied(r.ResourceType, r.ResourceName, acl.OpDescribeConfigs); code != 0 {
+			out.ErrorCode, out.ErrorMessage = rc.countError(code), &msg
+			resp.Resources = append(resp.Resources, out)
+			continue
+		}
 		switch r.ResourceType {
 		case kmsg.ConfigResourceTypeTopic:
 			t := rc.s.topics.get(r.ResourceName)

@@ -7,10 +7,13 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
 )
 
 func init() {
 	registerAPI(kmsg.AlterConfigs, 0, 2, handleAlterConfigs)
+	checksACLs(kmsg.AlterConfigs)
 }
 
 func handleAlterConfigs(rc *requestContext, req *kmsg.AlterConfigsRequest) kmsg.Response {
@@ -24,7 +27,10 @@ func handleAlterConfigs(rc *requestContext, req *kmsg.AlterConfigsRequest) kmsg.
 				configs[c.Name] = *c.Value
 			}
 		}
-		code, msg := rc.alterTopicConfigs(r.ResourceType, r.ResourceName, configs, req.ValidateOnly)
+		code, msg := rc.configDenied(r.ResourceType, r.ResourceName, acl.OpAlterConfigs)
+		if code == 0 {
+			code, msg = rc.alterTopicConfigs(r.ResourceType, r.ResourceName, configs, req.ValidateOnly)
+		}
 		if code != 0 {
 			out.ErrorCode = rc.countError(code)
 			out.ErrorMessage = &msg

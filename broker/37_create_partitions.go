@@ -15,10 +15,13 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
 )
 
 func init() {
 	registerAPI(kmsg.CreatePartitions, 0, 3, handleCreatePartitions)
+	checksACLs(kmsg.CreatePartitions)
 }
 
 func handleCreatePartitions(rc *requestContext, req *kmsg.CreatePartitionsRequest) kmsg.Response {
@@ -36,6 +39,11 @@ func handleCreatePartitions(rc *requestContext, req *kmsg.CreatePartitionsReques
 		}
 		if seen[rt.Topic] > 1 {
 			fail(kerr.InvalidRequest.Code, "topic named more than once in the request")
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		if !rc.authorize(acl.OpAlter, acl.ResourceTopic, rt.Topic) {
+			fail(kerr.TopicAuthorizationFailed.Code, "adding partitions needs ALTER on the topic")
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}

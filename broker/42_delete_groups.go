@@ -9,10 +9,13 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
 )
 
 func init() {
 	registerAPI(kmsg.DeleteGroups, 0, 3, handleDeleteGroups)
+	checksACLs(kmsg.DeleteGroups)
 }
 
 func handleDeleteGroups(rc *requestContext, req *kmsg.DeleteGroupsRequest) kmsg.Response {
@@ -20,6 +23,10 @@ func handleDeleteGroups(rc *requestContext, req *kmsg.DeleteGroupsRequest) kmsg.
 	for _, id := range req.Groups {
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group = id
+		if g.ErrorCode = rc.groupDenied(acl.OpDelete, id); g.ErrorCode != 0 {
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
 		if err := rc.s.groups.deleteGroup(id); err != nil {
 			g.ErrorCode = rc.countError(err.Code)
 			if req.Version >= 3 {

@@ -7,10 +7,13 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
 )
 
 func init() {
 	registerAPI(kmsg.IncrementalAlterConfigs, 0, 1, handleIncrementalAlterConfigs)
+	checksACLs(kmsg.IncrementalAlterConfigs)
 }
 
 func handleIncrementalAlterConfigs(rc *requestContext, req *kmsg.IncrementalAlterConfigsRequest) kmsg.Response {
@@ -18,7 +21,10 @@ func handleIncrementalAlterConfigs(rc *requestContext, req *kmsg.IncrementalAlte
 	for _, r := range req.Resources {
 		out := kmsg.NewIncrementalAlterConfigsResponseResource()
 		out.ResourceType, out.ResourceName = r.ResourceType, r.ResourceName
-		code, msg := rc.incrementalAlter(r, req.ValidateOnly)
+		code, msg := rc.configDenied(r.ResourceType, r.ResourceName, acl.OpAlterConfigs)
+		if code == 0 {
+			code, msg = rc.incrementalAlter(r, req.ValidateOnly)
+		}
 		if code != 0 {
 			out.ErrorCode = rc.countError(code)
 			out.ErrorMessage = &msg

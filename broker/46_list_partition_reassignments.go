@@ -15,15 +15,20 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
 func init() {
 	registerAPI(kmsg.ListPartitionReassignments, 0, 0, handleListPartitionReassignments)
+	checksACLs(kmsg.ListPartitionReassignments)
 }
 
 func handleListPartitionReassignments(rc *requestContext, req *kmsg.ListPartitionReassignmentsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+	if resp.ErrorCode = rc.clusterDenied(acl.OpDescribe); resp.ErrorCode != 0 {
+		return resp
+	}
 	st := rc.s.clusterState()
 	listed := func(name string, t cluster.Topic, partitions []int32) {
 		out := kmsg.NewListPartitionReassignmentsResponseTopic()

@@ -14,17 +14,22 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/groups"
 )
 
 func init() {
 	registerAPI(kmsg.OffsetDelete, 0, 0, handleOffsetDelete)
+	checksACLs(kmsg.OffsetDelete)
 }
 
 func handleOffsetDelete(rc *requestContext, req *kmsg.OffsetDeleteRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
 	if req.Group == "" {
 		resp.ErrorCode = rc.countError(kerr.InvalidGroupID.Code)
+		return resp
+	}
+	if resp.ErrorCode = rc.groupDenied(acl.OpDelete, req.Group); resp.ErrorCode != 0 {
 		return resp
 	}
 	var (
@@ -39,10 +44,15 @@ func handleOffsetDelete(rc *requestContext, req *kmsg.OffsetDeleteRequest) kmsg.
 	}
 	for ti, rt := range req.Topics {
 		known := rc.s.topics.get(rt.Topic) != nil
+		readable := rc.authorize(acl.OpRead, acl.ResourceTopic, rt.Topic)
 		for pi, rp := range rt.Partitions {
 			p := &resp.Topics[ti].Partitions[pi]
 			*p = kmsg.NewOffsetDeleteResponseTopicPartition()
 			p.Partition = rp.Partition
+			if !readable {
+				p.ErrorCode = rc.countError(kerr.TopicAuthorizationFailed.Code)
+				continue
+			}
 			if !known {
 				p.ErrorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
 				continue

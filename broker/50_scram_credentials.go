@@ -15,14 +15,12 @@ package broker
 //     changes commit as one record.
 
 import (
-	"context"
-	"errors"
 	"sort"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/auth"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
@@ -30,6 +28,8 @@ import (
 func init() {
 	registerAPI(kmsg.DescribeUserSCRAMCredentials, 0, 0, handleDescribeUserSCRAMCredentials)
 	registerAPI(kmsg.AlterUserSCRAMCredentials, 0, 0, handleAlterUserSCRAMCredentials)
+	// DESCRIBE and ALTER on the cluster, as in Kafka.
+	checksACLs(kmsg.DescribeUserSCRAMCredentials, kmsg.AlterUserSCRAMCredentials)
 }
 
 // scramMechanisms maps KIP-554's mechanism numbers to names.
@@ -46,6 +46,11 @@ func scramMechanismNumber(name string) int8 {
 
 func handleDescribeUserSCRAMCredentials(rc *requestContext, req *kmsg.DescribeUserSCRAMCredentialsRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.DescribeUserSCRAMCredentialsResponse)
+	if !rc.authorizeCluster(acl.OpDescribe) {
+		msg := "describing SCRAM credentials needs DESCRIBE on the cluster"
+		resp.ErrorCode, resp.ErrorMessage = rc.countError(kerr.ClusterAuthorizationFailed.Code), &msg
+		return resp
+	}
 	st := rc.s.clusterState()
 	var users []string
 	requested := req.Users != nil
@@ -122,9 +127,12 @@ func handleAlterUserSCRAMCredentials(rc *requestContext, req *kmsg.AlterUserSCRA
 	}
 	st := rc.s.clusterState()
 	var rec cluster.AlterScramCredentials
+	alter := rc.authorizeCluster(acl.OpAlter)
 	check := func(user string, mech int8) (string, bool) {
 		add(user)
 		switch {
+		case !alter:
+			fail(user, kerr.ClusterAuthorizationFailed.Code, "altering SCRAM credentials needs ALTER on the cluster")
 		case user == "":
 			fail(user, kerr.UnacceptableCredential.Code, "the user name is empty")
 		case seen[user] > 1:
@@ -164,14 +172,7 @@ func handleAlterUserSCRAMCredentials(rc *requestContext, req *kmsg.AlterUserSCRA
 		rec.Upserts = append(rec.Upserts, cluster.ScramUpsert{User: u.Name, Mechanism: mech, Credential: scramCredentialOf(cred)})
 	}
 	if len(rec.Deletions)+len(rec.Upserts) > 0 {
-		ctx, cancel := context.WithTimeout(rc.s.ctx, 30*time.Second)
-		_, err := rc.s.meta.propose(ctx, rec)
-		cancel()
-		if err != nil {
-			code, msg := kerr.RequestTimedOut.Code, "the metadata quorum did not apply the change in time; it may still take effect"
-			if rc.s.ctx.Err() != nil || errors.Is(err, context.Canceled) {
-				code, msg = kerr.NotController.Code, "this node is shutting down"
-			}
+		if code, msg := proposeSecurity(rc, rec); code != 0 {
 			for _, d := range rec.Deletions {
 				fail(d.User, code, msg)
 			}

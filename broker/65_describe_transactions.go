@@ -13,11 +13,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/txn"
 )
 
 func init() {
 	registerAPI(kmsg.DescribeTransactions, 0, 0, handleDescribeTransactions)
+	checksACLs(kmsg.DescribeTransactions)
 }
 
 func handleDescribeTransactions(rc *requestContext, req *kmsg.DescribeTransactionsRequest) kmsg.Response {
@@ -26,6 +28,10 @@ func handleDescribeTransactions(rc *requestContext, req *kmsg.DescribeTransactio
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
 		st.ProducerID, st.ProducerEpoch, st.StartTimestamp = -1, -1, -1
+		if st.ErrorCode = rc.txnDenied(acl.OpDescribe, id); st.ErrorCode != 0 {
+			resp.TransactionStates = append(resp.TransactionStates, st)
+			continue
+		}
 		d := rc.s.txns.describe(id)
 		if d.Err != nil {
 			st.ErrorCode = rc.countError(d.Err.Code)
@@ -35,6 +41,9 @@ func handleDescribeTransactions(rc *requestContext, req *kmsg.DescribeTransactio
 		st.State, st.TimeoutMillis, st.StartTimestamp = d.State, d.TimeoutMs, d.StartTimestamp
 		st.ProducerID, st.ProducerEpoch = d.ProducerID, d.ProducerEpoch
 		for _, tp := range d.Partitions { // sorted by topic, then partition
+			if !rc.authorize(acl.OpDescribe, acl.ResourceTopic, tp.Topic) {
+				continue // as Kafka: topics the caller may not see are left out
+			}
 			if n := len(st.Topics); n == 0 || st.Topics[n-1].Topic != tp.Topic {
 				t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
 				t.Topic = tp.Topic

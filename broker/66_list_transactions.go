@@ -19,11 +19,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/txn"
 )
 
 func init() {
 	registerAPI(kmsg.ListTransactions, 0, 2, handleListTransactions)
+	checksACLs(kmsg.ListTransactions)
 }
 
 func handleListTransactions(rc *requestContext, req *kmsg.ListTransactionsRequest) kmsg.Response {
@@ -44,6 +46,9 @@ func handleListTransactions(rc *requestContext, req *kmsg.ListTransactionsReques
 	resp.UnknownStateFilters = res.UnknownStateFilters
 	for _, l := range res.Transactions {
 		if pattern != nil && !pattern.MatchString(l.TransactionalID) {
+			continue
+		}
+		if !rc.authorize(acl.OpDescribe, acl.ResourceTransactionalID, l.TransactionalID) {
 			continue
 		}
 		st := kmsg.NewListTransactionsResponseTransactionState()

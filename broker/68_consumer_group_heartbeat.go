@@ -26,10 +26,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/groups"
 )
 
 func init() {
+	checksACLs(kmsg.ConsumerGroupHeartbeat)
 	registerOptionalAPI(kmsg.ConsumerGroupHeartbeat, 0, 1, consumerProtocolEnabled, handleConsumerGroupHeartbeat)
 }
 
@@ -45,6 +47,9 @@ func handleConsumerGroupHeartbeat(rc *requestContext, req *kmsg.ConsumerGroupHea
 	}
 	if req.Group == "" {
 		resp.ErrorCode = rc.countError(kerr.InvalidGroupID.Code)
+		return resp
+	}
+	if resp.ErrorCode = rc.groupDenied(acl.OpRead, req.Group); resp.ErrorCode != 0 {
 		return resp
 	}
 	memberID := req.MemberID

@@ -15,11 +15,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/groups"
 )
 
 func init() {
 	registerOptionalAPI(kmsg.ConsumerGroupDescribe, 0, 1, consumerProtocolEnabled, handleConsumerGroupDescribe)
+	checksACLs(kmsg.ConsumerGroupDescribe)
 }
 
 func handleConsumerGroupDescribe(rc *requestContext, req *kmsg.ConsumerGroupDescribeRequest) kmsg.Response {
@@ -31,7 +33,11 @@ func handleConsumerGroupDescribe(rc *requestContext, req *kmsg.ConsumerGroupDesc
 		rg.Group = id
 		rg.AuthorizedOperations = -2147483648
 		if req.IncludeAuthorizedOperations {
-			rg.AuthorizedOperations = groupAuthorizedOperations
+			rg.AuthorizedOperations = rc.groupAuthorizedOperations(id)
+		}
+		if rg.ErrorCode = rc.groupDenied(acl.OpDescribe, id); rg.ErrorCode != 0 {
+			resp.Groups = append(resp.Groups, rg)
+			continue
 		}
 		if !active {
 			rg.ErrorCode = rc.countError(kerr.UnsupportedVersion.Code)

@@ -37,6 +37,12 @@ type Config struct {
 	InterBrokerListenerName     string // inter.broker.listener.name
 	ConnectionsMaxReauthMs      int64  // connections.max.reauth.ms (KIP-368): 0 = sessions never expire
 	ConnectionFailedAuthDelayMs int64  // connection.failed.authentication.delay.ms
+	// Authorization (authorize.go): AuthorizerClassName
+	// (authorizer.class.name) turns ACLs on; SuperUsers (super.users) are
+	// principals, ';'-separated, that bypass them.
+	AuthorizerClassName       string
+	SuperUsers                string
+	AllowEveryoneIfNoACLFound bool // allow.everyone.if.no.acl.found
 	// AddScram (--add-scram) are SCRAM credentials to create when the
 	// quorum holds none: "SCRAM-SHA-512=[name=admin,password=…]".
 	AddScram    []string
@@ -425,6 +431,9 @@ var brokerProperties = map[string]brokerProperty{
 	"inter.broker.listener.name":                stringProp(func(c *Config) *string { return &c.InterBrokerListenerName }),
 	"connections.max.reauth.ms":                 intProp(func(c *Config) *int64 { return &c.ConnectionsMaxReauthMs }, 1),
 	"connection.failed.authentication.delay.ms": intProp(func(c *Config) *int64 { return &c.ConnectionFailedAuthDelayMs }, 1),
+	"authorizer.class.name":                     stringProp(func(c *Config) *string { return &c.AuthorizerClassName }, authorizerClassNames...),
+	"super.users":                               stringProp(func(c *Config) *string { return &c.SuperUsers }),
+	"allow.everyone.if.no.acl.found":            boolProp(func(c *Config) *bool { return &c.AllowEveryoneIfNoACLFound }),
 }
 
 // ErrUnknownProperty is returned by Set for a property Strata does not know.
@@ -564,6 +573,9 @@ func (c *Config) Validate() error {
 		return errors.New("broker: log.dirs lists several directories; Strata uses one data directory per node")
 	}
 	if _, err := c.resolveListeners(); err != nil {
+		return err
+	}
+	if _, err := c.superUsers(); err != nil {
 		return err
 	}
 	for _, v := range c.AddScram {

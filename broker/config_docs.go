@@ -38,11 +38,14 @@ var configDocs = map[string]string{
 	"unclean.leader.election.enable":  "Allow a replica outside the ISR to become leader when no ISR member is alive, at the risk of losing records.",
 
 	// Broker properties.
-	"connections.max.reauth.ms":                 "The longest a SASL session lasts before the client must re-authenticate on its connection (KIP-368); 0 for no limit. An OAUTHBEARER session also ends at its token's expiry.",
-	"connection.failed.authentication.delay.ms": "How long a failed SASL authentication waits before its answer and the connection's close, to slow down password guessing.",
+	"connections.max.reauth.ms":                    "The longest a SASL session lasts before the client must re-authenticate on its connection (KIP-368); 0 for no limit. An OAUTHBEARER session also ends at its token's expiry.",
+	"connection.failed.authentication.delay.ms":    "How long a failed SASL authentication waits before its answer and the connection's close, to slow down password guessing.",
+	"authorizer.class.name":                        "Turns authorization by ACLs on: strata, or Kafka's org.apache.kafka.metadata.authorizer.StandardAuthorizer or kafka.security.authorizer.AclAuthorizer (the same authorizer); empty (the default) authorizes every request.",
+	"super.users":                                  "Principals, separated by ';' (User:admin;User:broker), that every ACL check allows; the inter-broker principal must be one of them.",
+	"allow.everyone.if.no.acl.found":               "Whether a resource with no ACL at all is open to everyone; false (the default) denies it.",
 	"listeners":                                    "The Kafka listeners as NAME://host:port,…; each name's security protocol comes from listener.security.protocol.map (--listen is the one-listener PLAINTEXT shorthand).",
 	"advertised.listeners":                         "The addresses clients are told for each listener, NAME://host:port,…; a listener not named advertises its bound address.",
-	"listener.security.protocol.map":               "Each listener's security protocol as NAME:PROTOCOL,… (PLAINTEXT or SSL); by default a listener named after a protocol uses it.",
+	"listener.security.protocol.map":               "Each listener's security protocol as NAME:PROTOCOL,… (PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL); by default a listener named after a protocol uses it.",
 	"inter.broker.listener.name":                   "The listener other nodes' replica fetchers and transaction-marker clients connect to (default: PLAINTEXT, else the first listener).",
 	"node.id":                                      "This node's id in the cluster.",
 	"broker.id":                                    "Alias of node.id.",

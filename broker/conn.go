@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/broker/storage"
 )
 
@@ -34,7 +35,9 @@ type clientConn struct {
 	// certificate subject with one (ssl.principal.mapping.rules).
 	principal string
 	// sasl is the SASL progress on SASL listeners (sasl.go).
-	sasl   saslConn
+	sasl saslConn
+	// authz is the connection's cache of ACL decisions (authorize.go).
+	authz  authzCache
 	reader *bufio.Reader
 	// stopping is set by Server.Close: finish the request in hand, read no more.
 	stopping atomic.Bool
@@ -365,6 +368,9 @@ func (c *clientConn) handleFrame(frame []byte) (err error) {
 	if err := req.ReadFrom(body); err != nil {
 		return fmt.Errorf("malformed %s v%d request: %v", kmsg.NameForKey(h.apiKey), h.apiVersion, err)
 	}
+	if c.s.cfg.authorizationEnabled() && !apiChecksACLs[h.apiKey] && !rc.authorizeCluster(acl.OpAlter) {
+		return c.clusterAuthorizationFailed(rc, req)
+	}
 	resp := api.handle(rc, req)
 	c.s.metrics.requestLatency.WithLabelValues(api.name).Observe(time.Since(start).Seconds())
 	if rc.closeAfter != "" {
@@ -431,17 +437,41 @@ func (c *clientConn) unsupportedVersion(rc *requestContext, req kmsg.Request) er
 		resp.ErrorCode = code
 		return c.writeResponse(rc.header, resp)
 	}
-	if rc.header.apiVersion <= req.MaxVersion() && rc.header.apiVersion >= 0 {
-		resp := req.ResponseKind()
-		resp.SetVersion(rc.header.apiVersion)
-		if f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode"); f.IsValid() && f.Kind() == reflect.Int16 {
-			f.SetInt(int64(code))
-			if topLevelErrorEncoded(resp, code) {
-				return c.writeResponse(rc.header, resp)
-			}
-		}
+	if resp := topLevelError(rc, req, code); resp != nil {
+		return c.writeResponse(rc.header, resp)
 	}
 	return fmt.Errorf("unsupported version %d of %s", rc.header.apiVersion, kmsg.NameForKey(rc.header.apiKey))
+}
+
+// topLevelError returns req's response carrying code as its top-level
+// error, or nil when the requested version has no such field on the wire.
+func topLevelError(rc *requestContext, req kmsg.Request, code int16) kmsg.Response {
+	if rc.header.apiVersion > req.MaxVersion() || rc.header.apiVersion < 0 {
+		return nil
+	}
+	resp := req.ResponseKind()
+	resp.SetVersion(rc.header.apiVersion)
+	f := reflect.ValueOf(resp).Elem().FieldByName("ErrorCode")
+	if !f.IsValid() || f.Kind() != reflect.Int16 {
+		return nil
+	}
+	f.SetInt(int64(code))
+	if !topLevelErrorEncoded(resp, code) {
+		return nil
+	}
+	return resp
+}
+
+// clusterAuthorizationFailed answers a request of an API whose handler
+// does not authorize (apiChecksACLs) from a principal without ALTER on
+// the cluster: CLUSTER_AUTHORIZATION_FAILED where the response has a
+// top-level error, else the connection closes with a log line.
+func (c *clientConn) clusterAuthorizationFailed(rc *requestContext, req kmsg.Request) error {
+	code := rc.countError(kerr.ClusterAuthorizationFailed.Code)
+	if resp := topLevelError(rc, req, code); resp != nil {
+		return c.writeResponse(rc.header, resp)
+	}
+	return fmt.Errorf("%s by %s needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED)", kmsg.NameForKey(rc.header.apiKey), c.principal)
 }
 
 // topLevelErrorEncoded reports whether resp's version carries its ErrorCode

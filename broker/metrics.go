@@ -21,6 +21,8 @@ type metrics struct {
 	openConnections prometheus.Gauge
 	// saslAuthentications counts SASL exchanges by mechanism and result.
 	saslAuthentications *prometheus.CounterVec
+	// authorizationDenied counts ACL denials by API.
+	authorizationDenied *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -49,10 +51,13 @@ func newMetrics() *metrics {
 		saslAuthentications: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_sasl_authentications_total", Help: "SASL authentications by mechanism and result (success, failure).",
 		}, []string{"mechanism", "result"}),
+		authorizationDenied: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_authorization_denied_total", Help: "Requests or parts of requests the ACLs denied, by Kafka API (each connection counts a decision once per ACL version).",
+		}, []string{"api"}),
 	}
 	// Go runtime and process series come from the default registry, which
 	// /metrics serves too (adminHandler).
-	m.registry.MustRegister(m.bytesIn, m.recordsIn, m.bytesOut, m.requestLatency, m.errorsTotal, m.openConnections, m.saslAuthentications)
+	m.registry.MustRegister(m.bytesIn, m.recordsIn, m.bytesOut, m.requestLatency, m.errorsTotal, m.openConnections, m.saslAuthentications, m.authorizationDenied)
 	return m
 }
 

@@ -76,6 +76,8 @@ type Server struct {
 	connLog *logLimiter
 	// authFailures rate-limits failed SASL authentications per host.
 	authFailures authFailures
+	// authz is the authorizer of the current ACLs (authorize.go).
+	authz authzState
 }
 
 // NewServer opens the data directory (recovering every partition log) but

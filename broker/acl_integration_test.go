@@ -1,0 +1,320 @@
+package broker
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/IBM/sarama"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+)
+
+// startACLBroker is a broker with authorizer.class.name set (under
+// Kafka's class name), one SASL_PLAINTEXT listener with PLAIN users admin
+// (a super user), alice, bob and carol, and auto-creation on.
+func startACLBroker(t *testing.T) *testBroker {
+	t.Helper()
+	return startTestBroker(t, func(c *Config) {
+		mustSet(t, c,
+			"listeners", "SASL_PLAINTEXT://127.0.0.1:0",
+			"sasl.enabled.mechanisms", "PLAIN",
+			"listener.name.sasl_plaintext.plain.sasl.jaas.config",
+			`org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-pw" user_admin="admin-pw" user_alice="alice-pw" user_bob="bob-pw" user_carol="carol-pw";`,
+			"authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+			"super.users", "User:admin;User:ops",
+			"connection.failed.authentication.delay.ms", "1",
+		)
+	})
+}
+
+func plainUser(user string) kgo.Opt {
+	return kgo.SASL(plain.Auth{User: user, Pass: user + "-pw"}.AsMechanism())
+}
+
+// aclClient is a franz-go client of user that gives up on errors quickly.
+func aclClient(t *testing.T, tb *testBroker, user string, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(tb.srv.ListenerAddr("SASL_PLAINTEXT")), plainUser(user),
+		kgo.RetryTimeout(5 * time.Second), kgo.RecordRetries(3), kgo.AllowAutoTopicCreation()}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// TestACLs: kadm creates ACLs as the super user; alice produces and
+// consumes as a group member with exactly the ACLs Kafka's docs list,
+// sees only the topics she may describe, and is refused with Kafka's
+// error codes everywhere else; bob, with no ACL, is refused everything;
+// DENY beats ALLOW, host-bound ACLs bind, deleting an ACL takes effect on
+// open connections, sarama's admin reads the same ACLs, and they survive
+// a restart.
+func TestACLs(t *testing.T) {
+	tb := startACLBroker(t)
+	ctx := testContext(t)
+	admin := kadm.NewClient(aclClient(t, tb, "admin"))
+	if _, err := admin.CreateTopics(ctx, 1, 1, nil, "orders", "logs-app", "logs-secret", "hidden"); err != nil {
+		t.Fatal(err)
+	}
+	mustCreateACLs := func(b *kadm.ACLBuilder) {
+		t.Helper()
+		res, err := admin.CreateACLs(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Err != nil {
+				t.Fatalf("create ACL %+v: %v", r, r.Err)
+			}
+		}
+	}
+	mustCreateACLs(kadm.NewACLs().Allow("User:alice").Topics("orders").Operations(kadm.OpRead, kadm.OpWrite))
+	mustCreateACLs(kadm.NewACLs().Allow("User:alice").Topics("logs-").ResourcePatternType(kadm.ACLPatternPrefixed).Operations(kadm.OpWrite, kadm.OpRead))
+	mustCreateACLs(kadm.NewACLs().Deny("User:alice").Topics("logs-secret").Operations(kadm.OpAll))
+	mustCreateACLs(kadm.NewACLs().Allow("User:alice").Groups("g-alice").Operations(kadm.OpRead))
+	mustCreateACLs(kadm.NewACLs().Allow("User:alice").TransactionalIDs("tx-alice").Operations(kadm.OpWrite))
+	mustCreateACLs(kadm.NewACLs().Allow("User:carol").AllowHosts("10.9.9.9").Topics("orders").Operations(kadm.OpAll))
+
+	// alice: idempotent produce (KIP-679: WRITE on a topic suffices), a
+	// group consume with commits, a transaction.
+	alice := aclClient(t, tb, "alice")
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("o1")}, &kgo.Record{Topic: "logs-app", Value: []byte("l1")}).FirstErr(); err != nil {
+		t.Fatalf("alice produce: %v", err)
+	}
+	consumer := aclClient(t, tb, "alice", kgo.ConsumerGroup("g-alice"), kgo.ConsumeTopics("orders"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
+	var got []string
+	for len(got) == 0 {
+		fs := consumer.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("alice consume: %v (errors %v)", err, fs.Errors())
+		}
+		fs.EachError(func(topic string, p int32, err error) { t.Fatalf("alice fetch %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	if err := consumer.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("alice commit: %v", err)
+	}
+	txnClient := aclClient(t, tb, "alice", kgo.TransactionalID("tx-alice"))
+	if err := txnClient.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txnClient.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("in-txn")}).FirstErr(); err != nil {
+		t.Fatalf("alice transactional produce: %v", err)
+	}
+	if err := txnClient.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("alice commit transaction: %v", err)
+	}
+
+	// What alice may see: the topics she has an ACL on, not the others.
+	aliceAdm := kadm.NewClient(alice)
+	md, err := aliceAdm.Metadata(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := md.Topics.Names(); !slices.Equal(sorted(names), []string{"logs-app", "orders"}) {
+		t.Fatalf("alice lists topics %v, want logs-app and orders", names)
+	}
+	// Refusals, each with Kafka's code.
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "logs-secret", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("alice produce to logs-secret (DENY ALL over a prefixed ALLOW): %v", err)
+	}
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "hidden", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("alice produce to hidden: %v", err)
+	}
+	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "not-yet-created", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("alice auto-creating a topic: %v", err)
+	}
+	if ct, err := aliceAdm.CreateTopic(ctx, 1, 1, nil, "alice-made"); !errors.Is(err, kerr.TopicAuthorizationFailed) && !errors.Is(ct.Err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("alice CreateTopics: %v %v", err, ct.Err)
+	}
+	if cr, err := aliceAdm.CreateACLs(ctx, kadm.NewACLs().Allow("User:alice").Topics("hidden").Operations(kadm.OpAll)); err != nil || !errors.Is(cr[0].Err, kerr.ClusterAuthorizationFailed) {
+		t.Fatalf("alice granting herself an ACL: %v %+v", err, cr)
+	}
+	if dr, err := describeAllACLs().RequestWith(ctx, alice); err != nil || dr.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice describing ACLs: %v %+v", err, dr)
+	}
+	dt, err := aliceAdm.DeleteTopics(ctx, "orders")
+	if err != nil || !errors.Is(dt["orders"].Err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("alice deleting orders: %v %v", err, dt["orders"].Err)
+	}
+	other := aclClient(t, tb, "alice", kgo.ConsumerGroup("g-other"), kgo.ConsumeTopics("orders"))
+	if err := other.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	offs, err := aliceAdm.FetchOffsets(ctx, "g-other")
+	if !errors.Is(err, kerr.GroupAuthorizationFailed) && !errors.Is(offs.Error(), kerr.GroupAuthorizationFailed) {
+		t.Fatalf("alice fetching g-other's offsets: %v %v", err, offs.Error())
+	}
+	txnOther := aclClient(t, tb, "alice", kgo.TransactionalID("tx-other"))
+	err = txnOther.BeginTransaction() // kgo may already have asked for a producer id
+	if err == nil {
+		err = txnOther.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("x")}).FirstErr()
+	}
+	if !errors.Is(err, kerr.TransactionalIDAuthorizationFailed) {
+		t.Fatalf("alice producing under tx-other: %v", err)
+	}
+	// An API without its own check needs ALTER on the cluster.
+	uf := kmsg.NewPtrUpdateFeaturesRequest()
+	ufResp, err := uf.RequestWith(ctx, alice)
+	if err != nil || ufResp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice UpdateFeatures: %v %+v", err, ufResp)
+	}
+
+	// bob has no ACL: not even an idempotent producer id.
+	bob := aclClient(t, tb, "bob")
+	if err := bob.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.ClusterAuthorizationFailed) && !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("bob produce: %v", err)
+	}
+	initPID := kmsg.NewPtrInitProducerIDRequest()
+	initPID.TransactionTimeoutMillis = -1
+	if r, err := initPID.RequestWith(ctx, bob); err != nil || r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("bob InitProducerId: %v %+v", err, r)
+	}
+	bobAdm := kadm.NewClient(bob)
+	if md, err := bobAdm.Metadata(ctx); err != nil || len(md.Topics) != 0 {
+		t.Fatalf("bob lists topics %v (%v), want none", md.Topics.Names(), err)
+	}
+	bobGroup := aclClient(t, tb, "bob", kgo.ConsumerGroup("g-alice"), kgo.ConsumeTopics("orders"))
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = "g-alice", "consumer", 10000, 10000
+	join.Protocols = []kmsg.JoinGroupRequestProtocol{{Name: "range"}}
+	// kgo asks FindCoordinator first, which needs DESCRIBE on the group.
+	if _, err := join.RequestWith(ctx, bobGroup); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Fatalf("bob JoinGroup: %v", err)
+	}
+	// Straight to the coordinator (this broker), JoinGroup itself refuses.
+	if r, err := join.RequestWith(ctx, bobGroup.Broker(int(tb.srv.cfg.NodeID))); err != nil || r.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+		t.Fatalf("bob JoinGroup at the coordinator: %v %+v", err, r)
+	}
+	// carol's ACL names a host she is not connecting from.
+	carol := aclClient(t, tb, "carol")
+	if err := carol.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.ClusterAuthorizationFailed) && !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("carol produce from 127.0.0.1 with an ACL for 10.9.9.9: %v", err)
+	}
+
+	// A MATCH filter finds every ACL that applies to logs-secret: the
+	// prefixed ALLOW and the literal DENY.
+	adminCl := aclClient(t, tb, "admin")
+	match := describeAllACLs()
+	match.ResourceType, match.ResourcePatternType, match.ResourceName = kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeMatch, kmsg.StringPtr("logs-secret")
+	matched, err := match.RequestWith(ctx, adminCl)
+	if err != nil || matched.ErrorCode != 0 {
+		t.Fatalf("MATCH logs-secret: %v %+v", err, matched)
+	}
+	n := 0
+	for _, r := range matched.Resources {
+		n += len(r.ACLs)
+	}
+	if n != 3 { // prefixed WRITE and READ, literal DENY ALL
+		t.Fatalf("MATCH logs-secret described %d ACLs, want 3: %+v", n, matched.Resources)
+	}
+	// sarama's admin reads the same ACLs with its own decoder.
+	scfg := saramaConfig()
+	scfg.Net.SASL.Enable, scfg.Net.SASL.Mechanism = true, sarama.SASLTypePlaintext
+	scfg.Net.SASL.User, scfg.Net.SASL.Password = "admin", "admin-pw"
+	sadm, err := sarama.NewClusterAdmin([]string{tb.srv.ListenerAddr("SASL_PLAINTEXT")}, scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sadm.Close()
+	name := "orders"
+	sacls, err := sadm.ListAcls(sarama.AclFilter{ResourceType: sarama.AclResourceTopic, ResourceName: &name,
+		ResourcePatternTypeFilter: sarama.AclPatternLiteral, Operation: sarama.AclOperationAny, PermissionType: sarama.AclPermissionAny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sacls) != 1 || len(sacls[0].Acls) != 3 { // alice READ, WRITE; carol ALL
+		t.Fatalf("sarama lists for orders %+v", sacls)
+	}
+
+	// Deleting alice's READ on orders takes effect on her open connection.
+	del, err := admin.DeleteACLs(ctx, kadm.NewACLs().Allow("User:alice").AllowHosts("*").Topics("orders").Operations(kadm.OpRead))
+	if err != nil || len(del) != 1 || del[0].Err != nil || len(del[0].Deleted) != 1 {
+		t.Fatalf("delete alice READ on orders: %v %+v", err, del)
+	}
+	lo := kmsg.NewPtrListOffsetsRequest() // DESCRIBE still implied by WRITE
+	lt := kmsg.NewListOffsetsRequestTopic()
+	lt.Topic = "orders"
+	lp := kmsg.NewListOffsetsRequestTopicPartition()
+	lp.Timestamp = -1
+	lt.Partitions = append(lt.Partitions, lp)
+	lo.Topics = append(lo.Topics, lt)
+	if r, err := lo.RequestWith(ctx, alice); err != nil || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("alice ListOffsets after the delete: %v %+v", err, r)
+	}
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.MaxWaitMillis, fetch.MaxBytes = 10, 1<<20
+	ft := kmsg.NewFetchRequestTopic()
+	ft.Topic, ft.TopicID = "orders", md.Topics["orders"].ID // kgo sends v13+, by topic id
+	fp := kmsg.NewFetchRequestTopicPartition()
+	fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = 1<<20, -1
+	ft.Partitions = append(ft.Partitions, fp)
+	fetch.Topics = append(fetch.Topics, ft)
+	if r, err := fetch.RequestWith(ctx, alice); err != nil || r.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("alice Fetch after the delete: %v %+v", err, r)
+	}
+
+	// The ACLs are in the quorum: a restart keeps them.
+	before := countACLs(t, aclClient(t, tb, "admin"))
+	tb.restart()
+	if after := countACLs(t, aclClient(t, tb, "admin")); after != before || before != 7 { // eight created, one deleted
+		t.Fatalf("ACLs before the restart %d, after %d, want 7", before, after)
+	}
+}
+
+// describeAllACLs is a DescribeAcls request matching every ACL.
+func describeAllACLs() *kmsg.DescribeACLsRequest {
+	r := kmsg.NewPtrDescribeACLsRequest()
+	r.ResourceType, r.ResourcePatternType = kmsg.ACLResourceTypeAny, kmsg.ACLResourcePatternTypeAny
+	r.Operation, r.PermissionType = kmsg.ACLOperationAny, kmsg.ACLPermissionTypeAny
+	return r
+}
+
+func countACLs(t *testing.T, cl *kgo.Client) int {
+	t.Helper()
+	res, err := describeAllACLs().RequestWith(testContext(t), cl)
+	if err != nil || res.ErrorCode != 0 {
+		t.Fatalf("describe all ACLs: %v %+v", err, res)
+	}
+	n := 0
+	for _, r := range res.Resources {
+		n += len(r.ACLs)
+	}
+	return n
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+
+// TestACLAPIsWithoutAuthorizer: the ACL APIs answer SECURITY_DISABLED
+// when no authorizer is configured, as Kafka does.
+func TestACLAPIsWithoutAuthorizer(t *testing.T) {
+	tb := startTestBroker(t)
+	adm := kadm.NewClient(tb.client())
+	dr, err := describeAllACLs().RequestWith(testContext(t), tb.client())
+	if err != nil || dr.ErrorCode != kerr.SecurityDisabled.Code {
+		t.Fatalf("DescribeAcls without an authorizer: %v %+v, want SECURITY_DISABLED", err, dr)
+	}
+	res, err := adm.CreateACLs(testContext(t), kadm.NewACLs().Allow("User:a").Topics("t").Operations(kadm.OpRead))
+	if err != nil || len(res) != 1 || !errors.Is(res[0].Err, kerr.SecurityDisabled) {
+		t.Fatalf("CreateAcls without an authorizer: %v %+v", err, res)
+	}
+}
+
+// TestEveryAPIAuthorizes: each API the broker serves either checks ACLs
+// in its handler or is one of those whose Kafka rule is ALTER on the
+// cluster, which the fallback in handleFrame enforces. A new API must
+// make that choice.
+func TestEveryAPIAuthorizes(t *testing.T) {
+	fallback := []int16{kmsg.AlterPartitionAssignments.Int16(), kmsg.UpdateFeatures.Int16()}
+	for _, a := range sortedAPIs() {
+		if !apiChecksACLs[a.key] && !slices.Contains(fallback, a.key) {
+			t.Errorf("%s neither authorizes in its handler nor is an ALTER-on-the-cluster API", a.name)
+		}
+	}
+}
