@@ -58,6 +58,9 @@ func handleDeleteTopics(rc *requestContext, req *kmsg.DeleteTopicsRequest) kmsg.
 		}
 		st.Topic = &name
 		if st.ErrorCode = rc.topicDenied(acl.OpDelete, name); st.ErrorCode != 0 {
+			if t.name == nil {
+				st.Topic = nil // asked by id: the name is not told
+			}
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
+
+	"github.com/strata-streaming/strata/internal/tlsconf"
 )
 
 // startACLBroker is a broker with authorizer.class.name set (under
@@ -315,6 +318,97 @@ func TestEveryAPIAuthorizes(t *testing.T) {
 	for _, a := range sortedAPIs() {
 		if !apiChecksACLs[a.key] && !slices.Contains(fallback, a.key) {
 			t.Errorf("%s neither authorizes in its handler nor is an ALTER-on-the-cluster API", a.name)
+		}
+	}
+}
+
+// TestACLsThreeNodesOverMutualTLS: three nodes whose only listener is
+// mTLS with an authorizer; the nodes' certificate principal (User:broker)
+// is the super user, so followers fetch and coordinators write markers
+// with CLUSTER_ACTION. The admin's ACLs, created on one node, govern alice
+// on every leader: an acks=all produce with min.insync.replicas=3, a
+// transaction, a read_committed consume. A client posing as a follower
+// without CLUSTER_ACTION is refused.
+func TestACLsThreeNodesOverMutualTLS(t *testing.T) {
+	f := newTLSFixture(t)
+	adminCert := f.ca.Issue("admin")
+	c := startTestCluster(t, 3, func(cfg *Config) {
+		mustSet(t, cfg,
+			"listeners", "INTERNAL://"+cfg.Listen,
+			"listener.security.protocol.map", "INTERNAL:SSL",
+			"inter.broker.listener.name", "INTERNAL",
+			"ssl.keystore.location", f.server.Keystore,
+			"ssl.truststore.location", f.ca.File,
+			"ssl.client.auth", "required",
+			"ssl.principal.mapping.rules", "RULE:^CN=([^,]*),.*$/$1/,DEFAULT",
+			"authorizer.class.name", "strata",
+			"super.users", "User:broker;User:admin",
+		)
+	})
+	ctx := testContext(t)
+	src, err := tlsconf.New(map[string]string{tlsconf.TruststoreLocation: f.ca.File, tlsconf.KeystoreLocation: adminCert.Keystore})
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminTLS := src.ClientConfig()
+	adm := kadm.NewClient(c.client(kgo.DialTLSConfig(adminTLS)))
+	if res, err := adm.CreateTopic(ctx, 2, 3, map[string]*string{"min.insync.replicas": ptr("3")}, "guarded"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	for _, b := range []*kadm.ACLBuilder{
+		kadm.NewACLs().Allow("User:alice").Topics("guarded").Operations(kadm.OpWrite, kadm.OpRead),
+		kadm.NewACLs().Allow("User:alice").TransactionalIDs("alice-txn").Operations(kadm.OpWrite),
+	} {
+		if res, err := adm.CreateACLs(ctx, b); err != nil || res[0].Err != nil {
+			t.Fatalf("create ACLs: %v %+v", err, res)
+		}
+	}
+	aliceOpt := kgo.DialTLSConfig(f.clientTLS(t, true)) // the fixture's client certificate is alice
+	cl := c.client(aliceOpt, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("guarded"))
+	const n = 40
+	for i := range n {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Key: fmt.Appendf(nil, "k%d", i), Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatalf("alice produce %d (needs both followers fetching as User:broker): %v", i, err)
+		}
+	}
+	txn := c.client(aliceOpt, kgo.TransactionalID("alice-txn"), kgo.DefaultProduceTopic("guarded"))
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.ProduceSync(ctx, &kgo.Record{Key: []byte("txn"), Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatalf("commit (markers need CLUSTER_ACTION between nodes): %v", err)
+	}
+	if got := consumeKeys(t, c.client(aliceOpt, kgo.FetchIsolationLevel(kgo.ReadCommitted())), "guarded", n+1); !got["txn"] || !got["k0"] {
+		t.Fatalf("alice consumed %d keys, missing k0 or txn", len(got))
+	}
+	// alice posing as replica 2 on every node.
+	md, err := kadm.NewClient(cl).Metadata(ctx, "guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range md.Brokers {
+		fetch := kmsg.NewPtrFetchRequest()
+		fetch.ReplicaID, fetch.MaxWaitMillis, fetch.MaxBytes = 2, 10, 1<<20
+		fetch.ReplicaState.ID = 2
+		ft := kmsg.NewFetchRequestTopic()
+		ft.Topic, ft.TopicID = "guarded", md.Topics["guarded"].ID
+		for p := range int32(2) {
+			fp := kmsg.NewFetchRequestTopicPartition()
+			fp.Partition, fp.PartitionMaxBytes, fp.CurrentLeaderEpoch = p, 1<<20, -1
+			ft.Partitions = append(ft.Partitions, fp)
+		}
+		fetch.Topics = append(fetch.Topics, ft)
+		r, err := fetch.RequestWith(ctx, cl.Broker(int(b.NodeID)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range r.Topics[0].Partitions {
+			if p.ErrorCode != kerr.TopicAuthorizationFailed.Code {
+				t.Fatalf("node %d: alice's follower fetch of partition %d answered %d, want TOPIC_AUTHORIZATION_FAILED", b.NodeID, p.Partition, p.ErrorCode)
+			}
 		}
 	}
 }

@@ -38,7 +38,7 @@ var configDocs = map[string]string{
 	"unclean.leader.election.enable":  "Allow a replica outside the ISR to become leader when no ISR member is alive, at the risk of losing records.",
 
 	// Broker properties.
-	"connections.max.reauth.ms":                    "The longest a SASL session lasts before the client must re-authenticate on its connection (KIP-368); 0 for no limit. An OAUTHBEARER session also ends at its token's expiry.",
+	"connections.max.reauth.ms":                    "The longest a SASL session lasts before the client must re-authenticate on its connection (KIP-368); 0 for no limit.",
 	"connection.failed.authentication.delay.ms":    "How long a failed SASL authentication waits before its answer and the connection's close, to slow down password guessing.",
 	"authorizer.class.name":                        "Turns authorization by ACLs on: strata, or Kafka's org.apache.kafka.metadata.authorizer.StandardAuthorizer or kafka.security.authorizer.AclAuthorizer (the same authorizer); empty (the default) authorizes every request.",
 	"super.users":                                  "Principals, separated by ';' (User:admin;User:broker), that every ACL check allows; the inter-broker principal must be one of them.",

@@ -96,7 +96,7 @@ func (s *Server) newSASLListener(spec listenerSpec) (*saslListener, error) {
 		}
 	}
 	if len(sl.names) == 0 {
-		return nil, fmt.Errorf("broker: listener %s is %s: set sasl.enabled.mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)", spec.name, spec.protocol)
+		return nil, fmt.Errorf("broker: listener %s is %s: set sasl.enabled.mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", spec.name, spec.protocol)
 	}
 	return sl, nil
 }
@@ -136,7 +136,7 @@ func (s *Server) newMechanism(listener, name string) (auth.Mechanism, func(), er
 		})
 		return m, nil, err
 	default:
-		return nil, nil, fmt.Errorf("sasl.enabled.mechanisms: %s is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER are)", name)
+		return nil, nil, fmt.Errorf("sasl.enabled.mechanisms: %s is not supported (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are; OAUTHBEARER is not yet)", name)
 	}
 }
 
