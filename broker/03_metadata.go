@@ -47,6 +47,7 @@ func init() {
 
 func handleMetadata(rc *requestContext, req *kmsg.MetadataRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
+	defer rc.metadataAuthorizedOperations(req, resp)
 	st := rc.s.clusterState()
 	for _, b := range rc.s.liveBrokers(st, rc.conn.listener) {
 		mb := kmsg.NewMetadataResponseBroker()
@@ -121,6 +122,23 @@ func handleMetadata(rc *requestContext, req *kmsg.MetadataRequest) kmsg.Response
 		resp.Topics = append(resp.Topics, mt)
 	}
 	return resp
+}
+
+// metadataAuthorizedOperations fills KIP-430's fields a v8+ request asks for.
+func (rc *requestContext) metadataAuthorizedOperations(req *kmsg.MetadataRequest, resp *kmsg.MetadataResponse) {
+	if req.Version < 8 {
+		return
+	}
+	if req.IncludeClusterAuthorizedOperations && req.Version <= 10 {
+		resp.AuthorizedOperations = rc.authorizedOperations(acl.ResourceCluster, acl.ClusterName, clusterOperations)
+	}
+	if req.IncludeTopicAuthorizedOperations {
+		for i := range resp.Topics {
+			if t := &resp.Topics[i]; t.ErrorCode == 0 && t.Topic != nil {
+				t.AuthorizedOperations = rc.authorizedOperations(acl.ResourceTopic, *t.Topic, topicOperations)
+			}
+		}
+	}
 }
 
 func (rc *requestContext) metadataTopic(t *topicState) kmsg.MetadataResponseTopic {

@@ -10,6 +10,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
 )
 
 func init() {
@@ -22,6 +24,9 @@ func handleDescribeCluster(rc *requestContext, req *kmsg.DescribeClusterRequest)
 	if req.Version >= 1 && req.EndpointType != 1 {
 		resp.ErrorCode = rc.countError(kerr.UnsupportedEndpointType.Code)
 		return resp
+	}
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = rc.authorizedOperations(acl.ResourceCluster, acl.ClusterName, clusterOperations)
 	}
 	st := rc.s.clusterState()
 	resp.ClusterID = st.ClusterID

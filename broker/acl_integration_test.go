@@ -61,7 +61,8 @@ func aclClient(t *testing.T, tb *testBroker, user string, opts ...kgo.Opt) *kgo.
 func TestACLs(t *testing.T) {
 	tb := startACLBroker(t)
 	ctx := testContext(t)
-	admin := kadm.NewClient(aclClient(t, tb, "admin"))
+	adminCl := aclClient(t, tb, "admin")
+	admin := kadm.NewClient(adminCl)
 	if _, err := admin.CreateTopics(ctx, 1, 1, nil, "orders", "logs-app", "logs-secret", "hidden"); err != nil {
 		t.Fatal(err)
 	}
@@ -122,6 +123,24 @@ func TestACLs(t *testing.T) {
 	}
 	if names := md.Topics.Names(); !slices.Equal(sorted(names), []string{"logs-app", "orders"}) {
 		t.Fatalf("alice lists topics %v, want logs-app and orders", names)
+	}
+	// KIP-430: what alice may do to orders (READ, WRITE and the DESCRIBE
+	// they imply) and to the cluster (IDEMPOTENT_WRITE, by KIP-679's rule,
+	// is not reported: she has no cluster ACL).
+	mreq := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr("orders")
+	mreq.Topics, mreq.IncludeTopicAuthorizedOperations = append(mreq.Topics, mt), true
+	if r, err := mreq.RequestWith(ctx, alice); err != nil || r.Topics[0].AuthorizedOperations != 1<<3|1<<4|1<<8 {
+		t.Fatalf("alice's authorized operations on orders: %v %+v", err, r)
+	}
+	dc := kmsg.NewPtrDescribeClusterRequest()
+	dc.IncludeClusterAuthorizedOperations = true
+	if r, err := dc.RequestWith(ctx, alice); err != nil || r.ClusterAuthorizedOperations != 0 {
+		t.Fatalf("alice's authorized operations on the cluster: %v %+v", err, r)
+	}
+	if r, err := dc.RequestWith(ctx, adminCl); err != nil || r.ClusterAuthorizedOperations != 1<<5|1<<7|1<<8|1<<9|1<<10|1<<11|1<<12 {
+		t.Fatalf("the super user's authorized operations on the cluster: %v %+v", err, r)
 	}
 	// Refusals, each with Kafka's code.
 	if err := alice.ProduceSync(ctx, &kgo.Record{Topic: "logs-secret", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
@@ -203,7 +222,6 @@ func TestACLs(t *testing.T) {
 
 	// A MATCH filter finds every ACL that applies to logs-secret: the
 	// prefixed ALLOW and the literal DENY.
-	adminCl := aclClient(t, tb, "admin")
 	match := describeAllACLs()
 	match.ResourceType, match.ResourcePatternType, match.ResourceName = kmsg.ACLResourceTypeTopic, kmsg.ACLResourcePatternTypeMatch, kmsg.StringPtr("logs-secret")
 	matched, err := match.RequestWith(ctx, adminCl)

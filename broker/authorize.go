@@ -224,3 +224,28 @@ func (rc *requestContext) configDenied(typ kmsg.ConfigResourceType, name string,
 	}
 	return 0, ""
 }
+
+// KIP-430's authorized operations: the operations of each resource type
+// that a describe can report.
+var (
+	groupOperations   = []acl.Operation{acl.OpRead, acl.OpDelete, acl.OpDescribe}
+	topicOperations   = []acl.Operation{acl.OpRead, acl.OpWrite, acl.OpCreate, acl.OpDelete, acl.OpAlter, acl.OpDescribe, acl.OpDescribeConfigs, acl.OpAlterConfigs}
+	clusterOperations = []acl.Operation{acl.OpCreate, acl.OpAlter, acl.OpDescribe, acl.OpClusterAction, acl.OpDescribeConfigs, acl.OpAlterConfigs, acl.OpIdempotentWrite}
+)
+
+// authorizedOperations is KIP-430's bitfield (bit n for operation n) of
+// the ops the connection may perform on the resource; all of them without
+// an authorizer.
+func (rc *requestContext) authorizedOperations(t acl.ResourceType, name string, ops []acl.Operation) int32 {
+	var bits int32
+	for _, op := range ops {
+		if rc.authorize(op, t, name) {
+			bits |= 1 << op
+		}
+	}
+	return bits
+}
+
+func (rc *requestContext) groupAuthorizedOperations(group string) int32 {
+	return rc.authorizedOperations(acl.ResourceGroup, group, groupOperations)
+}

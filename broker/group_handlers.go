@@ -4,8 +4,6 @@ import (
 	"net"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-
-	"github.com/strata-streaming/strata/broker/acl"
 )
 
 // Helpers shared by the group API handlers (08–16, 42, 47).
@@ -25,17 +23,4 @@ func (rc *requestContext) clientHost() string {
 		host = rc.conn.remote
 	}
 	return "/" + host
-}
-
-// groupAuthorizedOperations is KIP-430's bitfield of what the connection
-// may do to a group: READ (3), DELETE (6) and DESCRIBE (8), those the
-// ACLs allow.
-func (rc *requestContext) groupAuthorizedOperations(group string) int32 {
-	var ops int32
-	for _, op := range []acl.Operation{acl.OpRead, acl.OpDelete, acl.OpDescribe} {
-		if rc.authorize(op, acl.ResourceGroup, group) {
-			ops |= 1 << op
-		}
-	}
-	return ops
 }
