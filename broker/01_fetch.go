@@ -273,8 +273,13 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		return out, nil
 	}
 	// Followers need CLUSTER_ACTION, consumers READ on the topic.
-	if (fetchReplicaID(req) >= 0 && !rc.authorizeCluster(acl.OpClusterAction)) ||
-		(fetchReplicaID(req) < 0 && !rc.authorize(acl.OpRead, acl.ResourceTopic, t.key.topic)) {
+	var allowed bool
+	if fetchReplicaID(req) >= 0 {
+		allowed = rc.authorizeCluster(acl.OpClusterAction)
+	} else {
+		allowed = rc.authorize(acl.OpRead, acl.ResourceTopic, t.key.topic)
+	}
+	if !allowed {
 		out.errorCode = rc.countError(kerr.TopicAuthorizationFailed.Code)
 		return out, nil
 	}

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"errors"
-	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -382,26 +381,8 @@ func TestACLsThreeNodesOverMutualTLS(t *testing.T) {
 		}
 	}
 	aliceOpt := kgo.DialTLSConfig(f.clientTLS(t, true)) // the fixture's client certificate is alice
-	cl := c.client(aliceOpt, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("guarded"))
-	const n = 40
-	for i := range n {
-		if err := cl.ProduceSync(ctx, &kgo.Record{Key: fmt.Appendf(nil, "k%d", i), Value: []byte("v")}).FirstErr(); err != nil {
-			t.Fatalf("alice produce %d (needs both followers fetching as User:broker): %v", i, err)
-		}
-	}
-	txn := c.client(aliceOpt, kgo.TransactionalID("alice-txn"), kgo.DefaultProduceTopic("guarded"))
-	if err := txn.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	if err := txn.ProduceSync(ctx, &kgo.Record{Key: []byte("txn"), Value: []byte("v")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		t.Fatalf("commit (markers need CLUSTER_ACTION between nodes): %v", err)
-	}
-	if got := consumeKeys(t, c.client(aliceOpt, kgo.FetchIsolationLevel(kgo.ReadCommitted())), "guarded", n+1); !got["txn"] || !got["k0"] {
-		t.Fatalf("alice consumed %d keys, missing k0 or txn", len(got))
-	}
+	produceTxnConsume(t, c, aliceOpt, "guarded", "alice-txn", 40)
+	cl := c.client(aliceOpt)
 	// alice posing as replica 2 on every node.
 	md, err := kadm.NewClient(cl).Metadata(ctx, "guarded")
 	if err != nil {

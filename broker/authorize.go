@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -71,23 +72,28 @@ type authzIndex struct {
 	a       *acl.Authorizer
 }
 
-// authzState builds and shares the authorizer of the current ACL version.
+// authzState shares the authorizer of the current ACL version; mu only
+// serializes rebuilds.
 type authzState struct {
 	mu  sync.Mutex
-	cur *authzIndex
+	cur atomic.Pointer[authzIndex]
 }
 
 // authorizer returns the authorizer of the ACLs the node holds now.
 func (s *Server) authorizer() *authzIndex {
 	st := s.clusterState()
+	if cur := s.authz.cur.Load(); cur != nil && cur.version == st.ACLVersion {
+		return cur
+	}
 	s.authz.mu.Lock()
 	defer s.authz.mu.Unlock()
-	if cur := s.authz.cur; cur != nil && cur.version == st.ACLVersion {
+	if cur := s.authz.cur.Load(); cur != nil && cur.version == st.ACLVersion {
 		return cur
 	}
 	supers, _ := s.cfg.superUsers() // Validate refused a bad list
-	s.authz.cur = &authzIndex{version: st.ACLVersion, a: acl.NewAuthorizer(st.ACLs, supers, s.cfg.AllowEveryoneIfNoACLFound)}
-	return s.authz.cur
+	idx := &authzIndex{version: st.ACLVersion, a: acl.NewAuthorizer(st.ACLs, supers, s.cfg.AllowEveryoneIfNoACLFound)}
+	s.authz.cur.Store(idx)
+	return idx
 }
 
 // authzKey is one decision a connection remembers.
@@ -164,20 +170,11 @@ func (k authzKey) String() string {
 	return resourceTypeName(k.typ) + ":" + k.name
 }
 
-var resourceTypeNames = map[acl.ResourceType]string{
-	acl.ResourceAny: "Any", acl.ResourceTopic: "Topic", acl.ResourceGroup: "Group", acl.ResourceCluster: "Cluster",
-	acl.ResourceTransactionalID: "TransactionalId", acl.ResourceDelegationToken: "DelegationToken", acl.ResourceUser: "User",
-}
+// resourceTypeName and opName are Kafka's names (TOPIC, READ), as kmsg
+// spells them.
+func resourceTypeName(t acl.ResourceType) string { return kmsg.ACLResourceType(t).String() }
 
-func resourceTypeName(t acl.ResourceType) string { return resourceTypeNames[t] }
-
-var opNames = map[acl.Operation]string{
-	acl.OpAny: "Any", acl.OpAll: "All", acl.OpRead: "Read", acl.OpWrite: "Write", acl.OpCreate: "Create", acl.OpDelete: "Delete",
-	acl.OpAlter: "Alter", acl.OpDescribe: "Describe", acl.OpClusterAction: "ClusterAction", acl.OpDescribeConfigs: "DescribeConfigs",
-	acl.OpAlterConfigs: "AlterConfigs", acl.OpIdempotentWrite: "IdempotentWrite", acl.OpCreateTokens: "CreateTokens", acl.OpDescribeTokens: "DescribeTokens",
-}
-
-func opName(op acl.Operation) string { return opNames[op] }
+func opName(op acl.Operation) string { return kmsg.ACLOperation(op).String() }
 
 // topicDenied returns TOPIC_AUTHORIZATION_FAILED, counted, when the
 // connection may not perform op on topic; else 0.

@@ -234,18 +234,26 @@ func TestReplicationOverMutualTLS(t *testing.T) {
 	})
 	ctx := testContext(t)
 	tlsOpt := kgo.DialTLSConfig(f.clientTLS(t, true))
-	cl := c.client(tlsOpt, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("secure"))
-	adm := kadm.NewClient(cl)
+	adm := kadm.NewClient(c.client(tlsOpt))
 	if res, err := adm.CreateTopic(ctx, 2, 3, map[string]*string{"min.insync.replicas": ptr("3")}, "secure"); err != nil || res.Err != nil {
 		t.Fatalf("create: %v %v", err, res.Err)
 	}
-	const n = 50
+	produceTxnConsume(t, c, tlsOpt, "secure", "secure-txn", 50)
+}
+
+// produceTxnConsume writes n keys k0… with acks=all (followers must
+// fetch), one transaction (markers go to every partition leader), and
+// reads them all back read_committed, each client dialed with opt.
+func produceTxnConsume(t *testing.T, c *testCluster, opt kgo.Opt, topic, txnID string, n int) {
+	t.Helper()
+	ctx := testContext(t)
+	cl := c.client(opt, kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic(topic))
 	for i := range n {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Key: fmt.Appendf(nil, "k%d", i), Value: []byte("v")}).FirstErr(); err != nil {
-			t.Fatalf("produce %d (min.insync.replicas=3 needs both followers fetching over mTLS): %v", i, err)
+			t.Fatalf("produce %d (min.insync.replicas=3 needs both followers fetching): %v", i, err)
 		}
 	}
-	txn := c.client(tlsOpt, kgo.TransactionalID("secure-txn"), kgo.DefaultProduceTopic("secure"))
+	txn := c.client(opt, kgo.TransactionalID(txnID), kgo.DefaultProduceTopic(topic))
 	if err := txn.BeginTransaction(); err != nil {
 		t.Fatal(err)
 	}
@@ -253,9 +261,9 @@ func TestReplicationOverMutualTLS(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		t.Fatalf("commit (markers go to every partition leader over mTLS): %v", err)
+		t.Fatalf("commit (markers go to every partition leader): %v", err)
 	}
-	got := consumeKeys(t, c.client(tlsOpt, kgo.FetchIsolationLevel(kgo.ReadCommitted())), "secure", n+1)
+	got := consumeKeys(t, c.client(opt, kgo.FetchIsolationLevel(kgo.ReadCommitted())), topic, n+1)
 	if !got["txn"] || !got["k0"] || !got[fmt.Sprintf("k%d", n-1)] {
 		t.Fatalf("consumed %d keys, missing some of k0, k%d, txn", len(got), n-1)
 	}
