@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"testing"
@@ -16,9 +17,18 @@ type testBroker struct {
 	t   testing.TB
 	cfg Config
 	srv *Server
+	// logTo, if set, receives the server's log at debug level.
+	logTo io.Writer
 }
 
 func startTestBroker(t testing.TB, tune ...func(*Config)) *testBroker {
+	t.Helper()
+	return startTestBrokerLogging(t, nil, tune...)
+}
+
+// startTestBrokerLogging is startTestBroker with the log written to w
+// (at debug level) when w is not nil.
+func startTestBrokerLogging(t testing.TB, w io.Writer, tune ...func(*Config)) *testBroker {
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
@@ -27,7 +37,7 @@ func startTestBroker(t testing.TB, tune ...func(*Config)) *testBroker {
 	for _, f := range tune {
 		f(&cfg)
 	}
-	tb := &testBroker{t: t, cfg: cfg}
+	tb := &testBroker{t: t, cfg: cfg, logTo: w}
 	tb.start()
 	t.Cleanup(func() { tb.stop() })
 	return tb
@@ -39,7 +49,11 @@ func (tb *testBroker) start() {
 	if os.Getenv("STRATA_TEST_DEBUG") != "" {
 		level = slog.LevelDebug
 	}
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	var out io.Writer = os.Stderr
+	if tb.logTo != nil {
+		out, level = tb.logTo, slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level}))
 	srv, err := NewServer(tb.cfg, logger)
 	if err != nil {
 		tb.t.Fatalf("NewServer: %v", err)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -96,7 +97,7 @@ func (s *Server) newSASLListener(spec listenerSpec) (*saslListener, error) {
 		}
 	}
 	if len(sl.names) == 0 {
-		return nil, fmt.Errorf("broker: listener %s is %s: set sasl.enabled.mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", spec.name, spec.protocol)
+		return nil, fmt.Errorf("broker: listener %s is %s: set sasl.enabled.mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)", spec.name, spec.protocol)
 	}
 	return sl, nil
 }
@@ -135,17 +136,102 @@ func (s *Server) newMechanism(listener, name string) (auth.Mechanism, func(), er
 			return auth.ScramCredential{Salt: c.Salt, StoredKey: c.StoredKey, ServerKey: c.ServerKey, Iterations: c.Iterations}, ok
 		})
 		return m, nil, err
+	case mechOAuthBearer:
+		return s.newOAuthBearer(listener)
 	default:
-		return nil, nil, fmt.Errorf("sasl.enabled.mechanisms: %s is not supported (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are; OAUTHBEARER is not yet)", name)
+		return nil, nil, fmt.Errorf("sasl.enabled.mechanisms: %s is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER are)", name)
 	}
+}
+
+// oauthSetting reads an OAUTHBEARER setting of listener: the
+// mechanism-prefixed listener override (listener.name.<l>.oauthbearer.…),
+// the listener override, then the broker-wide value.
+func (c *Config) oauthSetting(listener, key string) string {
+	if v, ok := c.security["listener.name."+strings.ToLower(listener)+".oauthbearer."+key]; ok {
+		return v
+	}
+	return c.saslSetting(listener, key)
+}
+
+// oauthValidatorClasses are the server callback handlers that mean "validate
+// JWTs against the JWKS" in Kafka (its 3.x and 4.x packages). Kafka's
+// default without one is the unsecured validator, which accepts unsigned
+// tokens; Strata has no such mode.
+var oauthValidatorClasses = []string{
+	"org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerValidatorCallbackHandler",
+	"org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+}
+
+// newOAuthBearer builds OAUTHBEARER from KIP-768's settings: the JWKS
+// (sasl.oauthbearer.jwks.endpoint.url, a file or an http(s) URL), the
+// expected issuer and audience, the claim naming the principal and the
+// clock skew allowed.
+func (s *Server) newOAuthBearer(listener string) (auth.Mechanism, func(), error) {
+	c := &s.cfg
+	if h := c.oauthSetting(listener, "sasl.server.callback.handler.class"); h != "" && !slices.Contains(oauthValidatorClasses, h) {
+		return nil, nil, fmt.Errorf("OAUTHBEARER: sasl.server.callback.handler.class %s is not supported: tokens are validated against sasl.oauthbearer.jwks.endpoint.url", h)
+	}
+	location := c.oauthSetting(listener, "sasl.oauthbearer.jwks.endpoint.url")
+	if location == "" {
+		return nil, nil, errors.New("OAUTHBEARER needs sasl.oauthbearer.jwks.endpoint.url (a JWKS file or an http(s) URL): unsigned tokens are never accepted")
+	}
+	num := func(key string, def int64) (int64, error) {
+		v := c.oauthSetting(listener, key)
+		if v == "" {
+			return def, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("OAUTHBEARER: %s=%q is not a non-negative integer", key, v)
+		}
+		return n, nil
+	}
+	skew, err := num("sasl.oauthbearer.clock.skew.seconds", 30)
+	if err != nil {
+		return nil, nil, err
+	}
+	refresh, err := num("sasl.oauthbearer.jwks.endpoint.refresh.ms", 3600000)
+	if err != nil {
+		return nil, nil, err
+	}
+	jwks, err := auth.OpenJWKS(location, auth.JWKSOptions{
+		Refresh: time.Duration(max(refresh, 1000)) * time.Millisecond,
+		Logf:    func(format string, args ...any) { s.logger.Warn(fmt.Sprintf(format, args...)) },
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var audience []string
+	for _, a := range strings.Split(c.oauthSetting(listener, "sasl.oauthbearer.expected.audience"), ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			audience = append(audience, a)
+		}
+	}
+	m, err := auth.NewOAuthBearer(auth.OAuthBearerConfig{
+		Keys:      jwks.Keyfunc,
+		Issuer:    c.oauthSetting(listener, "sasl.oauthbearer.expected.issuer"),
+		Audience:  audience,
+		SubClaim:  c.oauthSetting(listener, "sasl.oauthbearer.sub.claim.name"),
+		ClockSkew: time.Duration(skew) * time.Second,
+	})
+	if err != nil {
+		jwks.Close()
+		return nil, nil, err
+	}
+	return m, jwks.Close, nil
 }
 
 // saslKnown reports whether setting (listener prefix removed) is a SASL
 // property Strata reads.
 func saslKnown(setting string) bool {
-	switch setting {
+	switch strings.TrimPrefix(setting, "oauthbearer.") {
 	case "sasl.enabled.mechanisms", "sasl.plain.users.file", "sasl.mechanism.inter.broker.protocol",
-		"plain.sasl.jaas.config", "scram-sha-256.sasl.jaas.config", "scram-sha-512.sasl.jaas.config":
+		"plain.sasl.jaas.config", "scram-sha-256.sasl.jaas.config", "scram-sha-512.sasl.jaas.config",
+		"sasl.jaas.config", "sasl.server.callback.handler.class",
+		"sasl.oauthbearer.jwks.endpoint.url", "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+		"sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.expected.audience",
+		"sasl.oauthbearer.sub.claim.name", "sasl.oauthbearer.scope.claim.name",
+		"sasl.oauthbearer.clock.skew.seconds":
 		return true
 	}
 	return false
@@ -162,6 +248,9 @@ func (c *Config) interBrokerSASL(spec listenerSpec) (sasl.Mechanism, error) {
 	mech := strings.ToUpper(c.saslSetting(spec.name, "sasl.mechanism.inter.broker.protocol"))
 	if mech == "" {
 		mech = strings.ToUpper(strings.TrimSpace(strings.Split(c.saslSetting(spec.name, "sasl.enabled.mechanisms"), ",")[0]))
+	}
+	if mech == mechOAuthBearer {
+		return nil, fmt.Errorf("broker: inter-broker listener %s: a node does not fetch OAUTHBEARER tokens for its own connections; set sasl.mechanism.inter.broker.protocol to PLAIN or SCRAM-SHA-256/512 (enabled on that listener too), or use another inter.broker.listener.name", spec.name)
 	}
 	user, pass := jaasCredentials(c.saslSetting(spec.name, strings.ToLower(mech)+".sasl.jaas.config"))
 	if user == "" {

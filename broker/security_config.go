@@ -207,14 +207,14 @@ func (c *Config) checkMechanisms(listener string) error {
 	for _, m := range strings.Split(c.saslSetting(listener, "sasl.enabled.mechanisms"), ",") {
 		switch strings.ToUpper(strings.TrimSpace(m)) {
 		case "":
-		case mechPlain, mechScram256, mechScram512:
+		case mechPlain, mechScram256, mechScram512, mechOAuthBearer:
 			n++
 		default:
-			return fmt.Errorf("broker: listener %s: sasl.enabled.mechanisms: %s is not supported (PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are; OAUTHBEARER is not yet)", listener, strings.TrimSpace(m))
+			return fmt.Errorf("broker: listener %s: sasl.enabled.mechanisms: %s is not supported (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER are)", listener, strings.TrimSpace(m))
 		}
 	}
 	if n == 0 {
-		return fmt.Errorf("broker: listener %s uses SASL: set sasl.enabled.mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", listener)
+		return fmt.Errorf("broker: listener %s uses SASL: set sasl.enabled.mechanisms (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)", listener)
 	}
 	return nil
 }

@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/strata-streaming/strata/internal/testcerts"
+	"github.com/strata-streaming/strata/internal/testoauth"
 )
 
 // TestSASLClients: one broker with a SASL_SSL listener (SCRAM-SHA-512 and
@@ -66,10 +68,7 @@ func TestSASLClients(t *testing.T) {
 		script := filepath.Join(moduleRoot, "e2e", "kafkajs", "sasl.js")
 		run := func(pass, topic string) (map[string]any, cmdResult) {
 			res := runCmd(t, 2*time.Minute, "", node, script, saslAddr, ca.File, "scram-sha-512", "admin", pass, topic, "25")
-			lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
-			var out map[string]any
-			_ = json.Unmarshal([]byte(lines[len(lines)-1]), &out)
-			return out, res
+			return lastJSONLine(res.stdout), res
 		}
 		out, res := run("admin-secret", "sasl-kafkajs")
 		if out["ok"] != true || out["consumed"] != float64(25) {
@@ -80,4 +79,76 @@ func TestSASLClients(t *testing.T) {
 			t.Fatalf("kafkajs with a wrong password: %v (%s)", out, res)
 		}
 	})
+}
+
+// TestOAuthBearerClients: a SASL_SSL listener with OAUTHBEARER validating
+// JWTs against the JWKS of a local authorization server (fetched over
+// HTTP). librdkafka (confluent-kafka-python's oauth_cb) and kafkajs
+// present tokens signed here; an expired token is refused with the
+// reason.
+func TestOAuthBearerClients(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ca := testcerts.NewCA(t, dir, "oauth")
+	broker := ca.Issue("broker", "127.0.0.1")
+	iss := testoauth.New(t)
+	base := iss.Serve(t, time.Hour)
+	s := newServer(t, nil, nil)
+	saslAddr := freeAddr(t)
+	s.extra = []string{
+		"--set", fmt.Sprintf("listeners=PLAINTEXT://%s,SASL_SSL://%s", s.addr, saslAddr),
+		"--set", "ssl.keystore.location=" + broker.Keystore,
+		"--set", "sasl.enabled.mechanisms=OAUTHBEARER",
+		"--set", "sasl.oauthbearer.jwks.endpoint.url=" + base + "/jwks",
+		"--set", "sasl.oauthbearer.expected.issuer=" + iss.Name,
+		"--set", "sasl.oauthbearer.expected.audience=" + iss.Audience,
+	}
+	s.start()
+
+	t.Run("librdkafka", func(t *testing.T) {
+		py := requireTool(t, "/usr/bin/python3", "apt-get install -y python3-confluent-kafka")
+		script := filepath.Join(moduleRoot, "e2e", "python", "oauth_roundtrip.py")
+		run := func(ttl time.Duration, topic string) (map[string]any, cmdResult) {
+			// librdkafka is told the token lasts an hour, so that an
+			// expired one reaches the broker rather than being refused
+			// by the client.
+			tok := iss.Token(t, "alice", ttl)
+			exp := strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
+			res := runCmd(t, 2*time.Minute, "", py, script, saslAddr, ca.File, tok, exp, topic, "50")
+			return lastJSONLine(res.stdout), res
+		}
+		out, res := run(time.Hour, "oauth-librdkafka")
+		if out["ok"] != true || out["consumed"] != float64(50) {
+			t.Fatalf("librdkafka OAUTHBEARER over TLS: %v (%s)", out, res)
+		}
+		out, res = run(-time.Minute, "oauth-librdkafka-refused")
+		if out["ok"] != false || !strings.Contains(fmt.Sprint(out), "invalid token: expired") {
+			t.Fatalf("librdkafka with an expired token: %v (%s)", out, res)
+		}
+	})
+	t.Run("kafkajs", func(t *testing.T) {
+		node := requireTool(t, "node", "apt-get install -y nodejs")
+		script := filepath.Join(moduleRoot, "e2e", "kafkajs", "sasl.js")
+		run := func(token, topic string) (map[string]any, cmdResult) {
+			res := runCmd(t, 2*time.Minute, "", node, script, saslAddr, ca.File, "oauthbearer", "-", token, topic, "25")
+			return lastJSONLine(res.stdout), res
+		}
+		out, res := run(iss.Token(t, "bob", time.Hour), "oauth-kafkajs")
+		if out["ok"] != true || out["consumed"] != float64(25) {
+			t.Fatalf("kafkajs OAUTHBEARER over TLS: %v (%s)", out, res)
+		}
+		out, res = run(iss.Token(t, "bob", -time.Minute), "oauth-kafkajs-refused")
+		if out["ok"] != false || out["type"] != "KafkaJSSASLAuthenticationError" || !strings.Contains(fmt.Sprint(out["error"]), "expired") {
+			t.Fatalf("kafkajs with an expired token: %v (%s)", out, res)
+		}
+	})
+}
+
+// lastJSONLine decodes the summary a client script prints as its last line
+// (nil if it printed none).
+func lastJSONLine(stdout string) map[string]any {
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var out map[string]any
+	_ = json.Unmarshal([]byte(lines[len(lines)-1]), &out)
+	return out
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # install-test-deps.sh: installs what the end-to-end tests need beyond Go:
-# kcat (librdkafka's CLI), node + npm, kafkajs in e2e/kafkajs, and the MinIO
+# kcat (librdkafka's CLI), confluent-kafka-python (librdkafka with an
+# OAUTHBEARER callback), node + npm, kafkajs in e2e/kafkajs, and the MinIO
 # server in bin/minio for the tiering tests, and PostgreSQL for the JDBC
 # connector tests.
 # Idempotent: each step checks first and does nothing when already satisfied.
@@ -36,6 +37,16 @@ if command -v kcat >/dev/null 2>&1; then
 else
 	log "kcat: missing; apt-get install kcat"
 	as_root bash -c "$(declare -f log apt_install); apt_install kcat"
+fi
+
+# confluent-kafka-python over the system's librdkafka: the librdkafka client
+# whose OAUTHBEARER token comes from an application callback (kcat has only
+# librdkafka's unsigned development tokens and this build lacks its OIDC).
+if /usr/bin/python3 -c 'import confluent_kafka' >/dev/null 2>&1; then
+	log "python3-confluent-kafka: present"
+else
+	log "python3-confluent-kafka: missing; apt-get install python3-confluent-kafka"
+	as_root bash -c "$(declare -f log apt_install); apt_install python3-confluent-kafka"
 fi
 
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then

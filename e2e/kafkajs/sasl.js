@@ -1,5 +1,6 @@
 // Produce and consume over SASL_SSL with kafkajs's own SASL and TLS.
 // usage: node sasl.js BROKER CA_FILE MECHANISM USER PASSWORD TOPIC COUNT
+// For MECHANISM oauthbearer, PASSWORD is the bearer token (USER unused).
 // Prints one JSON line: {"ok":true,"consumed":N} or {"ok":false,"error":…,"type":…}.
 'use strict';
 const fs = require('fs');
@@ -13,7 +14,9 @@ async function main() {
     clientId: 'strata-e2e-sasl',
     brokers: [broker],
     ssl: { ca: [fs.readFileSync(caFile, 'utf8')] },
-    sasl: { mechanism, username, password },
+    sasl: mechanism === 'oauthbearer'
+      ? { mechanism, oauthBearerProvider: async () => ({ value: password }) }
+      : { mechanism, username, password },
     logLevel: logLevel.NOTHING,
     retry: { retries: 2 },
     connectionTimeout: 5000,
