@@ -535,16 +535,27 @@ func (s *Server) controlledShutdown(timeout time.Duration) {
 	s.shuttingDown.Store(true)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	// Short attempts: a proposal forwarded to a raft leader that just
-	// went away is dropped, not failed.
+	// Short attempts until the timeout: a proposal forwarded to a raft
+	// leader that just went away is dropped, not failed, and while the
+	// quorum elects a leader an attempt fails at once (so wait a little
+	// between those).
+	// At most 5 s of it: a node whose peers are all gone stops soon.
+	proposeCtx, proposeCancel := context.WithTimeout(ctx, 5*time.Second)
+	defer proposeCancel()
 	var err error
-	for attempt := 0; attempt < 5; attempt++ {
-		pctx, pcancel := context.WithTimeout(ctx, time.Second)
+	for proposeCtx.Err() == nil {
+		pctx, pcancel := context.WithTimeout(proposeCtx, time.Second)
 		err = s.meta.controlledShutdown(pctx, s.cfg.NodeID, s.incarnation)
 		pcancel()
 		if err == nil || errors.Is(err, cluster.ErrRejected) {
 			break
 		}
+		t := time.NewTimer(100 * time.Millisecond)
+		select {
+		case <-t.C:
+		case <-proposeCtx.Done():
+		}
+		t.Stop()
 	}
 	if err != nil {
 		s.logger.Warn("controlled shutdown not committed; stopping anyway", "err", err)
