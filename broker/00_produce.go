@@ -143,7 +143,9 @@ func (rc *requestContext) awaitAcks(resp *kmsg.ProduceResponse, waits []*pending
 				ctx, cancel = context.WithDeadline(rc.s.ctx, deadline)
 				defer cancel()
 			}
+			waitStart := time.Now()
 			err = w.p.AwaitReplicated(ctx, w.last, w.epoch)
+			rc.waited += time.Since(waitStart)
 		}
 		code := int16(0)
 		switch {

@@ -114,6 +114,7 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 			}
 		}
 		if !changed {
+			waitStart := time.Now()
 			timer := time.NewTimer(time.Until(deadline))
 			select {
 			case <-waiter:
@@ -121,6 +122,7 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 			case <-rc.s.ctx.Done():
 			}
 			timer.Stop()
+			rc.waited += time.Since(waitStart)
 		}
 		for _, p := range watched {
 			p.RemoveWaiter(waiter)

@@ -16,6 +16,9 @@ package broker
 //     INVALID_REQUEST.
 //   - v5+ responses carry the resulting partitions, replication factor and
 //     configs; v7 the topic ID.
+//   - The partitions created count against controller_mutation_rate; once
+//     it is used up, v6+ topics get THROTTLING_QUOTA_EXCEEDED (KIP-599),
+//     older versions are created and throttled.
 
 import (
 	"fmt"
@@ -53,6 +56,11 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 		}
 		if !rc.authorizeCluster(acl.OpCreate) && !rc.authorize(acl.OpCreate, acl.ResourceTopic, rt.Topic) {
 			fail(kerr.TopicAuthorizationFailed.Code, "creating a topic needs CREATE on the cluster or the topic")
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		if rc.mutationQuotaExceeded() && req.Version >= 6 {
+			fail(kerr.ThrottlingQuotaExceeded.Code, "controller_mutation_rate quota exceeded; retry after the throttle time")
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
@@ -102,6 +110,9 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 			rf = rc.s.cfg.DefaultReplicationFactor
 		}
 		st.NumPartitions, st.ReplicationFactor = partitions, rf
+		if !req.ValidateOnly {
+			rc.recordMutations(int(partitions))
+		}
 		if t != nil {
 			st.TopicID = t.id
 		}

@@ -64,12 +64,22 @@ func handleDeleteTopics(rc *requestContext, req *kmsg.DeleteTopicsRequest) kmsg.
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
+		if rc.mutationQuotaExceeded() && req.Version >= 5 {
+			st.ErrorCode = rc.countError(kerr.ThrottlingQuotaExceeded.Code)
+			st.ErrorMessage = kmsg.StringPtr("controller_mutation_rate quota exceeded; retry after the throttle time")
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		partitions := 0
 		if ct, ok := applied.Topic(name); ok {
 			st.TopicID = ct.ID
+			partitions = len(ct.Partitions)
 		}
 		if terr := rc.s.topics.delete(name); terr != nil {
 			st.ErrorCode = rc.countError(terr.code)
 			st.ErrorMessage = &terr.message
+		} else {
+			rc.recordMutations(partitions)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}

@@ -47,12 +47,23 @@ func handleCreatePartitions(rc *requestContext, req *kmsg.CreatePartitionsReques
 			resp.Topics = append(resp.Topics, st)
 			continue
 		}
+		if rc.mutationQuotaExceeded() && req.Version >= 3 {
+			fail(kerr.ThrottlingQuotaExceeded.Code, "controller_mutation_rate quota exceeded; retry after the throttle time")
+			resp.Topics = append(resp.Topics, st)
+			continue
+		}
 		var assignments [][]int32
 		for _, a := range rt.Assignment {
 			assignments = append(assignments, a.Replicas)
 		}
+		before := 0
+		if ct, ok := rc.s.clusterState().Topic(rt.Topic); ok {
+			before = len(ct.Partitions)
+		}
 		if terr := rc.s.topics.grow(rt.Topic, rt.Count, assignments, req.ValidateOnly); terr != nil {
 			fail(terr.code, terr.message)
+		} else if !req.ValidateOnly {
+			rc.recordMutations(int(rt.Count) - before)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}

@@ -37,6 +37,10 @@ type Config struct {
 	InterBrokerListenerName     string // inter.broker.listener.name
 	ConnectionsMaxReauthMs      int64  // connections.max.reauth.ms (KIP-368): 0 = sessions never expire
 	ConnectionFailedAuthDelayMs int64  // connection.failed.authentication.delay.ms
+	// Client quotas (quotas.go): usage is measured over QuotaWindowNum
+	// samples of QuotaWindowSizeSeconds.
+	QuotaWindowNum         int32 // quota.window.num
+	QuotaWindowSizeSeconds int32 // quota.window.size.seconds
 	// Authorization (authorize.go): AuthorizerClassName
 	// (authorizer.class.name) turns ACLs on; SuperUsers (super.users) are
 	// principals, ';'-separated, that bypass them.
@@ -219,6 +223,8 @@ func DefaultConfig() Config {
 		GroupConsumerAssignor:            "uniform",
 
 		ConnectionFailedAuthDelayMs: 100,
+		QuotaWindowNum:              11,
+		QuotaWindowSizeSeconds:      1,
 
 		explicit: map[string]string{},
 	}
@@ -431,6 +437,8 @@ var brokerProperties = map[string]brokerProperty{
 	"inter.broker.listener.name":                stringProp(func(c *Config) *string { return &c.InterBrokerListenerName }),
 	"connections.max.reauth.ms":                 intProp(func(c *Config) *int64 { return &c.ConnectionsMaxReauthMs }, 1),
 	"connection.failed.authentication.delay.ms": intProp(func(c *Config) *int64 { return &c.ConnectionFailedAuthDelayMs }, 1),
+	"quota.window.num":                          int32Prop(func(c *Config) *int32 { return &c.QuotaWindowNum }, 2),
+	"quota.window.size.seconds":                 int32Prop(func(c *Config) *int32 { return &c.QuotaWindowSizeSeconds }, 1),
 	"authorizer.class.name":                     stringProp(func(c *Config) *string { return &c.AuthorizerClassName }, authorizerClassNames...),
 	"super.users":                               stringProp(func(c *Config) *string { return &c.SuperUsers }),
 	"allow.everyone.if.no.acl.found":            boolProp(func(c *Config) *bool { return &c.AllowEveryoneIfNoACLFound }),

@@ -39,6 +39,8 @@ var configDocs = map[string]string{
 
 	// Broker properties.
 	"connections.max.reauth.ms":                    "The longest a SASL session lasts before the client must re-authenticate on its connection (KIP-368); 0 for no limit.",
+	"quota.window.num":                             "How many samples client quota usage is measured over.",
+	"quota.window.size.seconds":                    "The length of one sample of client quota usage.",
 	"connection.failed.authentication.delay.ms":    "How long a failed SASL authentication waits before its answer and the connection's close, to slow down password guessing.",
 	"authorizer.class.name":                        "Turns authorization by ACLs on: strata, or Kafka's org.apache.kafka.metadata.authorizer.StandardAuthorizer or kafka.security.authorizer.AclAuthorizer (the same authorizer); empty (the default) authorizes every request.",
 	"super.users":                                  "Principals, separated by ';' (User:admin;User:broker), that every ACL check allows; the inter-broker principal must be one of them.",

@@ -319,6 +319,14 @@ type requestContext struct {
 	// closeAfterResponse, when set, closes the connection once the
 	// response is written (a failed SASL authentication).
 	closeAfterResponse string
+	// waited is how long the handler blocked on other work (a fetch's
+	// long poll, replication for acks=all): not counted against
+	// request_percentage.
+	waited time.Duration
+	// throttle is a throttle time the handler decided (a controller
+	// mutation quota); the connection takes the longest of it and the
+	// byte and request quotas'.
+	throttle time.Duration
 }
 
 // countError records a Kafka error code in the errors metric and returns it.
@@ -372,19 +380,24 @@ func (c *clientConn) handleFrame(frame []byte) (err error) {
 		return c.clusterAuthorizationFailed(rc, req)
 	}
 	resp := api.handle(rc, req)
-	c.s.metrics.requestLatency.WithLabelValues(api.name).Observe(time.Since(start).Seconds())
+	took := time.Since(start)
+	c.s.metrics.requestLatency.WithLabelValues(api.name).Observe(took.Seconds())
 	if rc.closeAfter != "" {
 		return fmt.Errorf("%w: %s", errCloseConn, rc.closeAfter)
 	}
-	if rc.noResponse || resp == nil {
-		return nil
-	}
-	if err := c.writeResponse(h, resp); err != nil {
-		return err
+	throttle := c.quotaThrottle(rc, req, len(frame), resp, took)
+	if !rc.noResponse && resp != nil {
+		setThrottle(resp, throttle)
+		if err := c.writeResponse(h, resp); err != nil {
+			return err
+		}
 	}
 	if rc.closeAfterResponse != "" {
 		return fmt.Errorf("%w: %s", errCloseConn, rc.closeAfterResponse)
 	}
+	// KIP-219: the response goes out at once, telling the client how long
+	// to back off, and the connection reads nothing more until then.
+	c.mute(throttle)
 	return nil
 }
 

@@ -34,6 +34,22 @@ func (r *fetchReply) release() {
 	}
 }
 
+// size is the encoded body's length (the bytes a consumer quota counts).
+func (r *fetchReply) size() int64 {
+	var n int64
+	for _, p := range r.pieces {
+		n += int64(len(p.bytes)) + p.chunk.Len
+	}
+	return n
+}
+
+// setThrottle writes throttle_time_ms, the body's first field from v1.
+func (r *fetchReply) setThrottle(ms int32) {
+	if r.Version >= 1 && len(r.pieces) > 0 && len(r.pieces[0].bytes) >= 4 {
+		binary.BigEndian.PutUint32(r.pieces[0].bytes, uint32(ms))
+	}
+}
+
 // fetchPartitionOut is one partition's part of a response.
 type fetchPartitionOut struct {
 	partition      int32

@@ -23,6 +23,9 @@ type metrics struct {
 	saslAuthentications *prometheus.CounterVec
 	// authorizationDenied counts ACL denials by API.
 	authorizationDenied *prometheus.CounterVec
+	// quotaThrottle sums throttle times by quota and the entity's user
+	// and client id.
+	quotaThrottle *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -54,10 +57,13 @@ func newMetrics() *metrics {
 		authorizationDenied: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_authorization_denied_total", Help: "Requests or parts of requests the ACLs denied, by Kafka API (each connection counts a decision once per ACL version).",
 		}, []string{"api"}),
+		quotaThrottle: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_quota_throttle_seconds_total", Help: "Throttle time given to clients over a quota, by quota and the user and client id of the quota entity that applied (empty where the entity has no such part).",
+		}, []string{"quota", "user", "client_id"}),
 	}
 	// Go runtime and process series come from the default registry, which
 	// /metrics serves too (adminHandler).
-	m.registry.MustRegister(m.bytesIn, m.recordsIn, m.bytesOut, m.requestLatency, m.errorsTotal, m.openConnections, m.saslAuthentications, m.authorizationDenied)
+	m.registry.MustRegister(m.bytesIn, m.recordsIn, m.bytesOut, m.requestLatency, m.errorsTotal, m.openConnections, m.saslAuthentications, m.authorizationDenied, m.quotaThrottle)
 	return m
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/strata-streaming/strata/broker/quota"
 	"github.com/strata-streaming/strata/metadata"
 	"github.com/strata-streaming/strata/tiering"
 )
@@ -78,6 +79,8 @@ type Server struct {
 	authFailures authFailures
 	// authz is the authorizer of the current ACLs (authorize.go).
 	authz authzState
+	// quotas is the client quota table and usage (quotas.go).
+	quotas quotaState
 }
 
 // NewServer opens the data directory (recovering every partition log) but
@@ -133,6 +136,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		ctx:     ctx,
 		cancel:  cancel,
 	}
+	s.quotas.sensors = quota.NewSensors(quota.Window{Samples: int(cfg.QuotaWindowNum), Size: time.Duration(cfg.QuotaWindowSizeSeconds) * time.Second})
 	// The Kafka listeners are bound now: the node registers their
 	// addresses with the quorum before it opens its partitions (their
 	// roles depend on it).

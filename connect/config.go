@@ -1,15 +1,17 @@
 package connect
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/internal/clientconf"
 )
 
 // ErrInvalidConfig marks a worker configuration that cannot be used.
@@ -44,6 +46,12 @@ type WorkerConfig struct {
 	// Close) waits for them; a unit still running then is abandoned with a
 	// log line.
 	TaskShutdownTimeout time.Duration
+
+	// ClientOptions are the franz-go options of the worker's security
+	// settings (security.protocol, sasl.mechanism, sasl.jaas.config,
+	// ssl.*, as in Kafka Connect's worker properties), used by every
+	// client the worker makes.
+	ClientOptions []kgo.Opt
 
 	// Props holds every property as given, for converter settings
 	// (key.converter, value.converter and their prefixed options) and
@@ -134,6 +142,17 @@ func NewWorkerConfig(props map[string]string) (WorkerConfig, error) {
 	default:
 		errs = append(errs, fmt.Errorf("%s exactly.once.source.support=%q: want enabled or disabled", workerPropertyIntro, eos))
 	}
+	security := map[string]string{}
+	for k, v := range c.Props {
+		if clientconf.Security(k) {
+			security[k] = v
+		}
+	}
+	opts, err := clientconf.Options(security)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", workerPropertyIntro, err))
+	}
+	c.ClientOptions = opts
 	if err := errors.Join(errs...); err != nil {
 		return c, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
@@ -173,26 +192,9 @@ func (c WorkerConfig) Validate() error {
 // LoadProperties reads a Java-style .properties file (key=value or
 // key: value, # and ! comments).
 func LoadProperties(path string) (map[string]string, error) {
-	f, err := os.Open(path)
+	props, err := clientconf.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
-	}
-	defer f.Close()
-	props := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continue
-		}
-		i := strings.IndexAny(line, "=:")
-		if i <= 0 {
-			return nil, fmt.Errorf("connect: %s:%d: want key=value", path, n)
-		}
-		props[strings.TrimSpace(line[:i])] = strings.TrimSpace(line[i+1:])
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("connect: %s: %w", path, err)
 	}
 	return props, nil
 }

@@ -144,11 +144,11 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	w := &Worker{cfg: cfg, log: log, kick: make(chan struct{}, 1), closed: make(chan struct{})}
 	w.mu.assigned = map[unit]bool{}
 	w.mu.runners = map[unit]*runner{}
-	w.kopts = []kgo.Opt{
+	w.kopts = append([]kgo.Opt{
 		kgo.SeedBrokers(cfg.Brokers...),
 		kgo.ClientID("strata-connect"),
 		kgo.DialTimeout(5 * time.Second),
-	}
+	}, cfg.ClientOptions...)
 	return w, nil
 }
 

@@ -205,7 +205,7 @@ func (a *App) createInternalTopics(ctx context.Context) error {
 	if len(a.top.internals) == 0 {
 		return nil
 	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(a.cfg.brokers...))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(a.cfg.brokers...)}, a.cfg.clientOpts...)...)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,13 @@ import (
 // returns its address. mutate, if given, adjusts the config first.
 func startBroker(t *testing.T, mutate func(*broker.Config)) string {
 	t.Helper()
+	return startBrokerServer(t, mutate).Addr()
+}
+
+// startBrokerServer is startBroker returning the server, for its other
+// addresses.
+func startBrokerServer(t *testing.T, mutate func(*broker.Config)) *broker.Server {
+	t.Helper()
 	cfg := broker.DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
@@ -36,7 +43,7 @@ func startBroker(t *testing.T, mutate func(*broker.Config)) string {
 		t.Fatalf("start broker: %v", err)
 	}
 	t.Cleanup(func() { _ = srv.Close() })
-	return srv.Addr()
+	return srv
 }
 
 // cli runs the CLI against addr and fails the test on error.

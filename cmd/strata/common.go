@@ -25,6 +25,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/internal/clientconf"
 )
 
 const (
@@ -50,6 +52,8 @@ func addClientFlags(root *cobra.Command) {
 		"comma-separated bootstrap brokers host:port; "+brokersEnv+" sets the default")
 	pf.Duration("timeout", defaultRequestTimeout,
 		"upper bound for each network operation (connect, request, delivery)")
+	pf.String("command-config", "",
+		"a Kafka client.properties with the security settings (security.protocol, sasl.mechanism, sasl.jaas.config, ssl.*)")
 }
 
 func init() { addClientFlags(rootCmd) }
@@ -78,6 +82,8 @@ func seedBrokers(list string) []string {
 type connSettings struct {
 	brokers []string
 	timeout time.Duration
+	// commandConfig is --command-config's file, "" for none.
+	commandConfig string
 }
 
 // connSettingsOf reads --brokers and --timeout as seen by cmd. A command
@@ -93,7 +99,26 @@ func connSettingsOf(cmd *cobra.Command) connSettings {
 			s.timeout = d
 		}
 	}
+	if f := cmd.Flags().Lookup("command-config"); f != nil {
+		s.commandConfig = f.Value.String()
+	}
 	return s
+}
+
+// securityOptions are the client options of --command-config's file.
+func (s connSettings) securityOptions() ([]kgo.Opt, error) {
+	if s.commandConfig == "" {
+		return nil, nil
+	}
+	props, err := clientconf.ReadFile(s.commandConfig)
+	if err != nil {
+		return nil, fmt.Errorf("--command-config: %w", err)
+	}
+	opts, err := clientconf.Options(props)
+	if err != nil {
+		return nil, fmt.Errorf("--command-config %s: %w", s.commandConfig, err)
+	}
+	return opts, nil
 }
 
 // commandContext is cmd's context, or Background when run without one.
@@ -125,6 +150,11 @@ func (s connSettings) newClient(cmd *cobra.Command, opts ...kgo.Opt) (*kgo.Clien
 	if os.Getenv(clientDebugEnv) != "" {
 		base = append(base, kgo.WithLogger(kgo.BasicLogger(os.Stderr, kgo.LogLevelDebug, nil)))
 	}
+	sec, err := s.securityOptions()
+	if err != nil {
+		return nil, err
+	}
+	base = append(base, sec...)
 	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("client options: %w", err)
@@ -196,4 +226,15 @@ func openAdmin(cmd *cobra.Command) (*kadm.Client, context.Context, func(), error
 	}
 	ctx, cancel := conn.requestContext(cmd)
 	return adm, ctx, func() { cancel(); adm.Close() }, nil
+}
+
+// openClient is openAdmin for commands that send raw requests.
+func openClient(cmd *cobra.Command) (*kgo.Client, context.Context, func(), error) {
+	conn := connSettingsOf(cmd)
+	cl, err := conn.newClient(cmd)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := conn.requestContext(cmd)
+	return cl, ctx, func() { cancel(); cl.Close() }, nil
 }

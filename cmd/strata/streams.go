@@ -96,6 +96,11 @@ func newStreamsRunCmd() *cobra.Command {
 			if instanceID != "" {
 				opts = append(opts, streams.InstanceID(instanceID))
 			}
+			sec, err := conn.securityOptions()
+			if err != nil {
+				return err
+			}
+			opts = append(opts, streams.ClientOpts(sec...))
 			logger.Info("stream job starting", "job", j.Spec.Name, "guarantee", j.Guarantee().String(), "brokers", strings.Join(conn.brokers, ","))
 			if err := j.Run(ctx, conn.brokers, logger, opts...); err != nil {
 				return fmt.Errorf("job %s: %w", j.Spec.Name, err)

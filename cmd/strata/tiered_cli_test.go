@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,22 +15,13 @@ import (
 // objects are gone and it cannot be recovered.
 func TestTopicRecoverAndPurge(t *testing.T) {
 	objects := t.TempDir()
-	cfg := broker.DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.HTTPListen = "127.0.0.1:0"
-	cfg.ObjectStore = "file://" + objects
-	if err := cfg.Set("remote.log.manager.task.interval.ms", "20"); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := broker.NewServer(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := startBrokerServer(t, func(cfg *broker.Config) {
+		cfg.HTTPListen = "127.0.0.1:0"
+		cfg.ObjectStore = "file://" + objects
+		if err := cfg.Set("remote.log.manager.task.interval.ms", "20"); err != nil {
+			t.Fatal(err)
+		}
+	})
 	addr, admin := srv.Addr(), srv.HTTPAddr()
 
 	cli(t, addr, "", "topic", "create", "logs", "-c", "remote.storage.enable=true", "-c", "segment.bytes=1024")

@@ -285,6 +285,7 @@ func applyAlterClientQuotas(s State, r AlterClientQuotas) State {
 		next[key] = ClientQuota{Entity: a.Entity, Values: values}
 	}
 	s.ClientQuotas = next
+	s.QuotaVersion++
 	return s
 }
 

@@ -36,11 +36,12 @@ type State struct {
 	// Security (security.go): SCRAM credentials by user and mechanism,
 	// ACLs in a canonical order with a version bumped by every change
 	// (brokers rebuild their authorizer when it moves), client quotas by
-	// entity key.
+	// entity key with a version likewise.
 	Scram        map[string]map[string]ScramCredential `json:"scram,omitempty"`
 	ACLs         []ACLBinding                          `json:"acls,omitempty"`
 	ACLVersion   int64                                 `json:"acl_version,omitempty"`
 	ClientQuotas map[string]ClientQuota                `json:"client_quotas,omitempty"`
+	QuotaVersion int64                                 `json:"quota_version,omitempty"`
 }
 
 // Broker is one registered broker.
