@@ -11,7 +11,8 @@ package broker
 //   - v3+ include_documentation: one sentence per config (config_docs.go).
 //   - Brokers (this node's id, or "" for the cluster default): the broker
 //     properties Strata knows, read-only (they are static: set them in the
-//     config file, flags or environment).
+//     config file, flags or environment), and the security settings given
+//     (passwords, private keys and JAAS lines as null, is_sensitive).
 
 import (
 	"strconv"
@@ -80,8 +81,12 @@ func handleDescribeConfigs(rc *requestContext, req *kmsg.DescribeConfigsRequest)
 				}
 				c := kmsg.NewDescribeConfigsResponseResourceConfig()
 				c.Name = p.name
-				v := p.value
-				c.Value = &v
+				if p.sensitive {
+					c.IsSensitive = true
+				} else {
+					v := p.value
+					c.Value = &v
+				}
 				c.ReadOnly = true
 				c.Source = kmsg.ConfigSourceDefaultConfig
 				if p.explicit {

@@ -21,7 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/broker/acl"
-	"github.com/strata-streaming/strata/broker/auth"
+	"github.com/strata-streaming/strata/internal/auth"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
 

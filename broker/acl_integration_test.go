@@ -411,3 +411,38 @@ func TestACLsThreeNodesOverMutualTLS(t *testing.T) {
 		}
 	}
 }
+
+// TestConsumerGroupHeartbeatNeedsDescribeOnTopics: KIP-848's heartbeat
+// needs READ on the group and DESCRIBE on every subscribed topic.
+func TestConsumerGroupHeartbeatNeedsDescribeOnTopics(t *testing.T) {
+	tb, _ := startSASLBroker(t, func(c *Config) { mustSet(t, c, "authorizer.class.name", "strata", "super.users", "User:admin") })
+	ctx := testContext(t)
+	addr := tb.srv.ListenerAddr("SASL_PLAINTEXT")
+	admin := kadm.NewClient(saslClient(t, addr, kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism())))
+	if _, err := admin.CreateTopics(ctx, 1, 1, nil, "hb-topic"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := admin.CreateACLs(ctx, kadm.NewACLs().Allow("User:carol").AllowHosts("*").Groups("hb-group").Operations(kadm.OpRead)); err != nil || res[0].Err != nil {
+		t.Fatalf("grant: %v %+v", err, res)
+	}
+	carol := saslClient(t, addr, kgo.SASL(plain.Auth{User: "carol", Pass: "carol-secret"}.AsMechanism()))
+	heartbeat := func() *kmsg.ConsumerGroupHeartbeatResponse {
+		req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+		req.Group, req.MemberID, req.MemberEpoch, req.RebalanceTimeoutMillis = "hb-group", "Hm6JPZ0dT0CJ2rZqjZ2qQg", 0, 30000
+		req.SubscribedTopicNames = []string{"hb-topic"}
+		resp, err := req.RequestWith(ctx, carol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if r := heartbeat(); r.ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("without DESCRIBE on the topic: code %d", r.ErrorCode)
+	}
+	if res, err := admin.CreateACLs(ctx, kadm.NewACLs().Allow("User:carol").AllowHosts("*").Topics("hb-topic").Operations(kadm.OpDescribe)); err != nil || res[0].Err != nil {
+		t.Fatalf("grant: %v %+v", err, res)
+	}
+	if r := heartbeat(); r.ErrorCode != 0 {
+		t.Fatalf("with DESCRIBE on the topic: code %d", r.ErrorCode)
+	}
+}

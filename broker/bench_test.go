@@ -182,34 +182,63 @@ func BenchmarkAuthorizerCost(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		opts := []kgo.Opt{kgo.AllowAutoTopicCreation(), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
-			kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerLinger(0), kgo.ProducerBatchMaxBytes(1 << 20)}
-		b.Run("produce/"+name, func(b *testing.B) {
-			cl := tb.client(opts...)
-			value := randomValue(b, 1<<10)
-			fillTopic(b, cl, "bench-produce", 1, 1<<10) // create the topic before timing
-			b.SetBytes(int64(len(value)))
-			ctx := context.Background()
-			var wg sync.WaitGroup
-			wg.Add(b.N)
-			b.ResetTimer()
-			for range b.N {
-				cl.Produce(ctx, &kgo.Record{Topic: "bench-produce", Value: value}, func(_ *kgo.Record, err error) {
-					if err != nil {
-						b.Error(err)
-					}
-					wg.Done()
-				})
+		benchProduceAndFetch(b, tb, name)
+	}
+}
+
+// benchProduceAndFetch runs the produce/NAME and fetch/NAME benchmarks of
+// 1 KiB incompressible records, uncompressed, against tb.
+func benchProduceAndFetch(b *testing.B, tb *testBroker, name string) {
+	opts := []kgo.Opt{kgo.AllowAutoTopicCreation(), kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite(),
+		kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerLinger(0), kgo.ProducerBatchMaxBytes(1 << 20)}
+	b.Run("produce/"+name, func(b *testing.B) {
+		cl := tb.client(opts...)
+		value := randomValue(b, 1<<10)
+		fillTopic(b, cl, "bench-produce", 1, 1<<10) // create the topic before timing
+		b.SetBytes(int64(len(value)))
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		wg.Add(b.N)
+		b.ResetTimer()
+		for range b.N {
+			cl.Produce(ctx, &kgo.Record{Topic: "bench-produce", Value: value}, func(_ *kgo.Record, err error) {
+				if err != nil {
+					b.Error(err)
+				}
+				wg.Done()
+			})
+		}
+		wg.Wait()
+	})
+	const records = 4 << 10
+	fillTopic(b, tb.client(opts...), "bench-fetch", records, 1<<10) // once: b.Run calls its function for each b.N
+	b.Run("fetch/"+name, func(b *testing.B) {
+		b.SetBytes(records << 10)
+		for b.Loop() {
+			consumeBench(b, tb, tb.addr(), "bench-fetch", records)
+		}
+	})
+}
+
+// BenchmarkQuotaCost is produce and fetch with and without client quotas
+// that apply but never throttle (producer and consumer byte rates and a
+// request percentage on the default client id), so the difference is the
+// cost of measuring.
+//
+//	go test -run '^$' -bench BenchmarkQuotaCost -count 4 ./broker/
+func BenchmarkQuotaCost(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		tb := startTestBroker(b)
+		if on {
+			name = "on"
+			def := ""
+			rec := cluster.AlterClientQuotas{Alterations: []cluster.QuotaAlteration{{Entity: cluster.QuotaEntity{ClientID: &def},
+				Set: map[string]float64{"producer_byte_rate": 1 << 40, "consumer_byte_rate": 1 << 40, "request_percentage": 1e9}}}}
+			if _, err := tb.srv.meta.propose(context.Background(), rec); err != nil {
+				b.Fatal(err)
 			}
-			wg.Wait()
-		})
-		const records = 4 << 10
-		fillTopic(b, tb.client(opts...), "bench-fetch", records, 1<<10) // once: b.Run calls its function for each b.N
-		b.Run("fetch/"+name, func(b *testing.B) {
-			b.SetBytes(records << 10)
-			for b.Loop() {
-				consumeBench(b, tb, tb.addr(), "bench-fetch", records)
-			}
-		})
+		}
+		benchProduceAndFetch(b, tb, name)
 	}
 }

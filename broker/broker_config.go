@@ -4,13 +4,16 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/strata-streaming/strata/broker/storage"
+	"github.com/strata-streaming/strata/internal/tlsconf"
 	"github.com/strata-streaming/strata/tiering"
 )
 
@@ -25,10 +28,15 @@ type Config struct {
 	// address; ProcessRoles (--roles, process.roles) controller,broker.
 	ControllerQuorumVoters string
 	ControllerListen       string
-	ProcessRoles           string
-	DataDir                string // log.dirs
-	Listen                 string // host:port of the one PLAINTEXT listener when Listeners is empty (--listen)
-	Advertise              string // host:port clients are told to use for Listen; default Listen
+	// ControllerListenerNames (controller.listener.names) names the raft
+	// port's listener for its security protocol (listener.security.protocol.map)
+	// and ssl settings (listener.name.<name>.ssl.*): PLAINTEXT or SSL,
+	// which here is always mutual TLS.
+	ControllerListenerNames string
+	ProcessRoles            string
+	DataDir                 string // log.dirs
+	Listen                  string // host:port of the one PLAINTEXT listener when Listeners is empty (--listen)
+	Advertise               string // host:port clients are told to use for Listen; default Listen
 	// Kafka's listener model (security_config.go): several named
 	// listeners, each with a security protocol.
 	Listeners                   string // listeners: NAME://host:port,…
@@ -347,9 +355,10 @@ var brokerProperties = map[string]brokerProperty{
 	"broker.id": int32Prop(func(c *Config) *int32 { return &c.NodeID }, 0),
 	"log.dirs":  stringProp(func(c *Config) *string { return &c.DataDir }),
 
-	"controller.quorum.voters": stringProp(func(c *Config) *string { return &c.ControllerQuorumVoters }),
-	"process.roles":            stringProp(func(c *Config) *string { return &c.ProcessRoles }),
-	"log.dir":                  stringProp(func(c *Config) *string { return &c.DataDir }),
+	"controller.quorum.voters":  stringProp(func(c *Config) *string { return &c.ControllerQuorumVoters }),
+	"process.roles":             stringProp(func(c *Config) *string { return &c.ProcessRoles }),
+	"controller.listener.names": stringProp(func(c *Config) *string { return &c.ControllerListenerNames }),
+	"log.dir":                   stringProp(func(c *Config) *string { return &c.DataDir }),
 
 	"broker.rack":                              stringProp(func(c *Config) *string { return &c.BrokerRack }),
 	"broker.heartbeat.interval.ms":             intProp(func(c *Config) *int64 { return &c.BrokerHeartbeatIntervalMs }, 1),
@@ -607,12 +616,29 @@ func (c *Config) describe() []describedProperty {
 		_, explicit := c.explicit[name]
 		out = append(out, describedProperty{name: name, value: brokerProperties[name].get(c), explicit: explicit})
 	}
+	// The security settings as given (ssl.*, sasl.*, listener.name.*,
+	// admin.http.*), secrets hidden.
+	for _, name := range slices.Sorted(maps.Keys(c.security)) {
+		out = append(out, describedProperty{name: name, value: c.security[name], explicit: true, sensitive: securitySensitive(name)})
+	}
 	return out
 }
 
 type describedProperty struct {
 	name, value string
 	explicit    bool
+	// sensitive values (passwords, keys, JAAS lines) are described as
+	// null with is_sensitive set, as in Kafka.
+	sensitive bool
+}
+
+// securitySensitive reports whether a security setting holds a secret.
+func securitySensitive(key string) bool {
+	last := key
+	if i := strings.LastIndex(key, "ssl."); i >= 0 {
+		last = key[i:]
+	}
+	return tlsconf.Sensitive(last) || saslSensitive(key) || strings.Contains(key, "password")
 }
 
 // consumerAssignorsProp is group.consumer.assignors: a list of built-in

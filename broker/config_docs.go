@@ -39,6 +39,7 @@ var configDocs = map[string]string{
 
 	// Broker properties.
 	"connections.max.reauth.ms":                    "The longest a SASL session lasts before the client must re-authenticate on its connection (KIP-368); 0 for no limit.",
+	"controller.listener.names":                    "The listener name of the raft port (--controller-listen), for its protocol in listener.security.protocol.map (PLAINTEXT or SSL, which is mutual TLS) and its listener.name.<name>.ssl.* settings.",
 	"quota.window.num":                             "How many samples client quota usage is measured over.",
 	"quota.window.size.seconds":                    "The length of one sample of client quota usage.",
 	"connection.failed.authentication.delay.ms":    "How long a failed SASL authentication waits before its answer and the connection's close, to slow down password guessing.",

@@ -44,12 +44,20 @@ func NewControllerNode(cfg Config, logger *slog.Logger) (*ControllerNode, error)
 	}
 	c := &ControllerNode{node: node, logger: logger}
 	if cfg.HTTPListen != "" {
+		// Only /healthz here, open to probes; TLS as on brokers.
+		guard, err := cfg.adminHTTPGuard()
+		if err != nil {
+			node.Close()
+			return nil, err
+		}
+		guard.Close() // no authentication to do: drop a JWKS refresh
 		ln, err := net.Listen("tcp", cfg.HTTPListen)
 		if err != nil {
 			node.Close()
 			return nil, fmt.Errorf("broker: http listen %s: %w", cfg.HTTPListen, err)
 		}
 		c.addr = ln.Addr().String()
+		ln = guard.Listener(ln)
 		mux := http.NewServeMux()
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/plain")

@@ -40,12 +40,16 @@ func openMetadata(cfg Config, logger *slog.Logger) (metadata.Member, error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker: --roles: %w", err)
 	}
+	raftTLS, err := cfg.controllerTLS()
+	if err != nil {
+		return nil, err
+	}
 	if roles.Broker && !roles.Controller {
 		// A broker-only node follows the controllers' committed log as an
 		// observer; it keeps no raft log of its own.
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		o, err := metadata.OpenObserver(ctx, metadata.ObserverConfig{NodeID: cfg.NodeID, Controllers: voters, Logger: logger})
+		o, err := metadata.OpenObserver(ctx, metadata.ObserverConfig{NodeID: cfg.NodeID, Controllers: voters, Logger: logger, TLS: raftTLS})
 		if err != nil {
 			return nil, fmt.Errorf("broker: --roles broker: %w", err)
 		}
@@ -66,7 +70,7 @@ func openMetadata(cfg Config, logger *slog.Logger) (metadata.Member, error) {
 		}
 	}
 	mcfg := metadata.Config{
-		NodeID: cfg.NodeID, Voters: voters, Dir: raftDir, ListenAddr: cfg.ControllerListen, Logger: logger,
+		NodeID: cfg.NodeID, Voters: voters, Dir: raftDir, ListenAddr: cfg.ControllerListen, Logger: logger, TLS: raftTLS,
 		SessionTimeout:               time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
 		ControllerInterval:           100 * time.Millisecond,
 		DisableAutoLeaderRebalance:   !cfg.AutoLeaderRebalanceEnable,

@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/strata-streaming/strata/broker/auth"
+	"github.com/strata-streaming/strata/internal/auth"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
 

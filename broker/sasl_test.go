@@ -366,3 +366,28 @@ func dialRawTo(t testing.TB, addr string) *rawConn {
 	t.Cleanup(func() { nc.Close() })
 	return &rawConn{t: t, nc: nc}
 }
+
+// TestDescribeConfigsShowsSecuritySettings: DescribeConfigs of the broker
+// lists the security settings given, with JAAS lines and key material as
+// sensitive nulls (kadm, as kafka-configs --describe --entity-type brokers).
+func TestDescribeConfigsShowsSecuritySettings(t *testing.T) {
+	tb, _ := startSASLBroker(t)
+	rcs, err := kadm.NewClient(tb.client()).DescribeBrokerConfigs(testContext(t), tb.srv.cfg.NodeID)
+	if err != nil || len(rcs) != 1 || rcs[0].Err != nil {
+		t.Fatalf("describe: %v %+v", err, rcs)
+	}
+	byName := map[string]kadm.Config{}
+	for _, c := range rcs[0].Configs {
+		byName[c.Key] = c
+	}
+	if c := byName["listener.name.sasl_plaintext.sasl.enabled.mechanisms"]; c.MaybeValue() != "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512" || c.Sensitive {
+		t.Fatalf("sasl.enabled.mechanisms: %+v", c)
+	}
+	jaas := byName["listener.name.sasl_plaintext.plain.sasl.jaas.config"]
+	if !jaas.Sensitive || jaas.Value != nil {
+		t.Fatalf("the JAAS line is not hidden: %+v", jaas)
+	}
+	if c := byName["ssl.keystore.location"]; c.Sensitive || c.MaybeValue() == "" {
+		t.Fatalf("ssl.keystore.location: %+v", c)
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/strata-streaming/strata/broker/auth"
+	"github.com/strata-streaming/strata/internal/auth"
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
 

@@ -2,10 +2,12 @@ package broker
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"sort"
 	"strings"
 
+	"github.com/strata-streaming/strata/internal/httpsec"
 	"github.com/strata-streaming/strata/internal/tlsconf"
 )
 
@@ -83,20 +85,9 @@ func (c *Config) resolveListeners() ([]listenerSpec, error) {
 	if c.Listeners == "" && c.Advertise != "" {
 		advertised[names[0]] = c.Advertise
 	}
-	protocols := map[string]string{protoPlaintext: protoPlaintext, protoSSL: protoSSL, protoSASLPlaintext: protoSASLPlaintext, protoSASLSSL: protoSASLSSL}
-	if c.ListenerSecurityProtocolMap != "" {
-		protocols = map[string]string{}
-		for _, item := range strings.Split(c.ListenerSecurityProtocolMap, ",") {
-			item = strings.TrimSpace(item)
-			if item == "" {
-				continue
-			}
-			name, proto, ok := strings.Cut(item, ":")
-			if !ok {
-				return nil, fmt.Errorf("broker: listener.security.protocol.map: %q is not NAME:PROTOCOL", item)
-			}
-			protocols[strings.ToUpper(strings.TrimSpace(name))] = strings.ToUpper(strings.TrimSpace(proto))
-		}
+	protocols, err := c.securityProtocols()
+	if err != nil {
+		return nil, err
 	}
 	inter := strings.ToUpper(c.InterBrokerListenerName)
 	if inter == "" {
@@ -108,7 +99,11 @@ func (c *Config) resolveListeners() ([]listenerSpec, error) {
 	if _, ok := binds[inter]; !ok {
 		return nil, fmt.Errorf("broker: inter.broker.listener.name %s is not one of listeners (%s)", inter, strings.Join(names, ","))
 	}
-	if err := c.checkSecurityKeys(binds); err != nil {
+	known := maps.Clone(binds)
+	if name := c.controllerListenerName(); name != "" {
+		known[name] = ""
+	}
+	if err := c.checkSecurityKeys(known); err != nil {
 		return nil, err
 	}
 	var specs []listenerSpec
@@ -152,6 +147,28 @@ func (c *Config) resolveListeners() ([]listenerSpec, error) {
 	return specs, nil
 }
 
+// securityProtocols is listener.security.protocol.map, by default each
+// protocol's name mapped to itself.
+func (c *Config) securityProtocols() (map[string]string, error) {
+	protocols := map[string]string{protoPlaintext: protoPlaintext, protoSSL: protoSSL, protoSASLPlaintext: protoSASLPlaintext, protoSASLSSL: protoSASLSSL}
+	if c.ListenerSecurityProtocolMap == "" {
+		return protocols, nil
+	}
+	protocols = map[string]string{}
+	for _, item := range strings.Split(c.ListenerSecurityProtocolMap, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		name, proto, ok := strings.Cut(item, ":")
+		if !ok {
+			return nil, fmt.Errorf("broker: listener.security.protocol.map: %q is not NAME:PROTOCOL", item)
+		}
+		protocols[strings.ToUpper(strings.TrimSpace(name))] = strings.ToUpper(strings.TrimSpace(proto))
+	}
+	return protocols, nil
+}
+
 // listenerSSL is the ssl.* settings of one listener: the broker-wide
 // ones, overridden by listener.name.<name>.ssl.* (lower-case name, as in
 // Kafka).
@@ -181,6 +198,12 @@ func (c *Config) checkSecurityKeys(binds map[string]string) error {
 	sort.Strings(keys)
 	for _, k := range keys {
 		key := k
+		if rest, ok := strings.CutPrefix(k, adminHTTPPrefix); ok {
+			if !httpsec.Known(rest) {
+				return fmt.Errorf("broker: property %s is not supported", k)
+			}
+			continue
+		}
 		if rest, ok := strings.CutPrefix(k, "listener.name."); ok {
 			name, setting, ok := strings.Cut(rest, ".")
 			if _, known := binds[strings.ToUpper(name)]; !ok || !known {
@@ -197,7 +220,7 @@ func (c *Config) checkSecurityKeys(binds map[string]string) error {
 
 // securityProperty reports whether key is stored in Config.security.
 func securityProperty(key string) bool {
-	return strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") || strings.HasPrefix(key, "listener.name.")
+	return strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") || strings.HasPrefix(key, "listener.name.") || strings.HasPrefix(key, adminHTTPPrefix)
 }
 
 // checkMechanisms checks sasl.enabled.mechanisms of a SASL listener

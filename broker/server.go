@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/strata-streaming/strata/broker/quota"
+	"github.com/strata-streaming/strata/internal/httpsec"
 	"github.com/strata-streaming/strata/metadata"
 	"github.com/strata-streaming/strata/tiering"
 )
@@ -81,6 +82,8 @@ type Server struct {
 	authz authzState
 	// quotas is the client quota table and usage (quotas.go).
 	quotas quotaState
+	// httpGuard secures the admin HTTP listener (admin_http_security.go).
+	httpGuard *httpsec.Guard
 }
 
 // NewServer opens the data directory (recovering every partition log) but
@@ -206,13 +209,21 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 // Start binds the listeners and starts serving.
 func (s *Server) Start() error {
 	if s.cfg.HTTPListen != "" {
+		guard, err := s.adminHTTPGuard()
+		if err != nil {
+			s.closeListeners()
+			return err
+		}
 		hl, err := net.Listen("tcp", s.cfg.HTTPListen)
 		if err != nil {
+			guard.Close()
 			s.closeListeners()
 			return fmt.Errorf("broker: http listen %s: %w", s.cfg.HTTPListen, err)
 		}
 		s.httpAddr = hl.Addr().String()
-		s.http = &http.Server{Handler: s.adminHandler(), ReadHeaderTimeout: 10 * time.Second}
+		s.httpGuard = guard
+		hl = guard.Listener(hl)
+		s.http = &http.Server{Handler: guard.Handler(s.adminHandler()), ReadHeaderTimeout: 10 * time.Second}
 		s.goTask(func() {
 			if err := s.http.Serve(hl); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				s.logger.Error("admin http stopped", "err", err)
@@ -389,6 +400,7 @@ func (s *Server) Close() error {
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = s.http.Shutdown(shutdownCtx)
 		cancel()
+		s.httpGuard.Close()
 	}
 	if s.stopMetadata != nil {
 		s.stopMetadata()

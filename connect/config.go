@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/internal/clientconf"
+	"github.com/strata-streaming/strata/internal/httpsec"
 )
 
 // ErrInvalidConfig marks a worker configuration that cannot be used.
@@ -46,6 +47,12 @@ type WorkerConfig struct {
 	// Close) waits for them; a unit still running then is abandoned with a
 	// log line.
 	TaskShutdownTimeout time.Duration
+
+	// RESTSecurity are the REST listener's TLS and authentication
+	// settings for internal/httpsec: Kafka's listeners.https.ssl.* (with
+	// listeners=https://…) as ssl.*, and Strata's rest.auth.basic.users.file
+	// and rest.auth.bearer.* as auth.*.
+	RESTSecurity map[string]string
 
 	// ClientOptions are the franz-go options of the worker's security
 	// settings (security.protocol, sasl.mechanism, sasl.jaas.config,
@@ -108,11 +115,39 @@ func NewWorkerConfig(props map[string]string) (WorkerConfig, error) {
 	c.Brokers = seedList(get("bootstrap.servers", ""))
 	c.GroupID = get("group.id", DefaultGroupID)
 	c.RESTListen = get("rest.listen", "")
+	https := false
 	if c.RESTListen == "" {
 		if l := get("listeners", ""); l != "" {
 			first := strings.TrimSpace(strings.Split(l, ",")[0])
-			c.RESTListen = strings.TrimPrefix(strings.TrimPrefix(first, "http://"), "HTTP://")
+			if rest, ok := cutPrefixFold(first, "https://"); ok {
+				c.RESTListen, https = rest, true
+			} else {
+				c.RESTListen, _ = cutPrefixFold(first, "http://")
+			}
 		}
+	}
+	c.RESTSecurity = map[string]string{}
+	for k, v := range c.Props {
+		if rest, ok := strings.CutPrefix(k, "listeners.https."); ok {
+			c.RESTSecurity[rest] = v
+		} else if rest, ok := strings.CutPrefix(k, "rest.auth."); ok {
+			c.RESTSecurity["auth."+rest] = v
+		}
+	}
+	hasSSL := false
+	for k := range c.RESTSecurity {
+		hasSSL = hasSSL || strings.HasPrefix(k, "ssl.")
+	}
+	switch {
+	case https && !hasSSL:
+		errs = append(errs, fmt.Errorf("%s listeners=https://…: set listeners.https.ssl.keystore.location", workerPropertyIntro))
+	case !https && hasSSL:
+		errs = append(errs, fmt.Errorf("%s listeners.https.ssl.* given, but listeners is not https://…", workerPropertyIntro))
+	}
+	if g, err := httpsec.New(c.RESTSecurity); err != nil {
+		errs = append(errs, fmt.Errorf("%s REST security: %w", workerPropertyIntro, err))
+	} else {
+		g.Close()
 	}
 	if c.RESTListen == "" {
 		c.RESTListen = DefaultRESTListen
@@ -197,6 +232,14 @@ func LoadProperties(path string) (map[string]string, error) {
 		return nil, fmt.Errorf("connect: %w", err)
 	}
 	return props, nil
+}
+
+// cutPrefixFold is strings.CutPrefix ignoring case.
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
+	}
+	return s, false
 }
 
 func seedList(s string) []string {

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/internal/httpsec"
 )
 
 // Worker is one Connect worker: it joins its cluster's group, runs the
@@ -33,6 +35,7 @@ type Worker struct {
 	groupCl  *kgo.Client
 	member   *membership
 	listener net.Listener
+	guard    *httpsec.Guard
 	http     *http.Server
 	workerID string
 	kick     chan struct{} // cap 1: reconcile soon
@@ -155,10 +158,16 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 // Start creates the internal topics if needed, reads them, opens the REST
 // listener and joins the group. It returns once the worker serves.
 func (w *Worker) Start(ctx context.Context) error {
-	ln, err := net.Listen("tcp", w.cfg.RESTListen)
+	guard, err := httpsec.New(w.cfg.RESTSecurity)
 	if err != nil {
 		return fmt.Errorf("connect: REST listener: %w", err)
 	}
+	ln, err := net.Listen("tcp", w.cfg.RESTListen)
+	if err != nil {
+		guard.Close()
+		return fmt.Errorf("connect: REST listener: %w", err)
+	}
+	w.guard = guard
 	w.listener = ln
 	w.workerID = w.cfg.RESTAdvertise
 	if w.workerID == "" {
@@ -166,6 +175,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	fail := func(err error) error {
 		ln.Close()
+		guard.Close()
 		if w.store != nil {
 			w.store.close()
 		}
@@ -191,7 +201,8 @@ func (w *Worker) Start(ctx context.Context) error {
 		assigned: w.onAssigned,
 		revoked:  w.onRevoked,
 	}}
-	w.http = &http.Server{Handler: w.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	w.http = &http.Server{Handler: guard.Handler(w.Handler()), ReadHeaderTimeout: 10 * time.Second}
+	ln = guard.Listener(ln)
 	w.goFunc(func() { w.member.run(runCtx) })
 	w.goFunc(func() { w.reconcileLoop(runCtx) })
 	w.goFunc(func() {
@@ -228,6 +239,7 @@ func (w *Worker) Close() error {
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		_ = w.http.Shutdown(shutdownCtx)
+		w.guard.Close()
 		w.cancel()
 		w.wg.Wait()
 		w.mu.Lock()

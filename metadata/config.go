@@ -29,6 +29,9 @@ type Config struct {
 	Transport Transport
 	// ListenAddr is --controller-listen.
 	ListenAddr string
+	// TLS, if set, secures the raft port with mutual TLS (the TCP
+	// transport's peers and observers).
+	TLS *TLS
 
 	// TickInterval is one raft tick (100 ms); ElectionTick (10) and
 	// HeartbeatTick (1) count ticks.

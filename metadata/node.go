@@ -217,7 +217,7 @@ func StartNode(cfg Config) (*Node, error) {
 		// A lone voter with a raft address listens too: observers
 		// (broker-only nodes) follow it there.
 		if len(cfg.Voters) > 1 || listen != "" {
-			tr, err := NewTCPTransport(TCPConfig{NodeID: cfg.NodeID, Listen: listen, Peers: peers, Logger: cfg.Logger})
+			tr, err := NewTCPTransport(TCPConfig{NodeID: cfg.NodeID, Listen: listen, Peers: peers, Logger: cfg.Logger, TLS: cfg.TLS})
 			if err != nil {
 				w.Close()
 				return nil, err

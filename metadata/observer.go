@@ -70,6 +70,9 @@ type ObserverConfig struct {
 	MaxBackoff time.Duration
 	// Logger receives connection events (default: discard).
 	Logger *slog.Logger
+	// TLS, if set, is how the controllers' raft port is dialed (its Client
+	// side).
+	TLS *TLS
 }
 
 func (c *ObserverConfig) setDefaults() {
@@ -414,8 +417,7 @@ func (o *Observer) run() {
 // follow runs one connection to controller v until it fails; progressed
 // reports whether the controller sent anything.
 func (o *Observer) follow(v Voter) (progressed bool, err error) {
-	d := net.Dialer{Timeout: o.cfg.DialTimeout}
-	conn, err := d.DialContext(o.ctx, "tcp", v.Addr)
+	conn, err := o.cfg.TLS.dial(o.ctx, v.Addr, o.cfg.DialTimeout)
 	if err != nil {
 		return false, err
 	}

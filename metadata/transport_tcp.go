@@ -2,6 +2,8 @@ package metadata
 
 import (
 	"bufio"
+	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -34,6 +36,57 @@ type TCPConfig struct {
 	QueueLength int
 	// Logger receives connection errors (default: discard).
 	Logger *slog.Logger
+	// TLS, if set, secures every connection with mutual TLS.
+	TLS *TLS
+}
+
+// TLS secures the raft port: peers and observers dial with Client and
+// present its certificate; the listener serves with Server (which must
+// require and verify client certificates) and Authorize, if set, accepts
+// or refuses each verified peer before a byte of raft is read.
+type TLS struct {
+	Server    *tls.Config
+	Client    *tls.Config
+	Authorize func(tls.ConnectionState) error
+}
+
+// tlsHandshakeTimeout bounds a TLS handshake on the raft port.
+const tlsHandshakeTimeout = 10 * time.Second
+
+// dial connects to addr, over TLS when cfg is set.
+func (c *TLS) dial(ctx context.Context, addr string, timeout time.Duration) (net.Conn, error) {
+	d := &net.Dialer{Timeout: timeout}
+	if c == nil {
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	cfg := c.Client.Clone()
+	if cfg.ServerName == "" {
+		if host, _, err := net.SplitHostPort(addr); err == nil {
+			cfg.ServerName = host
+		}
+	}
+	td := &tls.Dialer{NetDialer: d, Config: cfg}
+	return td.DialContext(ctx, "tcp", addr)
+}
+
+// accept completes the server side of a TLS connection and checks the
+// peer; without TLS it returns c as is.
+func (c *TLS) accept(conn net.Conn) (net.Conn, error) {
+	if c == nil {
+		return conn, nil
+	}
+	tc := tls.Server(conn, c.Server)
+	ctx, cancel := context.WithTimeout(context.Background(), tlsHandshakeTimeout)
+	defer cancel()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return nil, err
+	}
+	if c.Authorize != nil {
+		if err := c.Authorize(tc.ConnectionState()); err != nil {
+			return nil, err
+		}
+	}
+	return tc, nil
 }
 
 // TCPTransport sends raft messages over one persistent TCP connection per
@@ -186,14 +239,20 @@ func (t *TCPTransport) acceptLoop() {
 	}
 }
 
-func (t *TCPTransport) readLoop(c net.Conn) {
+func (t *TCPTransport) readLoop(raw net.Conn) {
 	defer t.wg.Done()
 	defer func() {
-		c.Close()
+		raw.Close()
 		t.mu.Lock()
-		delete(t.mu.inbound, c)
+		delete(t.mu.inbound, raw)
 		t.mu.Unlock()
 	}()
+	c, err := t.cfg.TLS.accept(raw)
+	if err != nil {
+		t.cfg.Logger.Warn("metadata: controller connection refused", "remote", raw.RemoteAddr(), "err", err)
+		return
+	}
+	defer c.Close()
 	r := bufio.NewReaderSize(c, 64<<10)
 	var hdr [4]byte
 	for first := true; ; first = false {
@@ -267,7 +326,7 @@ func (t *TCPTransport) sendLoop(p *tcpPeer) {
 			if time.Now().Before(retryAt) {
 				continue // drop while backing off
 			}
-			c, err := net.DialTimeout("tcp", p.addr, time.Second)
+			c, err := t.cfg.TLS.dial(context.Background(), p.addr, time.Second)
 			if err != nil {
 				backoff = min(max(2*backoff, 20*time.Millisecond), time.Second)
 				retryAt = time.Now().Add(backoff)

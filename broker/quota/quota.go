@@ -141,10 +141,11 @@ type Window struct {
 var DefaultWindow = Window{Samples: 11, Size: time.Second}
 
 // Sensors measures usage per sensor key and computes throttle times. It is
-// safe for concurrent use; its lock is held only for arithmetic.
+// safe for concurrent use: the map of sensors is read under a shared lock,
+// each sensor has its own, and both are held only for arithmetic.
 type Sensors struct {
 	w  Window
-	mu sync.Mutex
+	mu sync.RWMutex
 	m  map[SensorKey]*rate
 }
 
@@ -161,6 +162,7 @@ func NewSensors(w Window) *Sensors {
 
 // rate is a sampled rate: the value recorded in each of the last samples.
 type rate struct {
+	mu      sync.Mutex
 	samples []sample // ring, current at cur
 	cur     int
 	last    time.Time
@@ -180,15 +182,9 @@ type sample struct {
 // one window), so a burst is about one window's worth. The wait is capped
 // at the whole window.
 func (s *Sensors) Record(m Match, v float64, now time.Time) time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := s.m[m.Key]
-	if r == nil {
-		r = &rate{samples: make([]sample, s.w.Samples)}
-		r.samples[0].start = now
-		s.m[m.Key] = r
-		s.gcLocked(now)
-	}
+	r := s.sensor(m.Key, now)
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.advance(now, s.w)
 	r.samples[r.cur].value += v
 	r.last = now
@@ -200,14 +196,35 @@ func (s *Sensors) Record(m Match, v float64, now time.Time) time.Duration {
 	return min(wait, time.Duration(s.w.Samples)*s.w.Size)
 }
 
-// Rate is the measured rate of m's key (per second), for metrics and tests.
-func (s *Sensors) Rate(k SensorKey, now time.Time) float64 {
+// sensor returns k's sensor, made on first use.
+func (s *Sensors) sensor(k SensorKey, now time.Time) *rate {
+	s.mu.RLock()
+	r := s.m[k]
+	s.mu.RUnlock()
+	if r != nil {
+		return r
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if r = s.m[k]; r == nil {
+		r = &rate{samples: make([]sample, s.w.Samples), last: now}
+		r.samples[0].start = now
+		s.gcLocked(now)
+		s.m[k] = r
+	}
+	return r
+}
+
+// Rate is the measured rate of m's key (per second), for metrics and tests.
+func (s *Sensors) Rate(k SensorKey, now time.Time) float64 {
+	s.mu.RLock()
 	r := s.m[k]
+	s.mu.RUnlock()
 	if r == nil {
 		return 0
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.advance(now, s.w)
 	total, elapsed := r.measure(now, s.w)
 	return total / elapsed.Seconds()
@@ -256,7 +273,10 @@ func (s *Sensors) gcLocked(now time.Time) {
 	}
 	idle := 2 * time.Duration(s.w.Samples) * s.w.Size
 	for k, r := range s.m {
-		if now.Sub(r.last) > idle {
+		r.mu.Lock()
+		last := r.last
+		r.mu.Unlock()
+		if now.Sub(last) > idle {
 			delete(s.m, k)
 		}
 	}

@@ -70,10 +70,16 @@ func startConnectAddon(ctx context.Context, env addonEnv) (func() error, error) 
 	if !enabled {
 		return nil, nil
 	}
-	if env.Brokers == "" {
-		return nil, errors.New("connect.enable: the embedded Connect runtime needs a PLAINTEXT listener on this node (client security settings for it are not supported yet)")
+	// By default the worker connects to this node's PLAINTEXT listener;
+	// on a node without one, connect.bootstrap.servers names a secured
+	// listener and connect.security.protocol, connect.sasl.* and
+	// connect.ssl.* how to log in (a Kafka worker's own settings).
+	if props["bootstrap.servers"] == "" {
+		if env.Brokers == "" {
+			return nil, errors.New("connect.enable: this node has no PLAINTEXT listener: set connect.bootstrap.servers to one of its listeners and the worker's client security (connect.security.protocol, connect.sasl.mechanism, connect.sasl.jaas.config, connect.ssl.*)")
+		}
+		props["bootstrap.servers"] = env.Brokers
 	}
-	props["bootstrap.servers"] = env.Brokers
 	cfg, err := connect.NewWorkerConfig(props)
 	if err != nil {
 		return nil, err

@@ -39,7 +39,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/strata-streaming/strata/internal/clientconf"
 	"github.com/strata-streaming/strata/streams"
 	"github.com/strata-streaming/strata/streams/job"
 )
@@ -324,6 +326,7 @@ func serveStreamMetrics(addr string, logger *slog.Logger) (*http.Server, error) 
 func streamsAddonFlags(f *pflag.FlagSet) {
 	f.String("jobs-dir", "", "run the stream jobs (*.yaml, *.yml) of this directory inside the server; every node with the same jobs shares their partitions")
 	f.String("jobs-metrics-listen", "", "serve the stream jobs' Prometheus /metrics on this address (empty: off)")
+	f.String("jobs-command-config", "", "a Kafka client.properties for the stream jobs' clients (bootstrap.servers, security.protocol, sasl.*, ssl.*); default: this node's PLAINTEXT listener")
 }
 
 // Restart delays of a server job that stopped on an error.
@@ -387,8 +390,22 @@ func startStreamsAddon(ctx context.Context, env addonEnv) (func() error, error) 
 	if err != nil {
 		return nil, err
 	}
-	if env.Brokers == "" {
-		return nil, errors.New("--jobs-dir: the embedded stream jobs need a PLAINTEXT listener on this node (client security settings for them are not supported yet)")
+	brokers := env.Brokers
+	var clientOpts []kgo.Opt
+	if path, _ := env.Flags.GetString("jobs-command-config"); path != "" {
+		props, err := clientconf.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("--jobs-command-config: %w", err)
+		}
+		if clientOpts, err = clientconf.Options(props); err != nil {
+			return nil, fmt.Errorf("--jobs-command-config %s: %w", path, err)
+		}
+		if b := props["bootstrap.servers"]; b != "" {
+			brokers = b
+		}
+	}
+	if brokers == "" {
+		return nil, errors.New("--jobs-dir: this node has no PLAINTEXT listener: give --jobs-command-config with bootstrap.servers and the jobs' client security settings")
 	}
 	var metricsSrv *http.Server
 	if addr, _ := env.Flags.GetString("jobs-metrics-listen"); addr != "" {
@@ -399,7 +416,7 @@ func startStreamsAddon(ctx context.Context, env addonEnv) (func() error, error) 
 	instance := streamsInstanceID(env.Flags)
 	apps := make([]*streams.App, len(jobs))
 	for i, j := range jobs {
-		app, err := j.NewApp(streams.Brokers(env.Brokers), streams.InstanceID(instance),
+		app, err := j.NewApp(streams.Brokers(seedBrokers(brokers)...), streams.ClientOpts(clientOpts...), streams.InstanceID(instance),
 			streams.Logger(env.Logger.With("job", j.Spec.Name)))
 		if err != nil {
 			return nil, fmt.Errorf("job %s: %w", j.Spec.Name, err)

@@ -54,7 +54,7 @@ func TestImportsNoStrataPackage(t *testing.T) {
 			path, _ := strconv.Unquote(imp.Path.Value)
 			fixture := strings.HasSuffix(name, "_test.go") && strings.HasPrefix(path, "github.com/strata-streaming/strata/internal/test")
 			if strings.HasPrefix(path, "github.com/strata-streaming/strata") && !fixture {
-				t.Errorf("%s imports %s; broker/auth must not import strata packages", name, path)
+				t.Errorf("%s imports %s; internal/auth must not import strata packages", name, path)
 			}
 		}
 	}

@@ -39,11 +39,17 @@ type OAuthBearerConfig struct {
 // reads the JWKS sign tokens) can validate a token.
 var signingMethods = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 
-// NewOAuthBearer returns the OAUTHBEARER mechanism (RFC 7628) validating
-// tokens as cfg says.
-func NewOAuthBearer(cfg OAuthBearerConfig) (Mechanism, error) {
+// JWTValidator checks bearer tokens as OAUTHBEARER does; the admin HTTP
+// listener and the Connect REST API use it for "Authorization: Bearer".
+type JWTValidator struct {
+	cfg    OAuthBearerConfig
+	parser *jwt.Parser
+}
+
+// NewJWTValidator returns a validator for cfg.
+func NewJWTValidator(cfg OAuthBearerConfig) (*JWTValidator, error) {
 	if cfg.Keys == nil {
-		return nil, errors.New("auth: OAUTHBEARER needs a JWKS (sasl.oauthbearer.jwks.endpoint.url)")
+		return nil, errors.New("auth: bearer tokens need a JWKS (sasl.oauthbearer.jwks.endpoint.url)")
 	}
 	if cfg.SubClaim == "" {
 		cfg.SubClaim = "sub"
@@ -64,12 +70,21 @@ func NewOAuthBearer(cfg OAuthBearerConfig) (Mechanism, error) {
 	if len(cfg.Audience) > 0 {
 		opts = append(opts, jwt.WithAudience(cfg.Audience...))
 	}
-	return &oauthMechanism{cfg: cfg, parser: jwt.NewParser(opts...)}, nil
+	return &JWTValidator{cfg: cfg, parser: jwt.NewParser(opts...)}, nil
+}
+
+// NewOAuthBearer returns the OAUTHBEARER mechanism (RFC 7628) validating
+// tokens as cfg says.
+func NewOAuthBearer(cfg OAuthBearerConfig) (Mechanism, error) {
+	v, err := NewJWTValidator(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &oauthMechanism{v: v}, nil
 }
 
 type oauthMechanism struct {
-	cfg    OAuthBearerConfig
-	parser *jwt.Parser
+	v *JWTValidator
 }
 
 func (*oauthMechanism) Name() string { return OAuthBearerName }
@@ -105,7 +120,7 @@ func (e *oauthExchange) Step(msg []byte) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	p, exp, err := e.m.validate(token)
+	p, exp, err := e.m.v.Validate(token)
 	if err != nil {
 		return nil, false, err
 	}
@@ -159,9 +174,10 @@ func parseOAuthClientFirst(msg []byte) (string, error) {
 	return token, nil
 }
 
-// validate checks a compact JWS and returns its principal and expiry. Its
-// errors name the check that failed, never the token.
-func (m *oauthMechanism) validate(token string) (Principal, time.Time, error) {
+// Validate checks a compact JWS and returns its principal and expiry. Its
+// errors wrap ErrAuthenticationFailed and name the check that failed,
+// never the token.
+func (m *JWTValidator) Validate(token string) (Principal, time.Time, error) {
 	claims := jwt.MapClaims{}
 	if _, err := m.parser.ParseWithClaims(token, claims, m.cfg.Keys); err != nil {
 		return Principal{}, time.Time{}, failf("invalid token: %s", jwtReason(err))
