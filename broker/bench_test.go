@@ -78,7 +78,7 @@ func BenchmarkBrokerFetch1KiB(b *testing.B) {
 }
 
 // randomValue is an incompressible payload.
-func randomValue(b *testing.B, n int) []byte {
+func randomValue(b testing.TB, n int) []byte {
 	v := make([]byte, n)
 	if _, err := rand.Read(v); err != nil {
 		b.Fatal(err)

@@ -1,10 +1,12 @@
 package replica
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -379,4 +381,30 @@ func (t *producerTable) markerEntry(producerID int64, epoch int16, nowMs int64) 
 		t.entries[producerID] = e
 	}
 	return e
+}
+
+// ProducerInfo is one active producer of a partition, as DescribeProducers
+// (KIP-664) reports it.
+type ProducerInfo struct {
+	ProducerID       int64
+	Epoch            int16
+	LastSequence     int32
+	LastUpdateMs     int64 // when its last batch was appended
+	CoordinatorEpoch int32 // of the last marker written for it, -1 none
+	// CurrentTxnStartOffset is the first offset of its open transaction
+	// here, -1 for none.
+	CurrentTxnStartOffset int64
+}
+
+// Producers lists the producers the partition keeps state for, by id.
+func (r *Replica) Producers() []ProducerInfo {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]ProducerInfo, 0, len(r.mu.producers.entries))
+	for id, e := range r.mu.producers.entries {
+		out = append(out, ProducerInfo{ProducerID: id, Epoch: e.Epoch, LastSequence: e.lastSeq(), LastUpdateMs: e.LastUpdate,
+			CoordinatorEpoch: e.CoordinatorEpoch, CurrentTxnStartOffset: e.CurrentTxnFirstOffset})
+	}
+	slices.SortFunc(out, func(a, b ProducerInfo) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
+	return out
 }
