@@ -1,6 +1,6 @@
 package broker
 
-// Produce (key 0), v3–v12 (record batch v2 only; v12 is v11 on the wire).
+// Produce (key 0), v3–v13 (record batch v2 only; v12 is v11 on the wire; v13 names topics by id, KIP-516, UNKNOWN_TOPIC_ID for one this node does not know).
 //
 //   - Each partition's records are validated (magic 2, lengths, CRC-32C) and
 //     appended exactly as sent; only baseOffset and partitionLeaderEpoch are
@@ -52,10 +52,11 @@ import (
 	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/broker/storage"
 	"github.com/strata-streaming/strata/broker/txn"
+	"github.com/strata-streaming/strata/metadata"
 )
 
 func init() {
-	registerAPI(kmsg.Produce, 3, 12, handleProduce)
+	registerAPI(kmsg.Produce, 3, 13, handleProduce)
 	checksACLs(kmsg.Produce)
 }
 
@@ -82,12 +83,25 @@ func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceRespo
 	for ti, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
-		topic := rc.s.topics.get(rt.Topic)
+		name := rt.Topic
+		var topic *topicState
 		denied := int16(0)
+		if req.Version >= 13 {
+			// KIP-516: v13 names topics by id only.
+			st.TopicID = rt.TopicID
+			if topic = rc.s.topics.getByID(metadata.TopicID(rt.TopicID)); topic == nil {
+				denied = kerr.UnknownTopicID.Code
+			} else {
+				name = topic.name
+			}
+		} else {
+			topic = rc.s.topics.get(name)
+		}
 		switch {
+		case denied != 0:
 		case txnDenied:
 			denied = kerr.TransactionalIDAuthorizationFailed.Code
-		case !rc.authorize(acl.OpWrite, acl.ResourceTopic, rt.Topic):
+		case !rc.authorize(acl.OpWrite, acl.ResourceTopic, name):
 			denied = kerr.TopicAuthorizationFailed.Code
 		}
 		for pi, rp := range rt.Partitions {
@@ -99,7 +113,7 @@ func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceRespo
 				continue
 			}
 			var wait *pendingAck
-			rc.produceOne(&sp, topic, rt.Topic, rp, req.Acks, req.TransactionID, &wait)
+			rc.produceOne(&sp, topic, name, rp, req.Acks, req.TransactionID, &wait)
 			if wait != nil {
 				wait.topic, wait.partition = ti, pi
 				waits = append(waits, wait)

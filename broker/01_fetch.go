@@ -1,6 +1,6 @@
 package broker
 
-// Fetch (key 1), v4–v16.
+// Fetch (key 1), v4–v18 (v17 and v18 add only tagged fields a follower of a KRaft quorum sends).
 //
 //   - Records go from segment files to the socket with sendfile (see
 //     fetch_encode.go and sendChunk); nothing is decompressed.
@@ -38,7 +38,7 @@ import (
 )
 
 func init() {
-	registerAPI(kmsg.Fetch, 4, 16, handleFetch)
+	registerAPI(kmsg.Fetch, 4, 18, handleFetch)
 	checksACLs(kmsg.Fetch)
 }
 

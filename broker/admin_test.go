@@ -533,10 +533,10 @@ func TestDescribeCluster(t *testing.T) {
 	if metaResp.ClusterID == nil || *metaResp.ClusterID == "" {
 		t.Fatal("metadata carries no cluster id")
 	}
-	for _, version := range []int16{0, 1} {
+	for _, version := range []int16{0, 1, 2} {
 		req := kmsg.NewPtrDescribeClusterRequest()
 		req.Version = version
-		req.EndpointType = 1
+		req.EndpointType, req.IncludeFencedBrokers = 1, version == 2
 		resp := roundTrip[*kmsg.DescribeClusterResponse](c, req)
 		if resp.ErrorCode != 0 || resp.ClusterID != *metaResp.ClusterID || resp.ControllerID != 1 || len(resp.Brokers) != 1 {
 			t.Fatalf("v%d: error %v, cluster %q, controller %d, %d brokers", version, kerr.ErrorForCode(resp.ErrorCode), resp.ClusterID, resp.ControllerID, len(resp.Brokers))

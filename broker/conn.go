@@ -188,8 +188,18 @@ func (c *clientConn) logClose(err error) {
 		host = c.remote
 	}
 	reason := err.Error()
-	c.s.connLog.log(slog.LevelWarn, host+"\x00"+reason, "closing connection", "remote", c.remote, "reason", reason)
+	level := slog.LevelWarn
+	if errors.Is(err, errUnsupportedAPI) {
+		// A client probing for an API this broker lacks, as Kafka closes
+		// such connections too: worth knowing, not a warning.
+		level = slog.LevelInfo
+	}
+	c.s.connLog.log(level, host+"\x00"+reason, "closing connection", "remote", c.remote, "reason", reason)
 }
+
+// errUnsupportedAPI marks a request for an API key this broker does not
+// serve; the connection closes, as in Kafka.
+var errUnsupportedAPI = errors.New("unsupported API")
 
 // logError logs a request-path error of this connection once per cause
 // (msg) and counts its repeats: the count goes out with the cause's next
@@ -273,7 +283,7 @@ func parseRequestHeader(frame []byte) (requestHeader, kmsg.Request, []byte, erro
 	}
 	req := kmsg.RequestForKey(h.apiKey)
 	if req == nil {
-		return h, nil, nil, fmt.Errorf("unknown api key %d", h.apiKey)
+		return h, nil, nil, fmt.Errorf("%w: unknown api key %d", errUnsupportedAPI, h.apiKey)
 	}
 	req.SetVersion(h.apiVersion)
 	if req.IsFlexible() {
@@ -366,7 +376,7 @@ func (c *clientConn) handleFrame(frame []byte) (err error) {
 	}
 	api, ok := lookupAPI(&c.s.cfg, h.apiKey)
 	if !ok {
-		return fmt.Errorf("unsupported api key %d (%s)", h.apiKey, kmsg.NameForKey(h.apiKey))
+		return fmt.Errorf("%w: api key %d (%s)", errUnsupportedAPI, h.apiKey, kmsg.NameForKey(h.apiKey))
 	}
 	rc := &requestContext{s: c.s, conn: c, header: h}
 	start := time.Now()

@@ -8,6 +8,7 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestElectLeaders: with the automatic rebalance off, a partition whose
@@ -39,6 +40,22 @@ func TestElectLeaders(t *testing.T) {
 	waitUntil(t, 20*time.Second, "another leader", func() bool {
 		l, _ := leaderOf(ctx, adm, "elect", 0)
 		return l > 0 && l != preferred
+	})
+	// DescribeCluster v2 lists the stopped node, fenced once its session
+	// ended, when asked to (KIP-1073), and leaves it out otherwise.
+	waitUntil(t, 30*time.Second, "the stopped node fenced", func() bool {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.Version, req.EndpointType, req.IncludeFencedBrokers = 2, 1, true
+		resp, err := req.RequestWith(ctx, c.client())
+		if err != nil || len(resp.Brokers) != 3 {
+			return false
+		}
+		for _, b := range resp.Brokers {
+			if b.NodeID == preferred {
+				return b.IsFenced
+			}
+		}
+		return false
 	})
 	c.startAll()
 	waitUntil(t, 30*time.Second, "the preferred replica back in the ISR", func() bool {

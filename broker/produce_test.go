@@ -347,8 +347,16 @@ func TestProduceEveryVersion(t *testing.T) {
 	c := tb.dialRaw()
 	api := apis[kmsg.Produce.Int16()]
 	next := int64(0)
+	_, _, meta := tb.srv.topics.snapshot(tb.srv.topics.get("versions"))
 	for v := api.minVersion; v <= api.maxVersion; v++ {
-		resp := roundTrip[*kmsg.ProduceResponse](c, produceRequest(v, "versions", 0, buildBatch(t, plainBatch(fixtureRecords(3, uint64(v))...))))
+		req := produceRequest(v, "versions", 0, buildBatch(t, plainBatch(fixtureRecords(3, uint64(v))...)))
+		if v >= 13 {
+			req.Topics[0].TopicID = meta.ID // KIP-516: by id only
+		}
+		resp := roundTrip[*kmsg.ProduceResponse](c, req)
+		if v >= 13 && resp.Topics[0].TopicID != meta.ID {
+			t.Fatalf("v%d: response topic id %x", v, resp.Topics[0].TopicID)
+		}
 		p := resp.Topics[0].Partitions[0]
 		if p.ErrorCode != 0 || p.BaseOffset != next || p.LogAppendTime != -1 {
 			t.Fatalf("v%d: error %v, base %d (want %d), log append time %d", v, kerr.ErrorForCode(p.ErrorCode), p.BaseOffset, next, p.LogAppendTime)
@@ -357,6 +365,12 @@ func TestProduceEveryVersion(t *testing.T) {
 			t.Fatalf("v%d: log start offset %d", v, p.LogStartOffset)
 		}
 		next += 3
+	}
+	// v13 with an id this node does not know.
+	unknown := produceRequest(13, "versions", 0, buildBatch(t, plainBatch(fixtureRecords(1, 99)...)))
+	unknown.Topics[0].TopicID = [16]byte{1, 2, 3}
+	if p := roundTrip[*kmsg.ProduceResponse](c, unknown).Topics[0].Partitions[0]; p.ErrorCode != kerr.UnknownTopicID.Code {
+		t.Fatalf("v13 with an unknown topic id: %v", kerr.ErrorForCode(p.ErrorCode))
 	}
 }
 

@@ -1,0 +1,225 @@
+package main
+
+// Operators' commands over Kafka's admin APIs, worded like Kafka's tools:
+//
+//	strata log-dirs describe [--topic T]...      kafka-log-dirs --describe
+//	strata producers describe TOPIC [--partition P]...
+//	                                             kafka-transactions describe-producers
+//	strata leader elect --preferred|--unclean [--topic T [--partition P]...]
+//	                                             kafka-leader-election
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+func init() {
+	rootCmd.AddCommand(newLogDirsCmd(), newProducersCmd(), newLeaderCmd())
+}
+
+func newLogDirsCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "log-dirs", Short: "Describe the brokers' log directories (kafka-log-dirs)"}
+	var topics []string
+	describe := &cobra.Command{
+		Use:   "describe",
+		Short: "Each broker's log directory: partitions with their size and lag, and the volume's space",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			adm, ctx, done, err := openAdmin(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			var set kadm.TopicsSet
+			if len(topics) > 0 {
+				md, err := adm.Metadata(ctx, topics...)
+				if err != nil {
+					return err
+				}
+				set = kadm.TopicsSet{}
+				for _, t := range topics {
+					mt, ok := md.Topics[t]
+					if !ok || mt.Err != nil {
+						return topicError(t, kerr.UnknownTopicOrPartition, "")
+					}
+					set.Add(t, mt.Partitions.Numbers()...)
+				}
+			}
+			all, err := adm.DescribeAllLogDirs(ctx, set)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "BROKER\tDIR\tTOPIC\tPARTITION\tSIZE\tOFFSET-LAG")
+			for _, d := range all.Sorted() {
+				if d.Err != nil {
+					return fmt.Errorf("broker %d dir %s: %w", d.Broker, d.Dir, d.Err)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t(volume)\t-\ttotal %s, usable %s\t-\n", d.Broker, d.Dir, bytesOrUnknown(d.TotalBytes), bytesOrUnknown(d.UsableBytes))
+				for _, p := range d.Topics.Sorted() {
+					fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\n", d.Broker, d.Dir, p.Topic, p.Partition, p.Size, p.OffsetLag)
+				}
+			}
+			return tw.Flush()
+		},
+	}
+	describe.Flags().StringArrayVar(&topics, "topic", nil, "only this topic (repeatable)")
+	cmd.AddCommand(describe)
+	return cmd
+}
+
+func bytesOrUnknown(n int64) string {
+	if n < 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%d", n)
+}
+
+func newProducersCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "producers", Short: "Describe the active producers of partitions (kafka-transactions describe-producers)"}
+	var partitions []int32
+	describe := &cobra.Command{
+		Use:   "describe TOPIC",
+		Short: "The producers a topic's partition leaders keep state for, with open transactions",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			topic := args[0]
+			adm, ctx, done, err := openAdmin(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			if len(partitions) == 0 {
+				md, err := adm.Metadata(ctx, topic)
+				if err != nil {
+					return err
+				}
+				mt, ok := md.Topics[topic]
+				if !ok || mt.Err != nil {
+					return topicError(topic, kerr.UnknownTopicOrPartition, "")
+				}
+				partitions = mt.Partitions.Numbers()
+			}
+			set := kadm.TopicsSet{}
+			set.Add(topic, partitions...)
+			described, err := adm.DescribeProducers(ctx, set)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "PARTITION\tPRODUCER-ID\tEPOCH\tLAST-SEQUENCE\tLAST-TIMESTAMP\tCOORDINATOR-EPOCH\tTXN-START-OFFSET")
+			var errs []error
+			for _, p := range described[topic].Partitions.Sorted() {
+				if p.Err != nil {
+					errs = append(errs, fmt.Errorf("partition %d: %w", p.Partition, p.Err))
+					continue
+				}
+				for _, ap := range p.ActiveProducers.Sorted() {
+					ts := "-"
+					if ap.LastTimestamp > 0 {
+						ts = time.UnixMilli(ap.LastTimestamp).UTC().Format(time.RFC3339)
+					}
+					fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s\t%d\t%d\n", p.Partition, ap.ProducerID, ap.ProducerEpoch, ap.LastSequence, ts, ap.CoordinatorEpoch, ap.CurrentTxnStartOffset)
+				}
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			return errors.Join(errs...)
+		},
+	}
+	describe.Flags().Int32SliceVar(&partitions, "partition", nil, "only these partitions (default: all)")
+	cmd.AddCommand(describe)
+	return cmd
+}
+
+func newLeaderCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "leader", Short: "Leader elections (kafka-leader-election)"}
+	var (
+		preferred, unclean bool
+		topic              string
+		partitions         []int32
+	)
+	elect := &cobra.Command{
+		Use:   "elect",
+		Short: "Elect the preferred replica (or, --unclean, any live replica of a leaderless partition) as leader",
+		Example: `  strata leader elect --preferred                       # every partition
+  strata leader elect --preferred --topic orders --partition 0 --partition 3
+  strata leader elect --unclean --topic orders --partition 1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if preferred == unclean {
+				return errors.New("give one of --preferred or --unclean")
+			}
+			if len(partitions) > 0 && topic == "" {
+				return errors.New("--partition needs --topic")
+			}
+			how := kadm.ElectPreferredReplica
+			if unclean {
+				how = kadm.ElectLiveReplica
+			}
+			adm, ctx, done, err := openAdmin(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			var set kadm.TopicsSet
+			if topic != "" {
+				if len(partitions) == 0 {
+					md, err := adm.Metadata(ctx, topic)
+					if err != nil {
+						return err
+					}
+					mt, ok := md.Topics[topic]
+					if !ok || mt.Err != nil {
+						return topicError(topic, kerr.UnknownTopicOrPartition, "")
+					}
+					partitions = mt.Partitions.Numbers()
+				}
+				set = kadm.TopicsSet{}
+				set.Add(topic, partitions...)
+			}
+			res, err := adm.ElectLeaders(ctx, how, set)
+			if err != nil {
+				return err
+			}
+			var lines []string
+			var errs []error
+			for t, ps := range res {
+				for p, r := range ps {
+					switch {
+					case r.Err == nil:
+						lines = append(lines, fmt.Sprintf("%s-%d: leader elected", t, p))
+					case errors.Is(r.Err, kerr.ElectionNotNeeded):
+						lines = append(lines, fmt.Sprintf("%s-%d: no election needed", t, p))
+					default:
+						errs = append(errs, fmt.Errorf("%s-%d: %w %s", t, p, r.Err, r.ErrMessage))
+					}
+				}
+			}
+			sort.Strings(lines)
+			out := cmd.OutOrStdout()
+			for _, l := range lines {
+				fmt.Fprintln(out, l)
+			}
+			if len(lines) == 0 && len(errs) == 0 {
+				fmt.Fprintln(out, "no partition needed an election")
+			}
+			return errors.Join(errs...)
+		},
+	}
+	fl := elect.Flags()
+	fl.BoolVar(&preferred, "preferred", false, "elect each partition's preferred (first) replica")
+	fl.BoolVar(&unclean, "unclean", false, "elect a live replica, in the ISR or not, for partitions without a leader")
+	fl.StringVar(&topic, "topic", "", "only this topic (default: every partition)")
+	fl.Int32SliceVar(&partitions, "partition", nil, "only these partitions of --topic")
+	cmd.AddCommand(elect)
+	return cmd
+}

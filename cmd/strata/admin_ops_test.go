@@ -1,0 +1,40 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestAdminOpsCommands: log-dirs describe, producers describe and leader
+// elect against a broker, and their refusals.
+func TestAdminOpsCommands(t *testing.T) {
+	addr := startBroker(t, nil)
+	cli(t, addr, "", "topic", "create", "ops", "--partitions", "2")
+	cli(t, addr, "a:1\nb:2\nc:3\n", "produce", "ops", "--key-separator", ":")
+
+	out := cli(t, addr, "", "log-dirs", "describe", "--topic", "ops")
+	if !regexp.MustCompile(`(?m)^1\s+\S+\s+\(volume\)\s+-\s+total \d+, usable \d+`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^1\s+\S+\s+ops\s+[01]\s+[1-9]\d*\s+0$`).MatchString(out) {
+		t.Fatalf("log-dirs describe: %q", out)
+	}
+	out = cli(t, addr, "", "producers", "describe", "ops")
+	if !regexp.MustCompile(`(?m)^[01]\s+\d+\s+0\s+\d+\s+\d{4}-\d\d-\d\dT\S+\s+-1\s+-1$`).MatchString(out) {
+		t.Fatalf("producers describe: %q", out)
+	}
+	if out = cli(t, addr, "", "leader", "elect", "--preferred"); !strings.Contains(out, "no partition needed an election") {
+		t.Fatalf("leader elect: %q", out)
+	}
+	if out = cli(t, addr, "", "leader", "elect", "--preferred", "--topic", "ops", "--partition", "1"); !strings.Contains(out, "ops-1: no election needed") {
+		t.Fatalf("leader elect one partition: %q", out)
+	}
+	for _, args := range [][]string{
+		{"leader", "elect"},
+		{"leader", "elect", "--preferred", "--unclean"},
+		{"leader", "elect", "--preferred", "--partition", "1"},
+		{"producers", "describe", "no-such-topic"},
+		{"log-dirs", "describe", "--topic", "no-such-topic"},
+	} {
+		cliErr(t, addr, "", args...)
+	}
+}
