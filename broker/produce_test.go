@@ -366,12 +366,6 @@ func TestProduceEveryVersion(t *testing.T) {
 		}
 		next += 3
 	}
-	// v13 with an id this node does not know.
-	unknown := produceRequest(13, "versions", 0, buildBatch(t, plainBatch(fixtureRecords(1, 99)...)))
-	unknown.Topics[0].TopicID = [16]byte{1, 2, 3}
-	if p := roundTrip[*kmsg.ProduceResponse](c, unknown).Topics[0].Partitions[0]; p.ErrorCode != kerr.UnknownTopicID.Code {
-		t.Fatalf("v13 with an unknown topic id: %v", kerr.ErrorForCode(p.ErrorCode))
-	}
 }
 
 // TestLogAppendTime: on a LogAppendTime topic the broker stamps each batch

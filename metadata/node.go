@@ -79,9 +79,13 @@ type Node struct {
 	// hub serves observers; nil unless the transport is TCP.
 	hub *observerHub
 
-	recvc  chan *raftpb.Message
-	propc  chan proposal
-	stopc  chan struct{}
+	recvc chan *raftpb.Message
+	propc chan proposal
+	stopc chan struct{}
+	// statusc asks the raft loop for raft.Status (QuorumStatus).
+	statusc chan chan raft.Status
+	// obs are the observers this node streams to (quorum_status.go).
+	obs    observers
 	failed chan struct{} // closed when the loop stops on an error
 	// becameLeader wakes the controller loop when this node wins an election.
 	becameLeader chan struct{}
@@ -124,12 +128,13 @@ func StartNode(cfg Config) (*Node, error) {
 	}
 	cfg.setDefaults()
 	n := &Node{
-		cfg:    cfg,
-		id:     raftID(cfg.NodeID),
-		recvc:  make(chan *raftpb.Message, 4096),
-		propc:  make(chan proposal, 256),
-		stopc:  make(chan struct{}),
-		failed: make(chan struct{}),
+		cfg:     cfg,
+		id:      raftID(cfg.NodeID),
+		recvc:   make(chan *raftpb.Message, 4096),
+		propc:   make(chan proposal, 256),
+		stopc:   make(chan struct{}),
+		failed:  make(chan struct{}),
+		statusc: make(chan chan raft.Status),
 
 		becameLeader: make(chan struct{}, 1),
 	}
@@ -459,6 +464,8 @@ func (n *Node) run() {
 			// Errors here are messages from unknown peers or stale
 			// local types: nothing to do but drop them.
 			_ = n.rn.Step(m)
+		case reply := <-n.statusc:
+			reply <- n.rn.Status()
 		case p := <-n.propc:
 			if err := n.rn.Propose(p.data); err != nil {
 				if errors.Is(err, raft.ErrProposalDropped) {

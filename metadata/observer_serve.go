@@ -191,6 +191,10 @@ func (n *Node) answerObserver(ctx context.Context, oc *obsConn, req uint64, time
 // observerHeartbeat, until ctx ends or a write fails.
 func (n *Node) streamToObserver(ctx context.Context, h *observerHub, oc *obsConn, hello obsHelloMsg) error {
 	pos := hello.index
+	seen := n.obs.track(hello.nodeID)
+	defer n.obs.untrack(hello.nodeID, seen)
+	seen.pos.Store(pos)
+	seen.at.Store(n.cfg.Clock.Now().UnixMilli())
 	wantSnap := hello.flags&helloWantSnapshot != 0
 	beat := time.NewTicker(observerHeartbeat)
 	defer beat.Stop()
@@ -241,6 +245,8 @@ func (n *Node) streamToObserver(ctx context.Context, h *observerHub, oc *obsConn
 			if len(batch) > 0 {
 				pos = batch[len(batch)-1].index
 			}
+			seen.pos.Store(pos)
+			seen.at.Store(n.cfg.Clock.Now().UnixMilli())
 		}
 		select {
 		case <-ctx.Done():

@@ -38,3 +38,13 @@ func TestAdminOpsCommands(t *testing.T) {
 		cliErr(t, addr, "", args...)
 	}
 }
+
+// TestQuorumDescribe: a single node is its quorum's leader and only voter.
+func TestQuorumDescribe(t *testing.T) {
+	addr := startBroker(t, nil)
+	out := cli(t, addr, "", "quorum", "describe")
+	if !strings.Contains(out, "LeaderId: 1\n") || !strings.Contains(out, "CurrentVoters: 1\n") ||
+		!regexp.MustCompile(`(?m)^1\s+\d+\s+0\s+\S+ ago\s+\S+ ago\s+Leader$`).MatchString(out) {
+		t.Fatalf("quorum describe: %q", out)
+	}
+}

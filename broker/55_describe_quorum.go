@@ -1,0 +1,140 @@
+package broker
+
+// DescribeQuorum (key 55), v0-2 (KIP-595, KIP-836, KIP-853's v2 nodes):
+// the metadata quorum (topic __cluster_metadata, partition 0) as its raft
+// leader knows it: leader, epoch (the raft term), high watermark (the
+// commit index), each voter's and each observer's log end (its match
+// index), when the leader last heard from it and, when it holds every
+// committed entry, that time as last caught up. Offsets are raft indexes.
+//   - Only the raft leader knows the followers' progress: another node
+//     answers NOT_LEADER_OR_FOLLOWER with the leader's id, which clients
+//     use to ask it (Kafka's brokers forward the request instead).
+//   - Observers are the broker-only nodes: those streaming from the leader
+//     with their position; those following another controller with their
+//     last heartbeat as last fetch and log_end_offset -1 (unknown here).
+//   - v2 lists the voters' raft endpoints as listener CONTROLLER.
+//   - Needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED).
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
+	"github.com/strata-streaming/strata/metadata"
+)
+
+func init() {
+	registerAPI(kmsg.DescribeQuorum, 0, 2, handleDescribeQuorum)
+	checksACLs(kmsg.DescribeQuorum)
+}
+
+// metadataTopicName is KRaft's name of the metadata log.
+const metadataTopicName = "__cluster_metadata"
+
+func handleDescribeQuorum(rc *requestContext, req *kmsg.DescribeQuorumRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.DescribeQuorumResponse)
+	if !rc.authorizeCluster(acl.OpDescribe) {
+		resp.ErrorCode = rc.countError(kerr.ClusterAuthorizationFailed.Code)
+		return resp
+	}
+	var status metadata.QuorumStatus
+	var statusErr error
+	node, isNode := rc.s.member.(*metadata.Node)
+	if isNode {
+		ctx, cancel := context.WithTimeout(rc.s.ctx, 5*time.Second)
+		status, statusErr = node.QuorumStatus(ctx)
+		cancel()
+	}
+	for _, rt := range req.Topics {
+		t := kmsg.NewDescribeQuorumResponseTopic()
+		t.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			p := kmsg.NewDescribeQuorumResponseTopicPartition()
+			p.Partition = rp.Partition
+			p.LeaderID, p.LeaderEpoch, p.HighWatermark = rc.s.member.LeaderID(), -1, -1
+			switch {
+			case rt.Topic != metadataTopicName || rp.Partition != 0:
+				p.ErrorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
+			case !isNode || statusErr != nil || !status.IsLeader:
+				p.ErrorCode = rc.countError(kerr.NotLeaderForPartition.Code)
+				if status.Term > 0 {
+					p.LeaderEpoch = int32(status.Term)
+				}
+			default:
+				p.LeaderID, p.LeaderEpoch, p.HighWatermark = status.Leader, int32(status.Term), int64(status.Commit)
+				p.CurrentVoters = replicaStates(status.Voters)
+				p.Observers = append(replicaStates(status.Observers), rc.otherObservers(status)...)
+			}
+			if p.ErrorCode != 0 && req.Version >= 2 {
+				p.ErrorMessage = kmsg.StringPtr(kerr.ErrorForCode(p.ErrorCode).Error())
+			}
+			t.Partitions = append(t.Partitions, p)
+		}
+		resp.Topics = append(resp.Topics, t)
+	}
+	if req.Version >= 2 {
+		voters, _ := metadata.ParseVoters(rc.s.cfg.ControllerQuorumVoters)
+		for _, v := range voters {
+			host, portStr, err := net.SplitHostPort(v.Addr)
+			port, perr := strconv.ParseUint(portStr, 10, 16)
+			if err != nil || perr != nil {
+				continue
+			}
+			n := kmsg.NewDescribeQuorumResponseNode()
+			n.NodeID = v.ID
+			l := kmsg.NewDescribeQuorumResponseNodeListener()
+			l.Name, l.Host, l.Port = "CONTROLLER", host, uint16(port)
+			n.Listeners = append(n.Listeners, l)
+			resp.Nodes = append(resp.Nodes, n)
+		}
+	}
+	return resp
+}
+
+func replicaStates(ps []metadata.ReplicaProgress) []kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+	out := make([]kmsg.DescribeQuorumResponseTopicPartitionReplicaState, 0, len(ps))
+	for _, p := range ps {
+		r := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+		r.ReplicaID, r.LogEndOffset = p.ID, int64(p.Match)
+		r.LastFetchTimestamp, r.LastCaughtUpTimestamp = -1, -1
+		if !p.LastContact.IsZero() {
+			r.LastFetchTimestamp = p.LastContact.UnixMilli()
+			if p.CaughtUp {
+				r.LastCaughtUpTimestamp = r.LastFetchTimestamp
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// otherObservers are the registered brokers that are neither voters nor
+// streaming from this node: known by their last heartbeat only.
+func (rc *requestContext) otherObservers(status metadata.QuorumStatus) []kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+	known := map[int32]bool{}
+	for _, p := range status.Voters {
+		known[p.ID] = true
+	}
+	for _, p := range status.Observers {
+		known[p.ID] = true
+	}
+	var out []kmsg.DescribeQuorumResponseTopicPartitionReplicaState
+	st := rc.s.clusterState()
+	for _, id := range st.BrokerIDs() {
+		if known[id] {
+			continue
+		}
+		r := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+		r.ReplicaID, r.LogEndOffset, r.LastFetchTimestamp, r.LastCaughtUpTimestamp = id, -1, -1, -1
+		if ms := st.Brokers[id].LastHeartbeatMs; ms > 0 {
+			r.LastFetchTimestamp = ms
+		}
+		out = append(out, r)
+	}
+	return out
+}
