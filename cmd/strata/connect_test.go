@@ -94,9 +94,17 @@ func TestConnectInServerAndCLI(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	status := waitCLI("running", []string{"status", "files"}, "files (source connector)", "RUNNING", "task 0", restAddr)
-	if strings.Count(status, "RUNNING") != 2 {
-		t.Fatalf("status: %s", status)
+	// The connector may report RUNNING while its task is still
+	// UNASSIGNED: wait for both.
+	deadline = time.Now().Add(30 * time.Second)
+	for status := ""; strings.Count(status, "RUNNING") != 2; {
+		if time.Now().After(deadline) {
+			t.Fatalf("status: %s", status)
+		}
+		status = waitCLI("running", []string{"status", "files"}, "files (source connector)", "RUNNING", "task 0", restAddr)
+		if strings.Count(status, "RUNNING") != 2 {
+			time.Sleep(200 * time.Millisecond) // the CLI polls the REST API, as a user would
+		}
 	}
 	waitCLI("list", []string{"list"}, "files", "source", "1/1 running")
 	waitCLI("offsets", []string{"offsets", "files"}, `"position": 4`, `"filename": "`+input+`"`)
