@@ -14,6 +14,7 @@ package broker
 //     top from v3; before v3, which has no error field there, no results.
 
 import (
+	"path/filepath"
 	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -46,6 +47,9 @@ func handleDescribeLogDirs(rc *requestContext, req *kmsg.DescribeLogDirsRequest)
 	}
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.Dir = rc.s.cfg.DataDir
+	if abs, err := filepath.Abs(dir.Dir); err == nil {
+		dir.Dir = abs // as Kafka reports it, whatever --data-dir said
+	}
 	dir.TotalBytes, dir.UsableBytes = -1, -1
 	var fs syscall.Statfs_t
 	if err := syscall.Statfs(rc.s.cfg.DataDir, &fs); err == nil {
