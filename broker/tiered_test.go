@@ -703,7 +703,10 @@ func TestTieredOffsetForLeaderEpoch(t *testing.T) {
 	next := *p.Role() // a new leader epoch, as a leader change would give
 	next.LeaderEpoch++
 	p.SetRole(&next, time.Now().UnixMilli())
-	produceValues(t, cl, "epochs", 800)
+	// Enough of epoch 1 that local retention (128 KiB) drops the segment
+	// holding the epoch boundary whatever the batching (800 records were
+	// borderline under load).
+	produceValues(t, cl, "epochs", 2400)
 	waitFor(t, 20*time.Second, "epoch 0 wholly remote", func() bool { return p.Log().LogStartOffset() >= epoch1Start })
 	if e, end := p.Log().EndOffsetForEpoch(0); e != -1 {
 		t.Fatalf("local log still knows epoch 0 (%d, %d); the test needs it remote-only", e, end)
