@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,7 +27,14 @@ type writer struct {
 	update string
 	stop   chan struct{}
 	done   chan error
+	// rows counts the inserts so far.
+	rows atomic.Int64
 }
+
+// minWriterRows is how many rows a run needs to mean something; the
+// writer keeps going past its time until it made them (a loaded machine
+// writes slowly).
+const minWriterRows = 50
 
 func startWriter(t *testing.T, db *sql.DB, insert, update string) *writer {
 	w := &writer{db: db, insert: insert, update: update, stop: make(chan struct{}), done: make(chan error, 1)}
@@ -51,6 +59,7 @@ func startWriter(t *testing.T, db *sql.DB, insert, update string) *writer {
 					return
 				}
 				ids++
+				w.rows.Store(ids)
 			}
 			time.Sleep(time.Millisecond) // pacing of the load, not synchronisation
 		}
@@ -97,9 +106,9 @@ func runWithRestarts(t *testing.T, cfg connect.Config, w *writer, restarts int, 
 		last := round == restarts
 		halted := false
 		batches := 2 + rng.Intn(6)
-		finalDeadline := deadline.Add(20 * time.Second)
+		finalDeadline := deadline.Add(35 * time.Second) // the writer may run 15 s past deadline
 		for b := 0; ; b++ {
-			if last && !halted && time.Now().After(deadline) {
+			if last && !halted && time.Now().After(deadline) && (w.rows.Load() >= minWriterRows || time.Now().After(deadline.Add(15*time.Second))) {
 				w.halt(t)
 				halted = true
 			}
@@ -252,7 +261,7 @@ func TestSourceRestartExactlyOnce(t *testing.T) {
 				w := startWriter(t, db, be.insert, be.update)
 				delivered := runWithRestarts(t, cfg, w, 6, 1500*time.Millisecond, caughtUpWith(t, db, "items", mode))
 				final := finalVersions(t, db, "items")
-				if len(final) < 50 {
+				if len(final) < minWriterRows {
 					t.Fatalf("writer made only %d rows", len(final))
 				}
 				checkExactlyOnce(t, mode, delivered, final)
