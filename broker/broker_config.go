@@ -1,18 +1,18 @@
 package broker
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/strata-streaming/strata/broker/storage"
+	"github.com/strata-streaming/strata/internal/properties"
 	"github.com/strata-streaming/strata/internal/tlsconf"
 	"github.com/strata-streaming/strata/tiering"
 )
@@ -505,34 +505,22 @@ var finerUnits = map[string][]string{
 // returned in unknown rather than failing, because Kafka's own files carry
 // many (listeners, controller.quorum.voters, …) that do not apply here.
 func (c *Config) LoadProperties(path string) (unknown []string, err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("broker: config: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	line := 0
-	for sc.Scan() {
-		line++
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || text[0] == '#' || text[0] == '!' {
-			continue
-		}
-		i := strings.IndexAny(text, "=:")
-		if i < 0 {
-			return nil, fmt.Errorf("broker: config %s:%d: expected key=value", path, line)
-		}
-		key, value := strings.TrimSpace(text[:i]), strings.TrimSpace(text[i+1:])
+	err = properties.Each(path, func(line int, key, value string) error {
 		if err := c.Set(key, value); err != nil {
 			if errors.Is(err, ErrUnknownProperty) {
 				unknown = append(unknown, key)
-				continue
+				return nil
 			}
-			return nil, fmt.Errorf("broker: config %s:%d: %w", path, line, err)
+			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("broker: config %s: %w", path, err)
+		return nil
+	})
+	var open *fs.PathError
+	switch {
+	case errors.As(err, &open):
+		return nil, fmt.Errorf("broker: config: %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("broker: config %w", err)
 	}
 	return unknown, nil
 }

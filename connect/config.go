@@ -13,6 +13,7 @@ import (
 
 	"github.com/strata-streaming/strata/internal/clientconf"
 	"github.com/strata-streaming/strata/internal/httpsec"
+	"github.com/strata-streaming/strata/internal/properties"
 )
 
 // ErrInvalidConfig marks a worker configuration that cannot be used.
@@ -144,10 +145,9 @@ func NewWorkerConfig(props map[string]string) (WorkerConfig, error) {
 	case !https && hasSSL:
 		errs = append(errs, fmt.Errorf("%s listeners.https.ssl.* given, but listeners is not https://…", workerPropertyIntro))
 	}
-	if g, err := httpsec.New(c.RESTSecurity); err != nil {
+	// The files and URLs they name are opened by Start.
+	if err := httpsec.CheckKeys(c.RESTSecurity); err != nil {
 		errs = append(errs, fmt.Errorf("%s REST security: %w", workerPropertyIntro, err))
-	} else {
-		g.Close()
 	}
 	if c.RESTListen == "" {
 		c.RESTListen = DefaultRESTListen
@@ -227,7 +227,7 @@ func (c WorkerConfig) Validate() error {
 // LoadProperties reads a Java-style .properties file (key=value or
 // key: value, # and ! comments).
 func LoadProperties(path string) (map[string]string, error) {
-	props, err := clientconf.ReadFile(path)
+	props, err := properties.Read(path)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %w", err)
 	}

@@ -6,6 +6,7 @@ package quota
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -25,14 +26,7 @@ var Keys = []string{ProducerByteRate, ConsumerByteRate, RequestPercentage, Contr
 func IntegerKey(k string) bool { return k == ProducerByteRate || k == ConsumerByteRate }
 
 // Known reports whether k is a quota key.
-func Known(k string) bool {
-	for _, x := range Keys {
-		if x == k {
-			return true
-		}
-	}
-	return false
-}
+func Known(k string) bool { return slices.Contains(Keys, k) }
 
 // Validate checks one quota value.
 func Validate(key string, v float64) error {

@@ -10,7 +10,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -72,11 +71,10 @@ func (f *aclFlags) resourceList() []aclResource {
 	return out
 }
 
-// parseACLEnum parses a name of a kmsg enum, without case or underscores
-// (ClusterAction, CLUSTER_ACTION).
+// parseACLEnum parses a name of a kmsg enum, which ignores case, '-' and
+// '_' (ClusterAction, CLUSTER_ACTION), and words the error for the CLI.
 func parseACLEnum[T ~int8](what, s string, parse func(string) (T, error)) (T, error) {
-	norm := strings.ToUpper(strings.ReplaceAll(strings.ReplaceAll(s, "-", ""), "_", ""))
-	v, err := parse(norm)
+	v, err := parse(s)
 	if err != nil {
 		return 0, fmt.Errorf("unknown %s %q", what, s)
 	}

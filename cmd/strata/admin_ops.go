@@ -9,6 +9,7 @@ package main
 //	                                             kafka-leader-election
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
@@ -39,17 +40,8 @@ func newLogDirsCmd() *cobra.Command {
 			defer done()
 			var set kadm.TopicsSet
 			if len(topics) > 0 {
-				md, err := adm.Metadata(ctx, topics...)
-				if err != nil {
+				if set, err = topicPartitions(ctx, adm, nil, topics...); err != nil {
 					return err
-				}
-				set = kadm.TopicsSet{}
-				for _, t := range topics {
-					mt, ok := md.Topics[t]
-					if !ok || mt.Err != nil {
-						return topicError(t, kerr.UnknownTopicOrPartition, "")
-					}
-					set.Add(t, mt.Partitions.Numbers()...)
 				}
 			}
 			all, err := adm.DescribeAllLogDirs(ctx, set)
@@ -75,6 +67,31 @@ func newLogDirsCmd() *cobra.Command {
 	return cmd
 }
 
+// topicPartitions is the set of partitions of topics a command works on:
+// the given ones, or every partition of each topic (an unknown topic is
+// UNKNOWN_TOPIC_OR_PARTITION).
+func topicPartitions(ctx context.Context, adm *kadm.Client, partitions []int32, topics ...string) (kadm.TopicsSet, error) {
+	set := kadm.TopicsSet{}
+	if len(partitions) > 0 {
+		for _, t := range topics {
+			set.Add(t, partitions...)
+		}
+		return set, nil
+	}
+	md, err := adm.Metadata(ctx, topics...)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range topics {
+		mt, ok := md.Topics[t]
+		if !ok || mt.Err != nil {
+			return nil, topicError(t, kerr.UnknownTopicOrPartition, "")
+		}
+		set.Add(t, mt.Partitions.Numbers()...)
+	}
+	return set, nil
+}
+
 func bytesOrUnknown(n int64) string {
 	if n < 0 {
 		return "unknown"
@@ -96,19 +113,10 @@ func newProducersCmd() *cobra.Command {
 				return err
 			}
 			defer done()
-			if len(partitions) == 0 {
-				md, err := adm.Metadata(ctx, topic)
-				if err != nil {
-					return err
-				}
-				mt, ok := md.Topics[topic]
-				if !ok || mt.Err != nil {
-					return topicError(topic, kerr.UnknownTopicOrPartition, "")
-				}
-				partitions = mt.Partitions.Numbers()
+			set, err := topicPartitions(ctx, adm, partitions, topic)
+			if err != nil {
+				return err
 			}
-			set := kadm.TopicsSet{}
-			set.Add(topic, partitions...)
 			described, err := adm.DescribeProducers(ctx, set)
 			if err != nil {
 				return err
@@ -170,21 +178,11 @@ func newLeaderCmd() *cobra.Command {
 				return err
 			}
 			defer done()
-			var set kadm.TopicsSet
+			var set kadm.TopicsSet // nil: every partition
 			if topic != "" {
-				if len(partitions) == 0 {
-					md, err := adm.Metadata(ctx, topic)
-					if err != nil {
-						return err
-					}
-					mt, ok := md.Topics[topic]
-					if !ok || mt.Err != nil {
-						return topicError(topic, kerr.UnknownTopicOrPartition, "")
-					}
-					partitions = mt.Partitions.Numbers()
+				if set, err = topicPartitions(ctx, adm, partitions, topic); err != nil {
+					return err
 				}
-				set = kadm.TopicsSet{}
-				set.Add(topic, partitions...)
 			}
 			res, err := adm.ElectLeaders(ctx, how, set)
 			if err != nil {

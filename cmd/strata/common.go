@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/internal/clientconf"
+	"github.com/strata-streaming/strata/internal/properties"
 )
 
 const (
@@ -110,7 +111,7 @@ func (s connSettings) securityOptions() ([]kgo.Opt, error) {
 	if s.commandConfig == "" {
 		return nil, nil
 	}
-	props, err := clientconf.ReadFile(s.commandConfig)
+	props, err := properties.Read(s.commandConfig)
 	if err != nil {
 		return nil, fmt.Errorf("--command-config: %w", err)
 	}

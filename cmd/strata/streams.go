@@ -42,6 +42,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/internal/clientconf"
+	"github.com/strata-streaming/strata/internal/properties"
 	"github.com/strata-streaming/strata/streams"
 	"github.com/strata-streaming/strata/streams/job"
 )
@@ -393,7 +394,7 @@ func startStreamsAddon(ctx context.Context, env addonEnv) (func() error, error) 
 	brokers := env.Brokers
 	var clientOpts []kgo.Opt
 	if path, _ := env.Flags.GetString("jobs-command-config"); path != "" {
-		props, err := clientconf.ReadFile(path)
+		props, err := properties.Read(path)
 		if err != nil {
 			return nil, fmt.Errorf("--jobs-command-config: %w", err)
 		}

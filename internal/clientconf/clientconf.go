@@ -6,9 +6,7 @@
 package clientconf
 
 import (
-	"bufio"
 	"fmt"
-	"os"
 	"regexp"
 	"strings"
 
@@ -18,33 +16,6 @@ import (
 
 	"github.com/strata-streaming/strata/internal/tlsconf"
 )
-
-// ReadFile reads a Java-style properties file (key=value or key: value,
-// # and ! comments).
-func ReadFile(path string) (map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	props := map[string]string{}
-	sc := bufio.NewScanner(f)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' || line[0] == '!' {
-			continue
-		}
-		i := strings.IndexAny(line, "=:")
-		if i <= 0 {
-			return nil, fmt.Errorf("%s:%d: want key=value", path, n)
-		}
-		props[strings.TrimSpace(line[:i])] = strings.TrimSpace(line[i+1:])
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return props, nil
-}
 
 // Security reports whether key is a setting Options reads.
 func Security(key string) bool {

@@ -5,16 +5,18 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-streaming/strata/internal/properties"
 )
 
-func TestReadFileAndOptions(t *testing.T) {
+func TestOptionsFromAPropertiesFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "client.properties")
 	doc := "# comment\n! also a comment\n\nsecurity.protocol = SASL_PLAINTEXT\nsasl.mechanism: SCRAM-SHA-256\n" +
 		`sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="al\"ice" password="p=w;";` + "\nlinger.ms=5\n"
 	if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	props, err := ReadFile(path)
+	props, err := properties.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +36,7 @@ func TestReadFileAndOptions(t *testing.T) {
 	if err := os.WriteFile(path, []byte("no separator here\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadFile(path); err == nil || !strings.Contains(err.Error(), ":1:") {
+	if _, err := properties.Read(path); err == nil || !strings.Contains(err.Error(), ":1:") {
 		t.Fatalf("bad line: %v", err)
 	}
 	if _, err := Options(map[string]string{"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN", "sasl.login.callback.handler.class": "x",

@@ -39,6 +39,20 @@ func Known(key string) bool {
 	return tlsconf.Known(key)
 }
 
+// CheckKeys refuses settings New would not read, without opening any
+// file or URL (for validating a configuration before it is used).
+func CheckKeys(props map[string]string) error {
+	for k := range props {
+		if !Known(k) {
+			return fmt.Errorf("%s is not supported", k)
+		}
+	}
+	if props["auth.bearer.jwks.endpoint.url"] == "" && (props["auth.bearer.expected.issuer"] != "" || props["auth.bearer.expected.audience"] != "") {
+		return errors.New("auth.bearer.* settings need auth.bearer.jwks.endpoint.url")
+	}
+	return nil
+}
+
 // Guard secures one HTTP listener. The zero of everything (no settings)
 // is plain HTTP with no authentication.
 type Guard struct {
@@ -64,11 +78,11 @@ func New(props map[string]string, openPaths ...string) (*Guard, error) {
 	for _, p := range openPaths {
 		g.open[p] = true
 	}
+	if err := CheckKeys(props); err != nil {
+		return nil, err
+	}
 	ssl := map[string]string{}
 	for k, v := range props {
-		if !Known(k) {
-			return nil, fmt.Errorf("%s is not supported", k)
-		}
 		if strings.HasPrefix(k, "ssl.") {
 			ssl[k] = v
 		}
@@ -110,8 +124,6 @@ func New(props map[string]string, openPaths ...string) (*Guard, error) {
 			return nil, err
 		}
 		g.bearer, g.jwks, g.required = v, jwks, true
-	} else if props["auth.bearer.expected.issuer"] != "" || props["auth.bearer.expected.audience"] != "" {
-		return nil, errors.New("auth.bearer.* settings need auth.bearer.jwks.endpoint.url")
 	}
 	return g, nil
 }
