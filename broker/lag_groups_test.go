@@ -6,6 +6,7 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -179,4 +180,98 @@ func commitSync(ctx context.Context, cl *kgo.Client, offsets map[string]map[int3
 		}
 	})
 	return result
+}
+
+// Every node of a three-node cluster answers the lag API for every group,
+// not only the group's coordinator: the same committed offsets, log end
+// offsets and lag, the whole cluster's group list, and 404 for a group
+// nobody has.
+func TestLagAnsweredByEveryNode(t *testing.T) {
+	c := startTestCluster(t, 3, func(cfg *Config) {
+		cfg.HTTPListen = "127.0.0.1:0"
+		cfg.GroupInitialRebalanceDelayMs = 0
+	})
+	ctx := testContext(t)
+	adm := kadm.NewClient(c.client())
+	if resp, err := adm.CreateTopic(ctx, 2, 3, nil, "orders"); err != nil || resp.Err != nil {
+		t.Fatalf("create: %v %v", err, resp.Err)
+	}
+	producer := c.client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))
+	var records []*kgo.Record
+	for p := range int32(2) {
+		for range 10 {
+			records = append(records, &kgo.Record{Topic: "orders", Partition: p, Value: []byte("o")})
+		}
+	}
+	if err := producer.ProduceSync(ctx, records...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 4, LeaderEpoch: -1})
+	offsets.Add(kadm.Offset{Topic: "orders", Partition: 1, At: 10, LeaderEpoch: -1})
+	if resp, err := adm.CommitOffsets(ctx, "billing", offsets); err != nil || resp.Error() != nil {
+		t.Fatalf("commit: %v %v", err, resp.Error())
+	}
+	coordinators := adm.FindGroupCoordinators(ctx, "billing")
+	if coordinators["billing"].Err != nil {
+		t.Fatalf("find coordinator: %v", coordinators["billing"].Err)
+	}
+	coordinator := coordinators["billing"].NodeID
+
+	type lagAnswer struct {
+		Group       string `json:"group"`
+		Coordinator *int32 `json:"coordinator"`
+		TotalLag    int64  `json:"total_lag"`
+		Partitions  []struct {
+			Topic           string `json:"topic"`
+			Partition       int32  `json:"partition"`
+			CommittedOffset int64  `json:"committed_offset"`
+			LogEndOffset    *int64 `json:"log_end_offset"`
+			LagRecords      *int64 `json:"lag_records"`
+		} `json:"partitions"`
+	}
+	want := "orders/0 committed 4 end 10 lag 6; orders/1 committed 10 end 10 lag 0; total 6"
+	describe := func(a lagAnswer) string {
+		var parts []string
+		for _, p := range a.Partitions {
+			if p.LogEndOffset == nil || p.LagRecords == nil {
+				parts = append(parts, fmt.Sprintf("%s/%d committed %d end null", p.Topic, p.Partition, p.CommittedOffset))
+				continue
+			}
+			parts = append(parts, fmt.Sprintf("%s/%d committed %d end %d lag %d", p.Topic, p.Partition, p.CommittedOffset, *p.LogEndOffset, *p.LagRecords))
+		}
+		return strings.Join(parts, "; ") + fmt.Sprintf("; total %d", a.TotalLag)
+	}
+	for _, nb := range c.nodes {
+		base := "http://" + nb.srv.HTTPAddr()
+		var got lagAnswer
+		var code int
+		// A follower's high watermark may trail the leader's a moment.
+		waitUntil(t, 10*time.Second, fmt.Sprintf("node %d's lag of billing", nb.cfg.NodeID), func() bool {
+			got = lagAnswer{}
+			code = httpJSON(t, http.MethodGet, base+"/v1/groups/billing/lag", &got)
+			return code == http.StatusOK && describe(got) == want
+		})
+		switch {
+		case nb.cfg.NodeID == coordinator && got.Coordinator != nil:
+			t.Errorf("node %d (the coordinator) names coordinator %d", nb.cfg.NodeID, *got.Coordinator)
+		case nb.cfg.NodeID != coordinator && (got.Coordinator == nil || *got.Coordinator != coordinator):
+			t.Errorf("node %d: coordinator %v, want %d", nb.cfg.NodeID, got.Coordinator, coordinator)
+		}
+
+		var list groupListResponse
+		if code := httpJSON(t, http.MethodGet, base+"/v1/groups", &list); code != http.StatusOK {
+			t.Fatalf("node %d: GET /v1/groups: %d %+v", nb.cfg.NodeID, code, list)
+		}
+		if len(list.Groups) != 1 || list.Groups[0].Group != "billing" || list.Groups[0].TotalLag != 6 || list.Groups[0].Partitions != 2 {
+			t.Errorf("node %d: groups = %+v", nb.cfg.NodeID, list.Groups)
+		}
+
+		var e struct {
+			Error string `json:"error"`
+		}
+		if code := httpJSON(t, http.MethodGet, base+"/v1/groups/nobody/lag", &e); code != http.StatusNotFound || e.Error != `group "nobody" not found` {
+			t.Errorf("node %d: unknown group: %d %q", nb.cfg.NodeID, code, e.Error)
+		}
+	}
 }

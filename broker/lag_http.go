@@ -6,12 +6,19 @@ package broker
 //	GET /v1/groups/{group}/lag  per partition: committed offset, log end offset,
 //	                            lag in records and seconds, status and the window
 //
+// Every node answers for every group: one that another node coordinates
+// is asked of the cluster over the Kafka protocol (lag_remote.go), and the
+// list is the whole cluster's. When the cluster cannot be asked the answer
+// is 502 {"error": "..."}.
+//
 // An unknown group is 404 {"error": "..."}; other methods are 405. Status
 // and severity are the lag package's (OK, WARN, STOP, STALL, REWIND; OK,
 // WARN, ERR); see its documentation for the rules.
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -30,6 +37,9 @@ type groupSummaryJSON struct {
 	Status     lag.Status   `json:"status"`
 	Severity   lag.Severity `json:"severity"`
 	TotalLag   int64        `json:"total_lag"`
+	// Coordinator is the group's coordinator when another node is
+	// (lag_remote.go); absent when this node is.
+	Coordinator *int32 `json:"coordinator,omitempty"`
 }
 
 type groupListJSON struct {
@@ -58,20 +68,22 @@ type partitionLagJSON struct {
 	LagRecords      *int64       `json:"lag_records"`
 	LagSeconds      *float64     `json:"lag_seconds"` // null: gone, or no timestamp
 	Status          lag.Status   `json:"status"`
-	LastCommit      time.Time    `json:"last_commit"`
-	Complete        float64      `json:"complete"` // how full the window is, 0..1
+	LastCommit      time.Time    `json:"last_commit,omitzero"` // absent from another node's answer
+	Complete        float64      `json:"complete"`             // how full the window is, 0..1
 	Window          []commitJSON `json:"window"`
 }
 
 type groupLagJSON struct {
-	Group      string             `json:"group"`
-	State      string             `json:"state"`
-	Members    int                `json:"members"`
-	Status     lag.Status         `json:"status"`
-	Severity   lag.Severity       `json:"severity"`
-	TotalLag   int64              `json:"total_lag"`
-	Window     windowJSON         `json:"window"`
-	Partitions []partitionLagJSON `json:"partitions"`
+	Group    string       `json:"group"`
+	State    string       `json:"state"`
+	Members  int          `json:"members"`
+	Status   lag.Status   `json:"status"`
+	Severity lag.Severity `json:"severity"`
+	TotalLag int64        `json:"total_lag"`
+	// Coordinator: as in groupSummaryJSON.
+	Coordinator *int32             `json:"coordinator,omitempty"`
+	Window      windowJSON         `json:"window"`
+	Partitions  []partitionLagJSON `json:"partitions"`
 }
 
 type adminErrorJSON struct {
@@ -83,6 +95,10 @@ type adminErrorJSON struct {
 // the sampler (a server task that stops with the server).
 func (s *Server) mountLag(mux *http.ServeMux) {
 	m := newLagMonitor(s.topics, s.logger, s.groups.snapshot, lag.Config{})
+	if len(s.listeners) > 0 {
+		m.cluster = newClusterGroups(s.interBrokerSeed, s.interBrokerOpts())
+		s.goTask(func() { <-s.ctx.Done(); m.cluster.close() })
+	}
 	s.lag = m // before the Kafka listener serves: the coordinator reports commits to it
 	s.metrics.registry.MustRegister(newLagCollector(m))
 	m.mountLagRoutes(mux)
@@ -118,7 +134,7 @@ func writeAdminJSON(w http.ResponseWriter, code int, v any) {
 	_ = enc.Encode(v)
 }
 
-func (m *lagMonitor) serveGroups(w http.ResponseWriter, _ *http.Request) {
+func (m *lagMonitor) serveGroups(w http.ResponseWriter, r *http.Request) {
 	snaps := m.sample()
 	now := m.now()
 	out := groupListJSON{Groups: make([]groupSummaryJSON, 0, len(snaps))}
@@ -134,6 +150,20 @@ func (m *lagMonitor) serveGroups(w http.ResponseWriter, _ *http.Request) {
 		}
 		out.Groups = append(out.Groups, s)
 	}
+	if m.cluster != nil {
+		local := make(map[string]bool, len(snaps))
+		for _, g := range snaps {
+			local[g.Group] = true
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), remoteLagTimeout)
+		remote, err := m.remoteGroups(ctx, local)
+		cancel()
+		if err != nil {
+			writeAdminJSON(w, http.StatusBadGateway, adminErrorJSON{Error: "asking the cluster for its groups: " + err.Error()})
+			return
+		}
+		out.Groups = append(out.Groups, remote...)
+	}
 	sort.Slice(out.Groups, func(i, j int) bool { return out.Groups[i].Group < out.Groups[j].Group })
 	writeAdminJSON(w, http.StatusOK, out)
 }
@@ -146,6 +176,20 @@ func (m *lagMonitor) serveGroupLag(w http.ResponseWriter, r *http.Request) {
 		if snaps[i].Group == name {
 			g = &snaps[i]
 			break
+		}
+	}
+	if g == nil && m.cluster != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), remoteLagTimeout)
+		out, err := m.remoteGroupLag(ctx, name)
+		cancel()
+		switch {
+		case errors.Is(err, errGroupNotFound):
+		case err != nil:
+			writeAdminJSON(w, http.StatusBadGateway, adminErrorJSON{Error: fmt.Sprintf("asking the coordinator of group %q: %v", name, err)})
+			return
+		default:
+			writeAdminJSON(w, http.StatusOK, out)
+			return
 		}
 	}
 	if g == nil {

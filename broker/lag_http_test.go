@@ -202,6 +202,7 @@ type groupLagResponse struct {
 }
 
 type groupListResponse struct {
+	Error  string `json:"error"`
 	Groups []struct {
 		Group      string `json:"group"`
 		State      string `json:"state"`

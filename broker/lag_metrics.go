@@ -39,6 +39,8 @@ const (
 	// lagSampleInterval is how often the monitor samples the coordinator
 	// and the log end offsets (commits themselves arrive by the hook).
 	lagSampleInterval = 5 * time.Second
+	// remoteLagTimeout bounds the questions the lag API asks the cluster.
+	remoteLagTimeout = 10 * time.Second
 	// recordTimeCacheTTL bounds how long a looked-up record timestamp is
 	// trusted (compaction may remove the record at an offset) and how long
 	// an unused one is kept.
@@ -51,6 +53,7 @@ type lagMonitor struct {
 	logger    *slog.Logger
 	snapshots func() []groupSnapshot // the coordinator's groups (groupCoordinator.snapshot)
 	eval      *lag.Evaluator
+	cluster   *clusterGroups // the other nodes' groups (lag_remote.go); nil in unit tests
 	now       func() time.Time
 
 	mu struct {
