@@ -224,7 +224,10 @@ type Plugin struct {
 	Aliases []string
 	Type    string // "source" or "sink"
 	Version string
-	New     func() Connector // returns a SourceConnector or a SinkConnector
+	// Logger names the logger the connector and its tasks get through
+	// LoggerFrom (loggers.go); "" is strata.connect.plugin.<Class>.
+	Logger string
+	New    func() Connector // returns a SourceConnector or a SinkConnector
 }
 
 var plugins = map[string]*Plugin{}

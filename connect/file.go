@@ -36,6 +36,7 @@ func init() {
 		Aliases: []string{"FileStreamSource", "FileStreamSourceConnector", "org.apache.kafka.connect.file.FileStreamSourceConnector"},
 		Type:    "source",
 		Version: Version,
+		Logger:  fileLogger,
 		New:     func() Connector { return &fileSourceConnector{} },
 	})
 	Register(Plugin{
@@ -43,11 +44,15 @@ func init() {
 		Aliases: []string{"FileStreamSink", "FileStreamSinkConnector", "org.apache.kafka.connect.file.FileStreamSinkConnector"},
 		Type:    "sink",
 		Version: Version,
+		Logger:  fileLogger,
 		New:     func() Connector { return &fileSinkConnector{} },
 	})
 }
 
 const defaultFileBatchSize = 2000
+
+// fileLogger is the file connectors' logger (loggers.go).
+const fileLogger = "strata.connect.file"
 
 type fileSourceConnector struct{ cfg Config }
 
@@ -104,7 +109,7 @@ type fileSourceTask struct {
 
 func (t *fileSourceTask) partition() map[string]any { return map[string]any{"filename": t.path} }
 
-func (t *fileSourceTask) Start(_ context.Context, cfg Config, offsets OffsetReader) error {
+func (t *fileSourceTask) Start(ctx context.Context, cfg Config, offsets OffsetReader) error {
 	t.path, t.topic, t.batchSize = cfg["file"], cfg["topic"], defaultFileBatchSize
 	if b := cfg["batch.size"]; b != "" {
 		n, err := strconv.Atoi(b)
@@ -124,6 +129,7 @@ func (t *fileSourceTask) Start(_ context.Context, cfg Config, offsets OffsetRead
 		}
 		t.position = pos
 	}
+	LoggerFrom(ctx).Debug("file-source: task started", "file", t.path, "topic", t.topic, "position", t.position)
 	return nil
 }
 

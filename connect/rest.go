@@ -39,19 +39,23 @@ func httpErr(code int, format string, args ...any) *restError {
 // Handler returns the REST API's handler.
 func (w *Worker) Handler() http.Handler {
 	mux := http.NewServeMux()
+	log := w.loggers.logger(restLogger)
 	h := func(pattern string, f func(*http.Request) (int, any, error)) {
 		mux.HandleFunc(pattern, func(rw http.ResponseWriter, r *http.Request) {
 			ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 			defer cancel()
+			start := time.Now()
 			status, body, err := f(r.WithContext(ctx))
 			if err != nil {
 				var re *restError
 				if !errors.As(err, &re) {
 					re = &restError{Code: http.StatusInternalServerError, Message: err.Error()}
 				}
+				log.Debug("connect: REST request", "method", r.Method, "path", r.URL.Path, "status", re.Code, "elapsed", time.Since(start), "err", re.Message)
 				writeJSON(rw, re.Code, re)
 				return
 			}
+			log.Debug("connect: REST request", "method", r.Method, "path", r.URL.Path, "status", status, "elapsed", time.Since(start))
 			if body == nil {
 				rw.WriteHeader(status)
 				return
@@ -82,6 +86,9 @@ func (w *Worker) Handler() http.Handler {
 	h("GET /connector-plugins", w.restPlugins)
 	h("GET /connector-plugins/{type}/config", w.restPluginConfig)
 	h("PUT /connector-plugins/{type}/config/validate", w.restValidate)
+	h("GET /admin/loggers", w.restLoggers)
+	h("GET /admin/loggers/{name}", w.restLogger)
+	h("PUT /admin/loggers/{name}", w.restSetLogger)
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
 		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 			probe := r.Clone(r.Context())
@@ -743,14 +750,33 @@ type pluginInfo struct {
 	Version string `json:"version"`
 }
 
-func (w *Worker) restPlugins(*http.Request) (int, any, error) {
+// restPlugins lists the connector classes (each name and alias), and with
+// connectorsOnly=false (KIP-769) the converters too. Strata has no header
+// converters (headers travel as bytes), transformations or predicates, so
+// no plugin of those types is listed.
+func (w *Worker) restPlugins(r *http.Request) (int, any, error) {
+	connectorsOnly := true
+	if v := r.URL.Query().Get("connectorsOnly"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return 0, nil, httpErr(http.StatusBadRequest, "Invalid value %q for connectorsOnly: want true or false", v)
+		}
+		connectorsOnly = b
+	}
 	out := []pluginInfo{}
 	for _, p := range Plugins() {
 		for _, name := range append([]string{p.Class}, p.Aliases...) {
 			out = append(out, pluginInfo{Class: name, Type: p.Type, Version: p.Version})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Class < out[j].Class })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Type < out[j].Type || out[i].Type == out[j].Type && out[i].Class < out[j].Class // sinks, sources, each by class, as Kafka
+	})
+	if !connectorsOnly {
+		for _, class := range []string{ByteArrayConverterClass, JSONConverterClass, StringConverterClass} {
+			out = append(out, pluginInfo{Class: class, Type: "converter", Version: Version})
+		}
+	}
 	return http.StatusOK, out, nil
 }
 
@@ -842,11 +868,14 @@ func (w *Worker) restValidate(r *http.Request) (int, any, error) {
 			return 0, nil, httpErr(http.StatusBadRequest, "Included connector type %s does not match request type %s", c, r.PathValue("type"))
 		}
 	} else {
+		// Kafka refuses a config without connector.class; the path names it.
 		cfg = copyConfig(cfg)
 		cfg["connector.class"] = r.PathValue("type")
 	}
 	v := validateConnectorConfig(cfg)
-	resp := validateResponse{Name: p.Class, ErrorCount: v.errorCount(), Groups: []string{}, Configs: []validateConfig{}}
+	// As Kafka: the name is the connector class the config gives (the
+	// name or alias used), not the plugin's canonical name.
+	resp := validateResponse{Name: cfg["connector.class"], ErrorCount: v.errorCount(), Groups: []string{}, Configs: []validateConfig{}}
 	seenGroup := map[string]bool{}
 	for i, k := range v.keys {
 		g := v.groups[k.Name]

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -26,6 +27,11 @@ type store struct {
 	producer *kgo.Client
 	admin    *kadm.Client
 	changed  chan struct{} // config records applied; cap 1
+	// onLogLevel applies a cluster-scoped logger level (KIP-976) read from
+	// the config topic, if written at or after since: as in Kafka, a
+	// worker ignores the requests made before it started. Set before start.
+	onLogLevel func(namespace, level string)
+	since      time.Time
 
 	mu struct {
 		sync.Mutex
@@ -114,6 +120,7 @@ func (s *store) run(ctx context.Context) {
 			s.log.Warn("connect: reading internal topic", "topic", topic, "partition", p, "err", err)
 		})
 		configChanged := false
+		var levels []loggerLevelRecord
 		s.mu.Lock()
 		fetches.EachRecord(func(r *kgo.Record) {
 			pos := s.mu.position[r.Topic]
@@ -128,6 +135,15 @@ func (s *store) run(ctx context.Context) {
 			var err error
 			switch r.Topic {
 			case s.cfg.ConfigTopic:
+				if ns, ok := strings.CutPrefix(string(r.Key), loggerClusterPrefix); ok {
+					var v loggerLevelValue
+					if r.Value != nil && !r.Timestamp.Before(s.since) {
+						if err = json.Unmarshal(r.Value, &v); err == nil {
+							levels = append(levels, loggerLevelRecord{namespace: ns, level: v.Level})
+						}
+					}
+					break
+				}
 				err = s.mu.state.applyConfig(r.Offset, string(r.Key), r.Value)
 				configChanged = true
 			case s.cfg.StatusTopic:
@@ -142,6 +158,11 @@ func (s *store) run(ctx context.Context) {
 		close(s.mu.wake)
 		s.mu.wake = make(chan struct{})
 		s.mu.Unlock()
+		for _, l := range levels {
+			if s.onLogLevel != nil {
+				s.onLogLevel(l.namespace, l.level)
+			}
+		}
 		if configChanged {
 			select {
 			case s.changed <- struct{}{}:
@@ -297,4 +318,16 @@ func (s *store) close() {
 		s.consumer.Close()
 	}
 	s.producer.Close()
+}
+
+// loggerClusterPrefix keys a cluster-scoped logger level in the config
+// topic, as Kafka Connect's: logger-cluster-<namespace> → {"level": "DEBUG"}.
+const loggerClusterPrefix = "logger-cluster-"
+
+type loggerLevelValue struct {
+	Level string `json:"level"`
+}
+
+type loggerLevelRecord struct {
+	namespace, level string
 }

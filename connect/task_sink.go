@@ -74,7 +74,7 @@ func (w *Worker) runSinkTask(ctx context.Context, r *runner, id TaskID, connCfg,
 	}
 	defer func() {
 		if err := task.Stop(); err != nil {
-			w.log.Warn("connect: stopping task", "task", id.String(), "err", err)
+			w.taskLog.Warn("connect: stopping task", "task", id.String(), "err", err)
 		}
 	}()
 	w.markRunning(ctx, r)
@@ -88,7 +88,7 @@ func (w *Worker) runSinkTask(ctx context.Context, r *runner, id TaskID, connCfg,
 			return nil
 		}
 		fetches.EachError(func(topic string, p int32, err error) {
-			w.log.Warn("connect: sink fetch", "task", id.String(), "topic", topic, "partition", p, "err", err)
+			w.taskLog.Warn("connect: sink fetch", "task", id.String(), "topic", topic, "partition", p, "err", err)
 		})
 		raw := fetches.Records()
 		if len(raw) == 0 {
@@ -100,7 +100,7 @@ func (w *Worker) runSinkTask(ctx context.Context, r *runner, id TaskID, connCfg,
 		for _, kr := range raw {
 			sr, stage, err := convertSink(kr, keyConv, valConv)
 			if err != nil {
-				if err := policy.deadLetter(ctx, w.log, dlq, id, stage, kr, err); err != nil {
+				if err := policy.deadLetter(ctx, w.taskLog, dlq, id, stage, kr, err); err != nil {
 					return fmt.Errorf("task %s: %w", id, err)
 				}
 				continue
@@ -121,7 +121,7 @@ func (w *Worker) runSinkTask(ctx context.Context, r *runner, id TaskID, connCfg,
 			return err
 		}
 		if err := consumer.CommitRecords(ctx, raw...); err != nil && ctx.Err() == nil {
-			w.log.Warn("connect: committing sink offsets", "task", id.String(), "err", err)
+			w.taskLog.Warn("connect: committing sink offsets", "task", id.String(), "err", err)
 		}
 		consumer.AllowRebalance()
 	}
@@ -147,7 +147,7 @@ func (w *Worker) putBatch(ctx context.Context, task SinkTask, id TaskID, policy 
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if err := policy.deadLetter(ctx, w.log, dlq, id, "TASK_PUT", origin[i], err); err != nil {
+			if err := policy.deadLetter(ctx, w.taskLog, dlq, id, "TASK_PUT", origin[i], err); err != nil {
 				return fmt.Errorf("task %s: %w", id, err)
 			}
 		}
@@ -169,7 +169,7 @@ func (w *Worker) flushBatch(ctx context.Context, task SinkTask, id TaskID, polic
 	if !policy.tolerateAll || ctx.Err() != nil {
 		return fmt.Errorf("task %s flush: %w", id, err)
 	}
-	w.log.Warn("connect: flush failed; writing the batch one record at a time", "task", id.String(), "records", len(batch), "err", err)
+	w.taskLog.Warn("connect: flush failed; writing the batch one record at a time", "task", id.String(), "records", len(batch), "err", err)
 	for i := range batch {
 		one := batch[i : i+1]
 		err := policy.retryRetriable(ctx, func() error { return task.Put(ctx, one) })
@@ -180,7 +180,7 @@ func (w *Worker) flushBatch(ctx context.Context, task SinkTask, id TaskID, polic
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			if err := policy.deadLetter(ctx, w.log, dlq, id, "TASK_PUT", origin[i], err); err != nil {
+			if err := policy.deadLetter(ctx, w.taskLog, dlq, id, "TASK_PUT", origin[i], err); err != nil {
 				return fmt.Errorf("task %s: %w", id, err)
 			}
 		}

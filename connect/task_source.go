@@ -97,7 +97,7 @@ func (w *Worker) runSourceTask(ctx context.Context, r *runner, id TaskID, connCf
 			fctx, cancel := context.WithTimeout(context.Background(), w.finalFlushTimeout())
 			defer cancel()
 			if err := w.flushSourceOffsets(fctx, producer, task, id, st); err != nil {
-				w.log.Warn("connect: final offset flush", "task", id.String(), "err", err)
+				w.taskLog.Warn("connect: final offset flush", "task", id.String(), "err", err)
 			}
 		}()
 	}
@@ -128,7 +128,7 @@ func (w *Worker) runSourceTask(ctx context.Context, r *runner, id TaskID, connCf
 					return fmt.Errorf("task %s: %w", id, err)
 				}
 				if err := task.Commit(ctx); err != nil {
-					w.log.Warn("connect: task commit", "task", id.String(), "err", err)
+					w.taskLog.Warn("connect: task commit", "task", id.String(), "err", err)
 				}
 			} else {
 				for i, kr := range krecs {
@@ -154,13 +154,13 @@ func (w *Worker) runSourceTask(ctx context.Context, r *runner, id TaskID, connCf
 		// Stopping: persist what was acknowledged before the task stops.
 		fctx, cancel := context.WithTimeout(context.Background(), w.finalFlushTimeout())
 		if err := w.flushSourceOffsets(fctx, producer, task, id, st); err != nil {
-			w.log.Warn("connect: final offset flush", "task", id.String(), "err", err)
+			w.taskLog.Warn("connect: final offset flush", "task", id.String(), "err", err)
 		}
 		cancel()
 	}
 	stopped = true
 	if err := task.Stop(); err != nil {
-		w.log.Warn("connect: stopping task", "task", id.String(), "err", err)
+		w.taskLog.Warn("connect: stopping task", "task", id.String(), "err", err)
 	}
 	return nil
 }
@@ -302,7 +302,7 @@ func (w *Worker) flushSourceOffsets(ctx context.Context, producer *kgo.Client, t
 	}
 	if len(offsets) > 0 {
 		if err := task.Commit(ctx); err != nil {
-			w.log.Warn("connect: task commit", "task", id.String(), "err", err)
+			w.taskLog.Warn("connect: task commit", "task", id.String(), "err", err)
 		}
 	}
 	return nil
@@ -373,7 +373,7 @@ func (w *Worker) convertSource(ctx context.Context, id TaskID, recs []SourceReco
 				return nil, nil, nil, fmt.Errorf("task %s: %s failed for a record to %s: %w (errors.tolerance=none)", id, stage, sr.Topic, err)
 			}
 			if policy.logErrors {
-				w.log.Warn("connect: skipping source record", "task", id.String(), "stage", stage, "err", err)
+				w.taskLog.Warn("connect: skipping source record", "task", id.String(), "stage", stage, "err", err)
 			}
 			// Skipped: nothing to wait for, its offset may pass.
 			st.ack(st.track(sr), nil)
@@ -410,7 +410,7 @@ func (w *Worker) recordTopic(ctx context.Context, id TaskID, topic string) {
 	var v topicStatusValue
 	v.Topic.Name, v.Topic.Connector, v.Topic.Task, v.Topic.Discover = topic, id.Connector, id.Task, time.Now().UnixMilli()
 	if err := w.store.writeStatus(ctx, "topic-"+topic+"-connector-"+id.Connector, v); err != nil {
-		w.log.Warn("connect: recording topic", "topic", topic, "err", err)
+		w.taskLog.Warn("connect: recording topic", "topic", topic, "err", err)
 	}
 }
 

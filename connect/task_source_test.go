@@ -187,7 +187,8 @@ func TestRetriableRetriedUntilStopped(t *testing.T) {
 	}
 
 	var logs bytes.Buffer
-	w := &Worker{log: slog.New(slog.NewTextHandler(&logs, nil))}
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	w := &Worker{log: logger, taskLog: logger}
 	sink := &flakySink{failures: 3}
 	p.logErrors = true
 	batch := []SinkRecord{{Topic: "t", Offset: 0}, {Topic: "t", Offset: 1}, {Topic: "t", Offset: 2}}
@@ -299,7 +300,8 @@ func (s *rejectingSink) Flush(context.Context) error {
 // drops only the bad record; under none it fails the task.
 func TestFlushFailureToleratedRecordByRecord(t *testing.T) {
 	var logs bytes.Buffer
-	w := &Worker{log: slog.New(slog.NewTextHandler(&logs, nil))}
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	w := &Worker{log: logger, taskLog: logger}
 	batch := []SinkRecord{{Topic: "t", Offset: 0}, {Topic: "t", Offset: 1}, {Topic: "t", Offset: 2}}
 	origin := []*kgo.Record{{Topic: "t", Offset: 0}, {Topic: "t", Offset: 1}, {Topic: "t", Offset: 2}}
 

@@ -29,7 +29,9 @@ import (
 // the clients and the listener.
 type Worker struct {
 	cfg      WorkerConfig
-	log      *slog.Logger
+	loggers  *loggers     // named loggers with levels set at run time (loggers.go)
+	log      *slog.Logger // strata.connect.worker
+	taskLog  *slog.Logger // strata.connect.task
 	kopts    []kgo.Opt
 	store    *store
 	groupCl  *kgo.Client
@@ -144,7 +146,8 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	w := &Worker{cfg: cfg, log: log, kick: make(chan struct{}, 1), closed: make(chan struct{})}
+	lg := newLoggers(log.Handler())
+	w := &Worker{cfg: cfg, loggers: lg, log: lg.logger(workerLogger), taskLog: lg.logger(taskLogger), kick: make(chan struct{}, 1), closed: make(chan struct{})}
 	w.mu.assigned = map[unit]bool{}
 	w.mu.runners = map[unit]*runner{}
 	w.kopts = append([]kgo.Opt{
@@ -181,9 +184,10 @@ func (w *Worker) Start(ctx context.Context) error {
 		}
 		return err
 	}
-	if w.store, err = newStore(w.cfg, w.log, w.kopts); err != nil {
+	if w.store, err = newStore(w.cfg, w.loggers.logger(storeLogger), w.kopts); err != nil {
 		return fail(err)
 	}
+	w.store.since, w.store.onLogLevel = time.Now(), w.applyClusterLogLevel
 	if err := w.store.ensureTopics(ctx); err != nil {
 		return fail(err)
 	}
@@ -195,7 +199,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
-	w.member = &membership{client: w.groupCl, cfg: w.cfg, log: w.log, rejoin: make(chan struct{}, 1), hooks: groupHooks{
+	w.member = &membership{client: w.groupCl, cfg: w.cfg, log: w.loggers.logger(groupLogger), rejoin: make(chan struct{}, 1), hooks: groupHooks{
 		metadata: w.joinMetadata,
 		assign:   w.assign,
 		assigned: w.onAssigned,
@@ -553,6 +557,7 @@ func (w *Worker) runConnector(ctx context.Context, r *runner, name string, cfg C
 		return err
 	}
 	conn := plugin.New()
+	ctx = withLogger(ctx, w.loggers.logger(pluginLogger(plugin)).With("connector", name))
 	if err := conn.Start(ctx, cfg); err != nil {
 		return fmt.Errorf("starting connector %s: %w", name, err)
 	}
@@ -621,6 +626,7 @@ func (w *Worker) runTask(ctx context.Context, r *runner, id TaskID, connCfg, tas
 		return err
 	}
 	conn := plugin.New()
+	ctx = withLogger(ctx, w.loggers.logger(pluginLogger(plugin)).With("connector", id.Connector, "task", id.Task))
 	switch c := conn.(type) {
 	case SourceConnector:
 		return w.runSourceTask(ctx, r, id, connCfg, taskCfg, c.NewTask())

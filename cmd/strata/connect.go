@@ -110,7 +110,75 @@ func newConnectCmd() *cobra.Command {
 		newConnectTargetCmd("stop", "Stop a connector (needed before changing its offsets)", "PUT", "/stop", "Stopped"),
 		newConnectRestartCmd(),
 		newConnectTargetCmd("delete", "Delete a connector", "DELETE", "", "Deleted"),
-		newConnectOffsetsCmd())
+		newConnectOffsetsCmd(), newConnectLoggersCmd())
+	return cmd
+}
+
+// newConnectLoggersCmd reads and sets logger levels through /admin/loggers.
+func newConnectLoggersCmd() *cobra.Command {
+	var level, scope string
+	cmd := &cobra.Command{
+		Use:   "loggers [NAME]",
+		Short: "Show logger levels, or set one with --level (--scope cluster: every worker)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: connectRun(func(ctx context.Context, c *connectClient, cmd *cobra.Command, args []string) error {
+			type loggerLevel struct {
+				Level        string `json:"level"`
+				LastModified *int64 `json:"last_modified"`
+			}
+			out := cmd.OutOrStdout()
+			if scope != "" && scope != "worker" && scope != "cluster" {
+				return fmt.Errorf("--scope %q: want worker or cluster", scope)
+			}
+			if level != "" {
+				if len(args) == 0 {
+					return errors.New("--level needs a logger NAME")
+				}
+				path := "/admin/loggers/" + url.PathEscape(args[0])
+				if scope != "" {
+					path += "?scope=" + url.QueryEscape(scope)
+				}
+				var changed []string
+				code, err := c.do(ctx, "PUT", path, map[string]string{"level": level}, &changed)
+				if err != nil {
+					return err
+				}
+				if code == http.StatusNoContent {
+					fmt.Fprintf(out, "Set %s to %s on every worker\n", args[0], strings.ToUpper(level))
+					return nil
+				}
+				fmt.Fprintf(out, "Set %s to %s: %s\n", args[0], strings.ToUpper(level), strings.Join(changed, ", "))
+				return nil
+			}
+			all := map[string]loggerLevel{}
+			if len(args) == 1 {
+				var one loggerLevel
+				if _, err := c.do(ctx, "GET", "/admin/loggers/"+url.PathEscape(args[0]), nil, &one); err != nil {
+					return err
+				}
+				all[args[0]] = one
+			} else if _, err := c.do(ctx, "GET", "/admin/loggers", nil, &all); err != nil {
+				return err
+			}
+			names := make([]string, 0, len(all))
+			for n := range all {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "LOGGER\tLEVEL\tLAST MODIFIED")
+			for _, n := range names {
+				modified := "-"
+				if m := all[n].LastModified; m != nil {
+					modified = time.UnixMilli(*m).UTC().Format(time.RFC3339)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", n, all[n].Level, modified)
+			}
+			return tw.Flush()
+		}),
+	}
+	cmd.Flags().StringVar(&level, "level", "", "set the level: TRACE, DEBUG, INFO, WARN, ERROR, FATAL, OFF")
+	cmd.Flags().StringVar(&scope, "scope", "", "worker (default) or cluster")
 	return cmd
 }
 

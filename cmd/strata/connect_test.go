@@ -128,6 +128,26 @@ func TestConnectInServerAndCLI(t *testing.T) {
 	if _, err := runConnectCLI(t, "--url", url, "status", "files"); err == nil || err.Error() != "Connector files not found (HTTP 404)" {
 		t.Fatalf("status after delete: %v", err)
 	}
+	// Logger levels: set on this worker, shown by name and in the list;
+	// a bad level is the server's one-line 400.
+	if out, err := runConnectCLI(t, "--url", url, "loggers", "strata.connect.rest", "--level", "debug"); err != nil || out != "Set strata.connect.rest to DEBUG: strata.connect.rest\n" {
+		t.Fatalf("loggers --level: %q %v", out, err)
+	}
+	if out, err := runConnectCLI(t, "--url", url, "loggers", "strata.connect.rest"); err != nil || !strings.Contains(out, "strata.connect.rest  DEBUG") || strings.Contains(out, "  -") {
+		t.Fatalf("loggers NAME: %q %v", out, err)
+	}
+	if out, err := runConnectCLI(t, "--url", url, "loggers"); err != nil || !strings.Contains(out, "root ") || !strings.Contains(out, "strata.connect.worker") {
+		t.Fatalf("loggers: %q %v", out, err)
+	}
+	if out, err := runConnectCLI(t, "--url", url, "loggers", "strata.connect.store", "--level", "warn", "--scope", "cluster"); err != nil || out != "Set strata.connect.store to WARN on every worker\n" {
+		t.Fatalf("loggers --scope cluster: %q %v", out, err)
+	}
+	if _, err := runConnectCLI(t, "--url", url, "loggers", "strata.connect", "--level", "loud"); err == nil || err.Error() != "Invalid log level 'loud'. (HTTP 400)" {
+		t.Fatalf("loggers with a bad level: %v", err)
+	}
+	if _, err := runConnectCLI(t, "--url", url, "loggers", "x", "--level", "info", "--scope", "galaxy"); err == nil || !strings.Contains(err.Error(), "want worker or cluster") {
+		t.Fatalf("loggers with a bad scope: %v", err)
+	}
 	// Bad invocations fail with one line.
 	if _, err := runConnectCLI(t, "--url", url, "create"); err == nil || !strings.Contains(err.Error(), "-f FILE") {
 		t.Fatalf("create without -f: %v", err)

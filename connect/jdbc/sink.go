@@ -96,6 +96,7 @@ func (t *SinkTask) Start(ctx context.Context, cfg connect.Config) error {
 	defer t.mu.Unlock()
 	t.mu.cfg, t.mu.db, t.mu.dialect = parsed, db, d
 	t.mu.tables = map[string]*sinkTable{}
+	connect.LoggerFrom(ctx).Debug("jdbc-sink: task started", "insert.mode", parsed.insertMode)
 	return nil
 }
 

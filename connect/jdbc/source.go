@@ -164,6 +164,7 @@ func (t *SourceTask) Start(ctx context.Context, cfg connect.Config, offsets conn
 		t.closeLocked()
 		return err
 	}
+	connect.LoggerFrom(ctx).Debug("jdbc-source: task started", "tables", len(t.mu.queriers))
 	return nil
 }
 
