@@ -6,10 +6,13 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +22,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/internal/tlsconf"
 )
 
 // scrapeLag returns the strata_group_* samples of /metrics by series text,
@@ -191,12 +196,20 @@ func TestLagAnsweredByEveryNode(t *testing.T) {
 		cfg.HTTPListen = "127.0.0.1:0"
 		cfg.GroupInitialRebalanceDelayMs = 0
 	})
+	checkLagOnEveryNode(t, c, seedBillingGroup(t, c), nil)
+}
+
+// seedBillingGroup writes 10 records to each of the two partitions of
+// orders (three replicas) and commits offsets 4 and 10 for group billing
+// with a client of opts; it returns the group's coordinator.
+func seedBillingGroup(t *testing.T, c *testCluster, opts ...kgo.Opt) int32 {
+	t.Helper()
 	ctx := testContext(t)
-	adm := kadm.NewClient(c.client())
+	adm := kadm.NewClient(c.client(opts...))
 	if resp, err := adm.CreateTopic(ctx, 2, 3, nil, "orders"); err != nil || resp.Err != nil {
 		t.Fatalf("create: %v %v", err, resp.Err)
 	}
-	producer := c.client(kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks()))
+	producer := c.client(append([]kgo.Opt{kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.RequiredAcks(kgo.AllISRAcks())}, opts...)...)
 	var records []*kgo.Record
 	for p := range int32(2) {
 		for range 10 {
@@ -216,8 +229,40 @@ func TestLagAnsweredByEveryNode(t *testing.T) {
 	if coordinators["billing"].Err != nil {
 		t.Fatalf("find coordinator: %v", coordinators["billing"].Err)
 	}
-	coordinator := coordinators["billing"].NodeID
+	return coordinators["billing"].NodeID
+}
 
+// checkLagOnEveryNode asks every node of c for the lag of group billing
+// (orders/0 committed at 4 of 10, orders/1 at 10 of 10), the group list
+// and an unknown group; auth, if not nil, authenticates the requests.
+func checkLagOnEveryNode(t *testing.T, c *testCluster, coordinator int32, auth func(*http.Request)) {
+	t.Helper()
+	get := func(url string, v any) int {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auth != nil {
+			auth(req)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("GET %s: content type %q, body %s", url, ct, body)
+		}
+		if err := json.Unmarshal(body, v); err != nil {
+			t.Fatalf("GET %s: %v in %s", url, err, body)
+		}
+		return resp.StatusCode
+	}
 	type lagAnswer struct {
 		Group       string `json:"group"`
 		Coordinator *int32 `json:"coordinator"`
@@ -249,7 +294,7 @@ func TestLagAnsweredByEveryNode(t *testing.T) {
 		// A follower's high watermark may trail the leader's a moment.
 		waitUntil(t, 10*time.Second, fmt.Sprintf("node %d's lag of billing", nb.cfg.NodeID), func() bool {
 			got = lagAnswer{}
-			code = httpJSON(t, http.MethodGet, base+"/v1/groups/billing/lag", &got)
+			code = get(base+"/v1/groups/billing/lag", &got)
 			return code == http.StatusOK && describe(got) == want
 		})
 		switch {
@@ -260,7 +305,7 @@ func TestLagAnsweredByEveryNode(t *testing.T) {
 		}
 
 		var list groupListResponse
-		if code := httpJSON(t, http.MethodGet, base+"/v1/groups", &list); code != http.StatusOK {
+		if code := get(base+"/v1/groups", &list); code != http.StatusOK {
 			t.Fatalf("node %d: GET /v1/groups: %d %+v", nb.cfg.NodeID, code, list)
 		}
 		if len(list.Groups) != 1 || list.Groups[0].Group != "billing" || list.Groups[0].TotalLag != 6 || list.Groups[0].Partitions != 2 {
@@ -270,8 +315,52 @@ func TestLagAnsweredByEveryNode(t *testing.T) {
 		var e struct {
 			Error string `json:"error"`
 		}
-		if code := httpJSON(t, http.MethodGet, base+"/v1/groups/nobody/lag", &e); code != http.StatusNotFound || e.Error != `group "nobody" not found` {
+		if code := get(base+"/v1/groups/nobody/lag", &e); code != http.StatusNotFound || e.Error != `group "nobody" not found` {
 			t.Errorf("node %d: unknown group: %d %q", nb.cfg.NodeID, code, e.Error)
 		}
 	}
+}
+
+// TestLagAnsweredByEveryNodeOverMutualTLS: the same with an mTLS-only
+// listener, an authorizer and basic authentication on the admin listener:
+// a node asks the coordinator with its own certificate (User:broker, the
+// super user); the HTTP caller still needs its credentials on every node.
+func TestLagAnsweredByEveryNodeOverMutualTLS(t *testing.T) {
+	f := newTLSFixture(t)
+	adminCert := f.ca.Issue("admin")
+	users := filepath.Join(t.TempDir(), "http-users")
+	if err := os.WriteFile(users, []byte("ops=ops-pw\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := startTestCluster(t, 3, func(cfg *Config) {
+		cfg.HTTPListen = "127.0.0.1:0"
+		mustSet(t, cfg,
+			"listeners", "INTERNAL://"+cfg.Listen,
+			"listener.security.protocol.map", "INTERNAL:SSL",
+			"inter.broker.listener.name", "INTERNAL",
+			"ssl.keystore.location", f.server.Keystore,
+			"ssl.truststore.location", f.ca.File,
+			"ssl.client.auth", "required",
+			"ssl.principal.mapping.rules", "RULE:^CN=([^,]*),.*$/$1/,DEFAULT",
+			"authorizer.class.name", "strata",
+			"super.users", "User:broker;User:admin;User:ops",
+			"admin.http.auth.basic.users.file", users,
+		)
+	})
+	src, err := tlsconf.New(map[string]string{tlsconf.TruststoreLocation: f.ca.File, tlsconf.KeystoreLocation: adminCert.Keystore})
+	if err != nil {
+		t.Fatal(err)
+	}
+	coordinator := seedBillingGroup(t, c, kgo.DialTLSConfig(src.ClientConfig()))
+	for _, nb := range c.nodes {
+		resp, err := http.Get("http://" + nb.srv.HTTPAddr() + "/v1/groups/billing/lag")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("node %d without credentials: %d", nb.cfg.NodeID, resp.StatusCode)
+		}
+	}
+	checkLagOnEveryNode(t, c, coordinator, func(r *http.Request) { r.SetBasicAuth("ops", "ops-pw") })
 }
