@@ -13,6 +13,8 @@ package broker
 // seconds where this node holds a replica of the partition) but no Burrow
 // window: status OK, window empty, complete 0, no last_commit, and
 // "coordinator" names the node whose answer has the full evaluation.
+// /v1/groups leaves out a group whose coordinator cannot answer at the
+// moment (a restarting node) rather than failing the whole list.
 
 import (
 	"context"
@@ -91,28 +93,35 @@ type remoteGroup struct {
 	offsets     []kadm.OffsetResponse // committed, sorted by topic and partition
 }
 
-// describeRemote asks the group's coordinator for its state, members and
-// committed offsets. A group the coordinator reports as Dead with no
-// offsets is errGroupNotFound.
-func describeRemote(ctx context.Context, adm *kadm.Client, names ...string) ([]remoteGroup, error) {
+// describeRemote asks the groups' coordinators for their state, members
+// and committed offsets. A group the coordinator reports as Dead with no
+// offsets is left out; one whose coordinator could not answer is in
+// failed.
+func describeRemote(ctx context.Context, adm *kadm.Client, names ...string) (found []remoteGroup, failed map[string]error) {
+	failed = map[string]error{}
 	described, err := adm.DescribeGroups(ctx, names...)
 	if err != nil && len(described) == 0 {
-		return nil, fmt.Errorf("describing groups: %w", err)
+		for _, name := range names {
+			failed[name] = fmt.Errorf("describing group %q: %w", name, err)
+		}
+		return nil, failed
 	}
 	fetched := adm.FetchManyOffsets(ctx, names...)
 	var out []remoteGroup
 	for _, name := range names {
 		d, ok := described[name]
 		if !ok || d.Err != nil && !errors.Is(d.Err, kerr.GroupIDNotFound) {
+			failed[name] = fmt.Errorf("describing group %q: no answer", name)
 			if ok {
-				return nil, fmt.Errorf("describing group %q: %w", name, d.Err)
+				failed[name] = fmt.Errorf("describing group %q: %w", name, d.Err)
 			}
-			return nil, fmt.Errorf("describing group %q: no answer", name)
+			continue
 		}
 		g := remoteGroup{name: name, state: d.State, members: len(d.Members), coordinator: d.Coordinator.NodeID}
 		if f, ok := fetched[name]; ok {
 			if f.Err != nil && !errors.Is(f.Err, kerr.GroupIDNotFound) {
-				return nil, fmt.Errorf("fetching offsets of group %q: %w", name, f.Err)
+				failed[name] = fmt.Errorf("fetching offsets of group %q: %w", name, f.Err)
+				continue
 			}
 			f.Fetched.Each(func(o kadm.OffsetResponse) {
 				if o.Err == nil && o.At >= 0 {
@@ -129,7 +138,7 @@ func describeRemote(ctx context.Context, adm *kadm.Client, names ...string) ([]r
 		})
 		out = append(out, g)
 	}
-	return out, nil
+	return out, failed
 }
 
 // endOffsets lists the high watermarks of the groups' partitions at their
@@ -161,8 +170,8 @@ func (m *lagMonitor) remoteGroupLag(ctx context.Context, name string) (groupLagJ
 	if err != nil {
 		return groupLagJSON{}, err
 	}
-	groups, err := describeRemote(ctx, adm, name)
-	if err != nil {
+	groups, failed := describeRemote(ctx, adm, name)
+	if err := failed[name]; err != nil {
 		return groupLagJSON{}, err
 	}
 	if len(groups) == 0 {
@@ -242,9 +251,11 @@ func (m *lagMonitor) remoteGroups(ctx context.Context, local map[string]bool) ([
 	if len(names) == 0 {
 		return nil, nil
 	}
-	groups, err := describeRemote(ctx, adm, names...)
-	if err != nil {
-		return nil, err
+	// A group whose coordinator cannot answer now (a node restarting) is
+	// left out of the list rather than failing it.
+	groups, failed := describeRemote(ctx, adm, names...)
+	for name, err := range failed {
+		m.logger.Debug("lag: group left out of /v1/groups", "group", name, "err", err)
 	}
 	ends, err := endOffsets(ctx, adm, groups)
 	if err != nil {
