@@ -117,7 +117,7 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 			st.TopicID = t.id
 		}
 		if req.Version >= 5 {
-			eff := resolveTopicConfig(&rc.s.cfg, configs)
+			eff := resolveTopicConfig(rc.s.conf(), configs)
 			for _, name := range sortedTopicConfigNames() {
 				c := kmsg.NewCreateTopicsResponseTopicConfig()
 				c.Name = name

@@ -9,10 +9,16 @@ package broker
 //     (v3+).
 //   - A null or empty config name list describes every config, as Kafka does.
 //   - v3+ include_documentation: one sentence per config (config_docs.go).
-//   - Brokers (this node's id, or "" for the cluster default): the broker
-//     properties Strata knows, read-only (they are static: set them in the
-//     config file, flags or environment), and the security settings given
-//     (passwords, private keys and JAAS lines as null, is_sensitive).
+//   - Brokers (this node's id): every broker property Strata knows with its
+//     effective value, Kafka's source (DYNAMIC_BROKER_CONFIG,
+//     DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG),
+//     type and synonyms, read_only unless it is dynamic, and the security
+//     settings given (passwords, private keys and JAAS lines as null,
+//     is_sensitive); "" (the cluster default): the dynamic defaults set
+//     (dynamic_config.go).
+//   - Broker loggers (this node's id): every logger's level (broker_logger.go).
+//   - Groups: consumer.session.timeout.ms and consumer.heartbeat.interval.ms,
+//     GROUP_CONFIG when the group sets them (dynamic_config.go).
 
 import (
 	"strconv"
@@ -69,36 +75,11 @@ func handleDescribeConfigs(rc *requestContext, req *kmsg.DescribeConfigsRequest)
 				out.Configs = append(out.Configs, c)
 			}
 		case kmsg.ConfigResourceTypeBroker:
-			if r.ResourceName != "" && r.ResourceName != strconv.Itoa(int(rc.s.cfg.NodeID)) {
-				out.ErrorCode = rc.countError(kerr.InvalidRequest.Code)
-				msg := "unknown broker " + strconv.Quote(r.ResourceName)
-				out.ErrorMessage = &msg
-				break
-			}
-			for _, p := range rc.s.cfg.describe() {
-				if !wanted(p.name) {
-					continue
-				}
-				c := kmsg.NewDescribeConfigsResponseResourceConfig()
-				c.Name = p.name
-				if p.sensitive {
-					c.IsSensitive = true
-				} else {
-					v := p.value
-					c.Value = &v
-				}
-				c.ReadOnly = true
-				c.Source = kmsg.ConfigSourceDefaultConfig
-				if p.explicit {
-					c.Source = kmsg.ConfigSourceStaticBrokerConfig
-				}
-				c.IsDefault = !p.explicit
-				c.ConfigType = kmsg.ConfigTypeString
-				if req.IncludeDocumentation {
-					c.Documentation = configDoc(p.name)
-				}
-				out.Configs = append(out.Configs, c)
-			}
+			rc.describeBrokerConfigs(r, req, &out)
+		case kmsg.ConfigResourceTypeBrokerLogger:
+			rc.describeBrokerLoggers(r, &out)
+		case kmsg.ConfigResourceTypeGroupConfig:
+			rc.describeGroupConfigs(r, req, &out)
 		default:
 			out.ErrorCode = rc.countError(kerr.InvalidRequest.Code)
 			msg := "unsupported resource type " + r.ResourceType.String()
@@ -122,9 +103,15 @@ func (rc *requestContext) topicConfigSynonyms(name string, overrides map[string]
 		add(name, v, kmsg.ConfigSourceDynamicTopicConfig)
 	}
 	def := topicConfigDefs[name]
-	for _, syn := range def.brokerSynonyms {
-		if v, ok := rc.s.cfg.explicit[syn]; ok {
-			add(syn, v, kmsg.ConfigSourceStaticBrokerConfig)
+	d := rc.s.dyn.Load()
+	for _, layer := range []struct {
+		values map[string]string
+		src    kmsg.ConfigSource
+	}{{d.node, kmsg.ConfigSourceDynamicBrokerConfig}, {d.cluster, kmsg.ConfigSourceDynamicDefaultBrokerConfig}, {rc.s.cfg.explicit, kmsg.ConfigSourceStaticBrokerConfig}} {
+		for _, syn := range def.brokerSynonyms {
+			if v, ok := layer.values[syn]; ok {
+				add(syn, v, layer.src)
+			}
 		}
 	}
 	if len(def.brokerSynonyms) > 0 {

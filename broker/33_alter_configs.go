@@ -1,8 +1,9 @@
 package broker
 
-// AlterConfigs (key 33), v0–v2: replaces a topic's whole set of overrides
-// (configs not listed return to their defaults). Broker configs are static
-// in Strata and get INVALID_REQUEST; bad names or values get INVALID_CONFIG.
+// AlterConfigs (key 33), v0–v2: replaces a topic's, a broker's (or the
+// cluster default's) or a group's whole set of dynamic configs (configs
+// not listed return to their defaults); bad names or values, and broker
+// properties that are not dynamic, get INVALID_CONFIG.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -44,7 +45,17 @@ func (rc *requestContext) alterTopicConfigs(typ kmsg.ConfigResourceType, name st
 	switch typ {
 	case kmsg.ConfigResourceTypeTopic:
 	case kmsg.ConfigResourceTypeBroker:
-		return kerr.InvalidRequest.Code, "broker configs are static in Strata: set them with --set, --config or STRATA_* variables and restart"
+		if configs == nil {
+			configs = map[string]string{}
+		}
+		return rc.alterBrokerConfigs(name, configs, validateOnly)
+	case kmsg.ConfigResourceTypeGroupConfig:
+		if configs == nil {
+			configs = map[string]string{}
+		}
+		return rc.alterGroupConfigs(name, configs, validateOnly)
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		return kerr.InvalidRequest.Code, "broker loggers change through IncrementalAlterConfigs only"
 	default:
 		return kerr.InvalidRequest.Code, "unsupported resource type " + typ.String()
 	}

@@ -1,14 +1,17 @@
 package broker
 
 // IncrementalAlterConfigs (key 44), v0–v1: SET, DELETE, APPEND and
-// SUBTRACT (list configs) on a topic's overrides; the result is validated
-// as a whole before anything changes. Broker configs: INVALID_REQUEST.
+// SUBTRACT (list configs) on a topic's overrides, a broker's or the
+// cluster default's dynamic configs, or a group's configs; the result is
+// validated as a whole before anything changes. Broker loggers: SET and
+// DELETE (broker_logger.go).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/broker/acl"
+	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
 func init() {
@@ -35,7 +38,27 @@ func handleIncrementalAlterConfigs(rc *requestContext, req *kmsg.IncrementalAlte
 }
 
 func (rc *requestContext) incrementalAlter(r kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) (int16, string) {
-	if r.ResourceType != kmsg.ConfigResourceTypeTopic {
+	switch r.ResourceType {
+	case kmsg.ConfigResourceTypeTopic:
+	case kmsg.ConfigResourceTypeBroker:
+		eff := rc.s.conf()
+		next, errMsg := applyIncremental(rc.currentConfigs(cluster.ConfigBroker, r.ResourceName), r.Configs,
+			func(name string) bool { return brokerProperties[name].typ == kmsg.ConfigTypeList },
+			func(name string) string { return brokerProperties[name].get(eff) })
+		if errMsg != "" {
+			return kerr.InvalidConfig.Code, errMsg
+		}
+		return rc.alterBrokerConfigs(r.ResourceName, next, validateOnly)
+	case kmsg.ConfigResourceTypeGroupConfig:
+		next, errMsg := applyIncremental(rc.currentConfigs(cluster.ConfigGroup, r.ResourceName), r.Configs,
+			func(string) bool { return false }, func(string) string { return "" })
+		if errMsg != "" {
+			return kerr.InvalidConfig.Code, errMsg
+		}
+		return rc.alterGroupConfigs(r.ResourceName, next, validateOnly)
+	case kmsg.ConfigResourceTypeBrokerLogger:
+		return rc.alterBrokerLoggers(r, validateOnly)
+	default:
 		return rc.alterTopicConfigs(r.ResourceType, r.ResourceName, nil, validateOnly)
 	}
 	// Read from the applied state, as setConfigs validates. The
@@ -45,8 +68,10 @@ func (rc *requestContext) incrementalAlter(r kmsg.IncrementalAlterConfigsRequest
 	if !ok {
 		return kerr.UnknownTopicOrPartition.Code, "unknown topic " + r.ResourceName
 	}
-	eff := resolveTopicConfig(&rc.s.cfg, ct.Configs)
-	next, errMsg := applyIncremental(ct.Configs, r.Configs, eff)
+	eff := resolveTopicConfig(rc.s.conf(), ct.Configs)
+	next, errMsg := applyIncremental(ct.Configs, r.Configs,
+		func(name string) bool { return topicConfigType(name) == kmsg.ConfigTypeList },
+		func(name string) string { return eff.values[name] })
 	if errMsg != "" {
 		return kerr.InvalidConfig.Code, errMsg
 	}

@@ -214,6 +214,10 @@ func (rc *requestContext) configDenied(typ kmsg.ConfigResourceType, name string,
 		if !rc.authorize(op, acl.ResourceTopic, name) {
 			return kerr.TopicAuthorizationFailed.Code, "needs " + opName(op) + " on topic " + name
 		}
+	case kmsg.ConfigResourceTypeGroupConfig:
+		if !rc.authorize(op, acl.ResourceGroup, name) {
+			return kerr.GroupAuthorizationFailed.Code, "needs " + opName(op) + " on group " + name
+		}
 	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
 		if !rc.authorizeCluster(op) {
 			return kerr.ClusterAuthorizationFailed.Code, "needs " + opName(op) + " on the cluster"
@@ -225,7 +229,7 @@ func (rc *requestContext) configDenied(typ kmsg.ConfigResourceType, name string,
 // KIP-430's authorized operations: the operations of each resource type
 // that a describe can report.
 var (
-	groupOperations   = []acl.Operation{acl.OpRead, acl.OpDelete, acl.OpDescribe}
+	groupOperations   = []acl.Operation{acl.OpRead, acl.OpDelete, acl.OpDescribe, acl.OpDescribeConfigs, acl.OpAlterConfigs}
 	topicOperations   = []acl.Operation{acl.OpRead, acl.OpWrite, acl.OpCreate, acl.OpDelete, acl.OpAlter, acl.OpDescribe, acl.OpDescribeConfigs, acl.OpAlterConfigs}
 	clusterOperations = []acl.Operation{acl.OpCreate, acl.OpAlter, acl.OpDescribe, acl.OpClusterAction, acl.OpDescribeConfigs, acl.OpAlterConfigs, acl.OpIdempotentWrite}
 )

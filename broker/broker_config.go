@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/strata-streaming/strata/broker/storage"
 	"github.com/strata-streaming/strata/internal/properties"
 	"github.com/strata-streaming/strata/internal/tlsconf"
@@ -142,6 +144,12 @@ type Config struct {
 	GroupConsumerSessionTimeoutMs    int64  // group.consumer.session.timeout.ms
 	GroupConsumerHeartbeatIntervalMs int64  // group.consumer.heartbeat.interval.ms
 	GroupConsumerAssignor            string // group.consumer.assignors (first entry: the default)
+	// Bounds of the GROUP configs consumer.session.timeout.ms and
+	// consumer.heartbeat.interval.ms (dynamic_config.go).
+	GroupConsumerMinSessionTimeoutMs    int64 // group.consumer.min.session.timeout.ms
+	GroupConsumerMaxSessionTimeoutMs    int64 // group.consumer.max.session.timeout.ms
+	GroupConsumerMinHeartbeatIntervalMs int64 // group.consumer.min.heartbeat.interval.ms
+	GroupConsumerMaxHeartbeatIntervalMs int64 // group.consumer.max.heartbeat.interval.ms
 
 	// objectStore, if set (tests), is used instead of opening ObjectStore.
 	objectStore tiering.ObjectStore
@@ -230,6 +238,11 @@ func DefaultConfig() Config {
 		GroupConsumerHeartbeatIntervalMs: 5000,
 		GroupConsumerAssignor:            "uniform",
 
+		GroupConsumerMinSessionTimeoutMs:    45000,
+		GroupConsumerMaxSessionTimeoutMs:    60000,
+		GroupConsumerMinHeartbeatIntervalMs: 5000,
+		GroupConsumerMaxHeartbeatIntervalMs: 15000,
+
 		ConnectionFailedAuthDelayMs: 100,
 		QuotaWindowNum:              11,
 		QuotaWindowSizeSeconds:      1,
@@ -242,6 +255,9 @@ func DefaultConfig() Config {
 type brokerProperty struct {
 	set func(c *Config, v string) error
 	get func(c *Config) string
+	// typ is the type DescribeConfigs reports (kmsg.ConfigTypeString
+	// when zero).
+	typ kmsg.ConfigType
 }
 
 func intProp(field func(c *Config) *int64, scale int64) brokerProperty {
@@ -260,6 +276,7 @@ func intProp(field func(c *Config) *int64, scale int64) brokerProperty {
 			return nil
 		},
 		get: func(c *Config) string { return strconv.FormatInt(*field(c)/scale, 10) },
+		typ: kmsg.ConfigTypeLong,
 	}
 }
 
@@ -277,6 +294,7 @@ func int32Prop(field func(c *Config) *int32, min int32) brokerProperty {
 			return nil
 		},
 		get: func(c *Config) string { return strconv.FormatInt(int64(*field(c)), 10) },
+		typ: kmsg.ConfigTypeInt,
 	}
 }
 
@@ -295,6 +313,7 @@ func int32RangeProp(field func(c *Config) *int32, r intRange) brokerProperty {
 			return nil
 		},
 		get: func(c *Config) string { return strconv.FormatInt(int64(*field(c)), 10) },
+		typ: kmsg.ConfigTypeInt,
 	}
 }
 
@@ -309,6 +328,7 @@ func int16Prop(field func(c *Config) *int16) brokerProperty {
 			return nil
 		},
 		get: func(c *Config) string { return strconv.Itoa(int(*field(c))) },
+		typ: kmsg.ConfigTypeShort,
 	}
 }
 
@@ -323,6 +343,7 @@ func boolProp(field func(c *Config) *bool) brokerProperty {
 			return nil
 		},
 		get: func(c *Config) string { return strconv.FormatBool(*field(c)) },
+		typ: kmsg.ConfigTypeBoolean,
 	}
 }
 
@@ -337,7 +358,14 @@ func stringProp(field func(c *Config) *string, allowed ...string) brokerProperty
 			return nil
 		},
 		get: func(c *Config) string { return *field(c) },
+		typ: kmsg.ConfigTypeString,
 	}
+}
+
+// listProp is a property Kafka types as a comma-separated LIST.
+func listProp(p brokerProperty) brokerProperty {
+	p.typ = kmsg.ConfigTypeList
+	return p
 }
 
 func contains(list []string, s string) bool {
@@ -355,8 +383,8 @@ var brokerProperties = map[string]brokerProperty{
 	"broker.id": int32Prop(func(c *Config) *int32 { return &c.NodeID }, 0),
 	"log.dirs":  stringProp(func(c *Config) *string { return &c.DataDir }),
 
-	"controller.quorum.voters":  stringProp(func(c *Config) *string { return &c.ControllerQuorumVoters }),
-	"process.roles":             stringProp(func(c *Config) *string { return &c.ProcessRoles }),
+	"controller.quorum.voters":  listProp(stringProp(func(c *Config) *string { return &c.ControllerQuorumVoters })),
+	"process.roles":             listProp(stringProp(func(c *Config) *string { return &c.ProcessRoles })),
 	"controller.listener.names": stringProp(func(c *Config) *string { return &c.ControllerListenerNames }),
 	"log.dir":                   stringProp(func(c *Config) *string { return &c.DataDir }),
 
@@ -390,6 +418,7 @@ var brokerProperties = map[string]brokerProperty{
 			return nil
 		},
 		get: func(c *Config) string { return strconv.Itoa(int(c.DefaultReplicationFactor)) },
+		typ: kmsg.ConfigTypeShort,
 	},
 
 	"log.segment.bytes":                            intProp(func(c *Config) *int64 { return &c.LogSegmentBytes }, 1),
@@ -417,7 +446,7 @@ var brokerProperties = map[string]brokerProperty{
 	"remote.log.cache.size.bytes":                  intProp(func(c *Config) *int64 { return &c.RemoteLogCacheBytes }, 1),
 	"remote.log.cache.chunk.size.bytes":            intProp(func(c *Config) *int64 { return &c.RemoteLogCacheChunkBytes }, 1),
 	"remote.log.cache.read.ahead.chunks":           int32Prop(func(c *Config) *int32 { return &c.RemoteLogCacheReadAheadChunks }, 1),
-	"log.cleanup.policy":                           stringProp(func(c *Config) *string { return &c.LogCleanupPolicy }, "delete", "compact", "compact,delete", "delete,compact"),
+	"log.cleanup.policy":                           listProp(stringProp(func(c *Config) *string { return &c.LogCleanupPolicy }, "delete", "compact", "compact,delete", "delete,compact")),
 	"log.message.timestamp.type":                   stringProp(func(c *Config) *string { return &c.LogMessageTimestampType }, "CreateTime", "LogAppendTime"),
 	"log.message.timestamp.before.max.ms":          intProp(func(c *Config) *int64 { return &c.LogMessageTimestampBeforeMaxMs }, 1),
 	"log.message.timestamp.after.max.ms":           intProp(func(c *Config) *int64 { return &c.LogMessageTimestampAfterMaxMs }, 1),
@@ -426,19 +455,23 @@ var brokerProperties = map[string]brokerProperty{
 	"compression.lz4.level":                        int32RangeProp(func(c *Config) *int32 { return &c.CompressionLz4Level }, lz4Levels),
 	"compression.zstd.level":                       int32RangeProp(func(c *Config) *int32 { return &c.CompressionZstdLevel }, zstdLevels),
 
-	"offsets.topic.num.partitions":         int32Prop(func(c *Config) *int32 { return &c.OffsetsTopicNumPartitions }, 1),
-	"offsets.topic.segment.bytes":          intProp(func(c *Config) *int64 { return &c.OffsetsTopicSegmentBytes }, 1),
-	"offsets.retention.minutes":            intProp(func(c *Config) *int64 { return &c.OffsetsRetentionMs }, 60*1000),
-	"offsets.retention.check.interval.ms":  intProp(func(c *Config) *int64 { return &c.OffsetsRetentionCheckIntervalMs }, 1),
-	"offset.metadata.max.bytes":            int32Prop(func(c *Config) *int32 { return &c.OffsetMetadataMaxBytes }, 0),
-	"group.initial.rebalance.delay.ms":     intProp(func(c *Config) *int64 { return &c.GroupInitialRebalanceDelayMs }, 1),
-	"group.min.session.timeout.ms":         intProp(func(c *Config) *int64 { return &c.GroupMinSessionTimeoutMs }, 1),
-	"group.max.session.timeout.ms":         intProp(func(c *Config) *int64 { return &c.GroupMaxSessionTimeoutMs }, 1),
-	"group.max.size":                       int32Prop(func(c *Config) *int32 { return &c.GroupMaxSize }, 1),
-	"group.consumer.protocol.enable":       boolProp(func(c *Config) *bool { return &c.GroupConsumerProtocolEnable }),
-	"group.consumer.session.timeout.ms":    intProp(func(c *Config) *int64 { return &c.GroupConsumerSessionTimeoutMs }, 1),
-	"group.consumer.heartbeat.interval.ms": intProp(func(c *Config) *int64 { return &c.GroupConsumerHeartbeatIntervalMs }, 1),
-	"group.consumer.assignors":             consumerAssignorsProp(),
+	"offsets.topic.num.partitions":             int32Prop(func(c *Config) *int32 { return &c.OffsetsTopicNumPartitions }, 1),
+	"offsets.topic.segment.bytes":              intProp(func(c *Config) *int64 { return &c.OffsetsTopicSegmentBytes }, 1),
+	"offsets.retention.minutes":                intProp(func(c *Config) *int64 { return &c.OffsetsRetentionMs }, 60*1000),
+	"offsets.retention.check.interval.ms":      intProp(func(c *Config) *int64 { return &c.OffsetsRetentionCheckIntervalMs }, 1),
+	"offset.metadata.max.bytes":                int32Prop(func(c *Config) *int32 { return &c.OffsetMetadataMaxBytes }, 0),
+	"group.initial.rebalance.delay.ms":         intProp(func(c *Config) *int64 { return &c.GroupInitialRebalanceDelayMs }, 1),
+	"group.min.session.timeout.ms":             intProp(func(c *Config) *int64 { return &c.GroupMinSessionTimeoutMs }, 1),
+	"group.max.session.timeout.ms":             intProp(func(c *Config) *int64 { return &c.GroupMaxSessionTimeoutMs }, 1),
+	"group.max.size":                           int32Prop(func(c *Config) *int32 { return &c.GroupMaxSize }, 1),
+	"group.consumer.protocol.enable":           boolProp(func(c *Config) *bool { return &c.GroupConsumerProtocolEnable }),
+	"group.consumer.session.timeout.ms":        intProp(func(c *Config) *int64 { return &c.GroupConsumerSessionTimeoutMs }, 1),
+	"group.consumer.heartbeat.interval.ms":     intProp(func(c *Config) *int64 { return &c.GroupConsumerHeartbeatIntervalMs }, 1),
+	"group.consumer.assignors":                 consumerAssignorsProp(),
+	"group.consumer.min.session.timeout.ms":    intProp(func(c *Config) *int64 { return &c.GroupConsumerMinSessionTimeoutMs }, 1),
+	"group.consumer.max.session.timeout.ms":    intProp(func(c *Config) *int64 { return &c.GroupConsumerMaxSessionTimeoutMs }, 1),
+	"group.consumer.min.heartbeat.interval.ms": intProp(func(c *Config) *int64 { return &c.GroupConsumerMinHeartbeatIntervalMs }, 1),
+	"group.consumer.max.heartbeat.interval.ms": intProp(func(c *Config) *int64 { return &c.GroupConsumerMaxHeartbeatIntervalMs }, 1),
 
 	"listeners":                                 stringProp(func(c *Config) *string { return &c.Listeners }),
 	"advertised.listeners":                      stringProp(func(c *Config) *string { return &c.AdvertisedListeners }),
@@ -649,5 +682,6 @@ func consumerAssignorsProp() brokerProperty {
 			return nil
 		},
 		get: func(c *Config) string { return c.GroupConsumerAssignor },
+		typ: kmsg.ConfigTypeList,
 	}
 }

@@ -254,6 +254,9 @@ func (s *Server) hosted(p cluster.Partition) bool { return slices.Contains(p.Rep
 func (m *topicManager) reconcile(st cluster.State) map[string]error {
 	s := m.s
 	failed := map[string]error{}
+	// Dynamic broker configs first: topic defaults resolve against them.
+	dynChanged := s.refreshDynamic(st)
+	eff := s.conf()
 	// Topics gone (or replaced by a new topic of the same name).
 	for _, ts := range m.all() {
 		t, ok := st.Topics[ts.name]
@@ -276,14 +279,14 @@ func (m *topicManager) reconcile(st cluster.State) map[string]error {
 		ts := m.get(name)
 		isNew := ts == nil
 		if isNew {
-			ts = &topicState{name: name, id: meta.ID, meta: meta, config: resolveTopicConfig(&s.cfg, meta.Configs)}
+			ts = &topicState{name: name, id: meta.ID, meta: meta, config: resolveTopicConfig(eff, meta.Configs)}
 		}
 		m.mu.RLock()
 		parts := slices.Clone(ts.partitions)
-		configChanged := !maps.Equal(ts.meta.Configs, meta.Configs)
+		configChanged := dynChanged || !maps.Equal(ts.meta.Configs, meta.Configs)
 		metaChanged := isNew || configChanged || len(ts.meta.LeaderEpochs) != len(meta.LeaderEpochs)
 		m.mu.RUnlock()
-		cfg := resolveTopicConfig(&s.cfg, meta.Configs)
+		cfg := resolveTopicConfig(eff, meta.Configs)
 		for len(parts) < len(t.Partitions) {
 			parts = append(parts, nil)
 		}

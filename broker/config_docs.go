@@ -105,6 +105,10 @@ var configDocs = map[string]string{
 	"group.consumer.session.timeout.ms":            "Session timeout of KIP-848 consumer group members.",
 	"group.consumer.heartbeat.interval.ms":         "Heartbeat interval of KIP-848 consumer group members.",
 	"group.consumer.assignors":                     "Server-side assignors of KIP-848 groups, the first the default.",
+	"group.consumer.min.session.timeout.ms":        "The smallest consumer.session.timeout.ms a group config may set.",
+	"group.consumer.max.session.timeout.ms":        "The largest consumer.session.timeout.ms a group config may set.",
+	"group.consumer.min.heartbeat.interval.ms":     "The smallest consumer.heartbeat.interval.ms a group config may set.",
+	"group.consumer.max.heartbeat.interval.ms":     "The largest consumer.heartbeat.interval.ms a group config may set.",
 }
 
 // configDoc returns the documentation of a topic config or broker

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -392,6 +393,9 @@ func (c *clientConn) handleFrame(frame []byte) (err error) {
 	resp := api.handle(rc, req)
 	took := time.Since(start)
 	c.s.metrics.requestLatency.WithLabelValues(api.name).Observe(took.Seconds())
+	if c.s.reqLog.Enabled(context.Background(), slog.LevelDebug) {
+		c.s.reqLog.Debug("request", "api", api.name, "version", h.apiVersion, "correlation_id", h.correlationID, "client_id", h.clientID, "client", c.remote, "principal", c.principal, "took", took)
+	}
 	if rc.closeAfter != "" {
 		return fmt.Errorf("%w: %s", errCloseConn, rc.closeAfter)
 	}

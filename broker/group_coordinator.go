@@ -65,6 +65,7 @@ func newGroupCoordinator(s *Server) *groupCoordinator {
 	c.cfg.ConsumerSessionTimeout = time.Duration(s.cfg.GroupConsumerSessionTimeoutMs) * time.Millisecond
 	c.cfg.ConsumerHeartbeatInterval = time.Duration(s.cfg.GroupConsumerHeartbeatIntervalMs) * time.Millisecond
 	c.cfg.ConsumerAssignor = s.cfg.GroupConsumerAssignor
+	c.cfg.ConsumerOverrides = s.groupOverrides
 	if t := s.topics.get(consumerOffsetsTopic); t != nil {
 		c.adopt(t) // loaded by start
 	}
@@ -724,5 +725,5 @@ func (c *groupCoordinator) maxBatchBytes() int64 {
 	if t := c.s.topics.get(consumerOffsetsTopic); t != nil {
 		return c.s.topics.topicConfig(t).maxMessageBytes()
 	}
-	return int64(c.s.cfg.MessageMaxBytes)
+	return int64(c.s.conf().MessageMaxBytes)
 }

@@ -37,7 +37,7 @@ func openPartition(s *Server, t *topicState, index int32, leaderEpoch int32) (*p
 		TopicID:     t.id,
 		LeaderEpoch: leaderEpoch,
 		Storage:     t.config.storageConfig(),
-		Logger:      s.logger.With("partition", partitionDirName(t.name, index)),
+		Logger:      s.logLevels.Logger(partitionLogger).With("partition", partitionDirName(t.name, index)),
 	})
 	if err != nil {
 		return nil, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/strata-streaming/strata/broker/quota"
 	"github.com/strata-streaming/strata/internal/httpsec"
+	"github.com/strata-streaming/strata/internal/loglevel"
 	"github.com/strata-streaming/strata/metadata"
 	"github.com/strata-streaming/strata/tiering"
 )
@@ -24,8 +25,17 @@ import (
 // checkpoints). Create it with NewServer, then Start; Close shuts it down
 // gracefully.
 type Server struct {
-	cfg    Config
-	logger *slog.Logger
+	cfg Config // static: flags, --config, --set, STRATA_*; conf() is the effective one
+	// dyn is the effective configuration with the quorum's dynamic broker
+	// configs (dynamic_config.go); confChanged wakes the loops whose
+	// intervals it sets.
+	dyn         atomic.Pointer[dynamicConfig]
+	confChanged chan struct{}
+	logger      *slog.Logger
+	// logLevels are the named loggers whose levels BROKER_LOGGER configs
+	// change (broker_logger.go); reqLog is kafka.request.logger.
+	logLevels *loglevel.Registry
+	reqLog    *slog.Logger
 	// member is this node's member of the metadata quorum (a raft voter,
 	// or an observer with --roles broker): the applied cluster state.
 	// Changes go through meta, never member.Propose.
@@ -98,6 +108,8 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	levels := newBrokerLoggers(logger.Handler())
+	logger = levels.Logger(brokerLogger)
 	specs, err := cfg.resolveListeners()
 	if err != nil {
 		return nil, err
@@ -121,7 +133,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker: --object-store: %w", err)
 	}
-	member, err := openMetadata(cfg, logger)
+	member, err := openMetadata(cfg, levels.Logger(metadataLogger))
 	if err != nil {
 		objects.Close()
 		return nil, err
@@ -131,14 +143,19 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		objects: objects,
 		cfg:     cfg,
 		logger:  logger,
-		connLog: newLogLimiter(logger, logRepeatInterval),
-		member:  member,
-		meta:    newMetadataClient(member),
-		metrics: newMetrics(),
-		fetches: newFetchSessionCache(1000),
-		ctx:     ctx,
-		cancel:  cancel,
+
+		confChanged: make(chan struct{}, 1),
+		logLevels:   levels,
+		reqLog:      levels.Logger(requestLogger),
+		connLog:     newLogLimiter(logger, logRepeatInterval),
+		member:      member,
+		meta:        newMetadataClient(member),
+		metrics:     newMetrics(),
+		fetches:     newFetchSessionCache(1000),
+		ctx:         ctx,
+		cancel:      cancel,
 	}
+	s.initDynamic()
 	s.quotas.sensors = quota.NewSensors(quota.Window{Samples: int(cfg.QuotaWindowNum), Size: time.Duration(cfg.QuotaWindowSizeSeconds) * time.Second})
 	// The Kafka listeners are bound now: the node registers their
 	// addresses with the quorum before it opens its partitions (their
@@ -332,21 +349,32 @@ func (s *Server) acceptLoop(l *kafkaListener) {
 // housekeeping runs the periodic log tasks: retention, segment.ms rolls,
 // flush.ms flushes, recovery checkpoints and log compaction.
 func (s *Server) housekeeping() {
-	tick := func(ms int64, floor time.Duration) *time.Ticker {
+	interval := func(ms int64) time.Duration {
 		d := time.Duration(ms) * time.Millisecond
-		if d < floor || ms <= 0 {
-			d = floor
+		if d < 10*time.Millisecond || ms <= 0 {
+			d = 10 * time.Millisecond
 		}
-		return time.NewTicker(d)
+		return d
 	}
-	retention := tick(s.cfg.LogRetentionCheckIntervalMs, 10*time.Millisecond)
-	defer retention.Stop()
-	flush := tick(s.cfg.LogFlushSchedulerIntervalMs, 10*time.Millisecond)
-	defer flush.Stop()
-	checkpoint := tick(s.cfg.LogCheckpointIntervalMs, 10*time.Millisecond)
-	defer checkpoint.Stop()
-	cleaner := tick(s.cfg.LogCleanerBackoffMs, 10*time.Millisecond)
-	defer cleaner.Stop()
+	// The intervals are dynamic broker configs: a change resets the
+	// ticker it sets.
+	type task struct {
+		ms  func(c *Config) int64
+		run func()
+		t   *time.Ticker
+		d   time.Duration
+	}
+	tasks := []*task{
+		{ms: func(c *Config) int64 { return c.LogRetentionCheckIntervalMs }, run: s.topics.applyRetention},
+		{ms: func(c *Config) int64 { return c.LogFlushSchedulerIntervalMs }, run: s.topics.flushAndRoll},
+		{ms: func(c *Config) int64 { return c.LogCheckpointIntervalMs }, run: s.topics.checkpoint},
+		{ms: func(c *Config) int64 { return c.LogCleanerBackoffMs }, run: s.topics.cleanLogs},
+	}
+	for _, t := range tasks {
+		t.d = interval(t.ms(s.conf()))
+		t.t = time.NewTicker(t.d)
+		defer t.t.Stop()
+	}
 	logs := time.NewTicker(logRepeatInterval)
 	defer logs.Stop()
 	for {
@@ -355,14 +383,23 @@ func (s *Server) housekeeping() {
 			return
 		case <-logs.C:
 			s.connLog.flush(false)
-		case <-retention.C:
-			s.topics.applyRetention()
-		case <-flush.C:
-			s.topics.flushAndRoll()
-		case <-checkpoint.C:
-			s.topics.checkpoint()
-		case <-cleaner.C:
-			s.topics.cleanLogs()
+		case <-s.confChanged:
+			c := s.conf()
+			for _, t := range tasks {
+				if d := interval(t.ms(c)); d != t.d {
+					t.d = d
+					t.t.Reset(d)
+				}
+			}
+			s.tiered.intervalChanged()
+		case <-tasks[0].t.C:
+			tasks[0].run()
+		case <-tasks[1].t.C:
+			tasks[1].run()
+		case <-tasks[2].t.C:
+			tasks[2].run()
+		case <-tasks[3].t.C:
+			tasks[3].run()
 		}
 	}
 }

@@ -32,6 +32,9 @@ type tieredStorage struct {
 	readers chan struct{}  // remote.log.reader.threads: background remote reads in flight
 	workers chan struct{}  // remote.log.manager.thread.pool.size: partitions in a task at once
 	reads   sync.WaitGroup // background remote reads, waited for by close
+	// reset wakes the task loop when remote.log.manager.task.interval.ms
+	// changed (a dynamic broker config).
+	reset chan struct{}
 
 	uploadedBytes  *prometheus.CounterVec
 	uploadErrors   *prometheus.CounterVec
@@ -54,6 +57,7 @@ func newTieredStorage(s *Server, store tiering.ObjectStore) (*tieredStorage, err
 		s:       s,
 		store:   store,
 		cache:   cache,
+		reset:   make(chan struct{}, 1),
 		readers: make(chan struct{}, max(s.cfg.RemoteLogReaderThreads, 1)),
 		workers: make(chan struct{}, max(s.cfg.RemoteLogThreadPoolSize, 1)),
 		uploadedBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -111,10 +115,21 @@ func (t *tieredStorage) loadManifests(parts []*partition) {
 	}
 }
 
+// intervalChanged tells the task loop to re-read its interval.
+func (t *tieredStorage) intervalChanged() {
+	if t == nil {
+		return
+	}
+	select {
+	case t.reset <- struct{}{}:
+	default:
+	}
+}
+
 // loop runs the remote-log tasks every remote.log.manager.task.interval.ms
 // until the server stops, then waits for running tasks.
 func (t *tieredStorage) loop() {
-	interval := time.Duration(t.s.cfg.RemoteLogTaskIntervalMs) * time.Millisecond
+	interval := time.Duration(t.s.conf().RemoteLogTaskIntervalMs) * time.Millisecond
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	var running sync.WaitGroup
@@ -123,6 +138,12 @@ func (t *tieredStorage) loop() {
 		select {
 		case <-t.s.ctx.Done():
 			return
+		case <-t.reset:
+			if d := time.Duration(t.s.conf().RemoteLogTaskIntervalMs) * time.Millisecond; d != interval {
+				interval = d
+				ticker.Reset(d)
+			}
+			continue
 		case <-ticker.C:
 		}
 		now := time.Now()

@@ -17,12 +17,15 @@ func (s *Server) topicConfigSource(name string, overrides map[string]string) kms
 	if _, ok := overrides[name]; ok {
 		return kmsg.ConfigSourceDynamicTopicConfig
 	}
+	// The most specific layer any synonym is set in (dynamic_config.go).
+	d := s.dyn.Load()
+	best := kmsg.ConfigSourceDefaultConfig
 	for _, syn := range topicConfigDefs[name].brokerSynonyms {
-		if _, ok := s.cfg.explicit[syn]; ok {
-			return kmsg.ConfigSourceStaticBrokerConfig
+		if src := s.brokerConfigSource(d, syn); src < best {
+			best = src
 		}
 	}
-	return kmsg.ConfigSourceDefaultConfig
+	return best
 }
 
 // topicConfigType is the type Kafka reports for each topic config.
@@ -44,8 +47,9 @@ func topicConfigType(name string) kmsg.ConfigType {
 }
 
 // applyIncremental applies IncrementalAlterConfigs operations to a copy of
-// the overrides. List configs (cleanup.policy) support APPEND and SUBTRACT.
-func applyIncremental(current map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, defaults effectiveTopicConfig) (map[string]string, string) {
+// a resource's overrides. List configs (isList: cleanup.policy, say)
+// support APPEND and SUBTRACT, starting from base when not overridden.
+func applyIncremental(current map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, isList func(string) bool, base func(string) string) (map[string]string, string) {
 	next := make(map[string]string, len(current))
 	for k, v := range current {
 		next[k] = v
@@ -61,14 +65,14 @@ func applyIncremental(current map[string]string, ops []kmsg.IncrementalAlterConf
 		case kmsg.IncrementalAlterConfigOpDelete:
 			delete(next, op.Name)
 		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
-			if topicConfigType(op.Name) != kmsg.ConfigTypeList {
+			if !isList(op.Name) {
 				return nil, "APPEND and SUBTRACT apply only to list configs, not " + op.Name
 			}
-			base, ok := next[op.Name]
+			cur, ok := next[op.Name]
 			if !ok {
-				base = defaults.values[op.Name]
+				cur = base(op.Name)
 			}
-			items := splitList(base)
+			items := splitList(cur)
 			for _, v := range splitList(value) {
 				idx := indexOf(items, v)
 				if op.Op == kmsg.IncrementalAlterConfigOpAppend && idx < 0 {

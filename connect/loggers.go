@@ -11,29 +11,26 @@ package connect
 //	  .rest                     the REST API (a debug line per request)
 //	  .plugin.<class>           a connector without a Plugin.Logger (e.g. strata.connect.jdbc)
 //
-// Each logger is a slog.Handler wrapping the worker's with a slog.LevelVar
-// of its own: a record below the logger's level is dropped, one at or above
-// it goes to the wrapped handler whatever that handler's own level, so a
-// raised level shows debug lines. A level set on a namespace sets the
+// The registry is internal/loglevel's: a level set on a namespace sets the
 // namespace's logger (creating it, as log4j does) and every logger below
 // it, where below follows the dots, plus the two Kafka names above.
-// Levels start at the lowest one the worker's handler enables and are not
-// persisted: a restarted worker starts again from its configuration.
+// Levels are not persisted: a restarted worker starts again from its
+// configuration.
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sort"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/strata-streaming/strata/internal/loglevel"
 )
 
 // Logger names of the runtime.
 const (
-	RootLogger         = "root"
+	RootLogger         = loglevel.Root
 	KafkaConnectLogger = "org.apache.kafka.connect"
 	RuntimeLogger      = "strata.connect"
 	workerLogger       = "strata.connect.worker"
@@ -43,124 +40,20 @@ const (
 	restLogger         = "strata.connect.rest"
 )
 
-// log4j's levels by name, and where they fall among slog's.
-var logLevels = []struct {
-	name  string
-	level slog.Level
-}{
-	{"ALL", slog.Level(-1 << 10)},
-	{"TRACE", slog.LevelDebug - 4},
-	{"DEBUG", slog.LevelDebug},
-	{"INFO", slog.LevelInfo},
-	{"WARN", slog.LevelWarn},
-	{"ERROR", slog.LevelError},
-	{"FATAL", slog.LevelError + 4},
-	{"OFF", slog.Level(1 << 10)},
-}
-
-func parseLogLevel(s string) (slog.Level, bool) {
-	for _, l := range logLevels {
-		if strings.EqualFold(strings.TrimSpace(s), l.name) {
-			return l.level, true
-		}
-	}
-	return 0, false
-}
-
-// logLevelName is the log4j name of the highest log4j level at or below l.
-func logLevelName(l slog.Level) string {
-	name := logLevels[0].name
-	for _, ll := range logLevels {
-		if ll.level <= l {
-			name = ll.name
-		}
-	}
-	return name
-}
-
-// namedLogger is one logger's level and when the REST API last set it.
-type namedLogger struct {
-	level        slog.LevelVar
-	lastModified int64 // ms since the epoch; 0: never
-}
-
-// loggers is a worker's registry of named loggers.
-type loggers struct {
-	inner   slog.Handler
-	initial slog.Level
-
-	mu struct {
-		sync.Mutex
-		byName map[string]*namedLogger
-	}
-}
+// loggers is a worker's registry of named loggers (internal/loglevel),
+// with strata.connect below Kafka Connect's namespace.
+type loggers struct{ *loglevel.Registry }
 
 func newLoggers(inner slog.Handler) *loggers {
-	l := &loggers{inner: inner, initial: slog.LevelError + 4}
-	for _, ll := range logLevels[1 : len(logLevels)-1] {
-		if inner.Enabled(context.Background(), ll.level) {
-			l.initial = ll.level
-			break
+	return &loggers{loglevel.New(inner, []string{KafkaConnectLogger, RuntimeLogger, workerLogger, groupLogger, storeLogger, taskLogger, restLogger}, func(name string) string {
+		if name == RuntimeLogger {
+			return KafkaConnectLogger
 		}
-	}
-	l.mu.byName = map[string]*namedLogger{}
-	for _, name := range []string{RootLogger, KafkaConnectLogger, RuntimeLogger, workerLogger, groupLogger, storeLogger, taskLogger, restLogger} {
-		l.getLocked(name)
-	}
-	return l
-}
-
-// getLocked returns the named logger, creating it at its parent's level.
-// Needs mu.
-func (l *loggers) getLocked(name string) *namedLogger {
-	if n, ok := l.mu.byName[name]; ok {
-		return n
-	}
-	n := &namedLogger{}
-	n.level.Set(l.initial)
-	for p := parentLogger(name); p != ""; p = parentLogger(p) {
-		if pn, ok := l.mu.byName[p]; ok {
-			n.level.Set(pn.level.Level())
-			break
-		}
-	}
-	l.mu.byName[name] = n
-	return n
-}
-
-// parentLogger is the logger a name inherits from: the name without its
-// last dot-separated part; strata.connect's is Kafka Connect's namespace,
-// whose parent is root.
-func parentLogger(name string) string {
-	switch name {
-	case RootLogger:
 		return ""
-	case RuntimeLogger:
-		return KafkaConnectLogger
-	}
-	if i := strings.LastIndexByte(name, '.'); i > 0 {
-		return name[:i]
-	}
-	return RootLogger
+	})}
 }
 
-// covers reports whether setting namespace sets the logger name.
-func covers(namespace, name string) bool {
-	for n := name; n != ""; n = parentLogger(n) {
-		if n == namespace {
-			return true
-		}
-	}
-	return false
-}
-
-// logger returns the slog.Logger of a name.
-func (l *loggers) logger(name string) *slog.Logger {
-	l.mu.Lock()
-	n := l.getLocked(name)
-	l.mu.Unlock()
-	return slog.New(&levelHandler{inner: l.inner, level: &n.level})
-}
+func (l *loggers) logger(name string) *slog.Logger { return l.Logger(name) }
 
 // loggerLevel is Kafka Connect's LoggerLevel.
 type loggerLevel struct {
@@ -168,10 +61,10 @@ type loggerLevel struct {
 	LastModified *int64 `json:"last_modified"`
 }
 
-func (n *namedLogger) info() loggerLevel {
-	out := loggerLevel{Level: logLevelName(n.level.Level())}
-	if n.lastModified != 0 {
-		t := n.lastModified
+func levelOf(i loglevel.Info) loggerLevel {
+	out := loggerLevel{Level: loglevel.Name(i.Level)}
+	if i.LastModified != 0 {
+		t := i.LastModified
 		out.LastModified = &t
 	}
 	return out
@@ -179,63 +72,18 @@ func (n *namedLogger) info() loggerLevel {
 
 // all lists every logger by name.
 func (l *loggers) all() map[string]loggerLevel {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := make(map[string]loggerLevel, len(l.mu.byName))
-	for name, n := range l.mu.byName {
-		out[name] = n.info()
+	all := l.All()
+	out := make(map[string]loggerLevel, len(all))
+	for name, i := range all {
+		out[name] = levelOf(i)
 	}
 	return out
 }
 
 // get returns one logger's level; false for a logger that does not exist.
 func (l *loggers) get(name string) (loggerLevel, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n, ok := l.mu.byName[name]
-	if !ok {
-		return loggerLevel{}, false
-	}
-	return n.info(), true
-}
-
-// set gives namespace and every logger it covers the level and returns
-// their names, sorted.
-func (l *loggers) set(namespace string, level slog.Level, now time.Time) []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.getLocked(namespace)
-	var changed []string
-	for name, n := range l.mu.byName {
-		if covers(namespace, name) {
-			n.level.Set(level)
-			n.lastModified = now.UnixMilli()
-			changed = append(changed, name)
-		}
-	}
-	sort.Strings(changed)
-	return changed
-}
-
-// levelHandler filters records by one logger's level and passes the rest
-// to the worker's handler.
-type levelHandler struct {
-	inner slog.Handler
-	level *slog.LevelVar
-}
-
-func (h *levelHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= h.level.Level() }
-
-func (h *levelHandler) Handle(ctx context.Context, r slog.Record) error {
-	return h.inner.Handle(ctx, r)
-}
-
-func (h *levelHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	return &levelHandler{inner: h.inner.WithAttrs(attrs), level: h.level}
-}
-
-func (h *levelHandler) WithGroup(name string) slog.Handler {
-	return &levelHandler{inner: h.inner.WithGroup(name), level: h.level}
+	i, ok := l.Get(name)
+	return levelOf(i), ok
 }
 
 // pluginLogger is the logger name of a connector class.
@@ -294,7 +142,7 @@ func (w *Worker) restSetLogger(r *http.Request) (int, any, error) {
 		return 0, nil, httpErr(http.StatusBadRequest, "Desired 'level' parameter was not specified in request.")
 	}
 	levelName, _ := raw.(string)
-	level, ok := parseLogLevel(levelName)
+	level, ok := loglevel.Parse(levelName)
 	if !ok {
 		return 0, nil, httpErr(http.StatusBadRequest, "Invalid log level '%v'.", raw)
 	}
@@ -308,17 +156,17 @@ func (w *Worker) restSetLogger(r *http.Request) (int, any, error) {
 	default:
 		w.log.Warn("connect: invalid scope in a request to set a logger level; using worker scope", "scope", scope)
 	}
-	return http.StatusOK, w.loggers.set(name, level, time.Now()), nil
+	return http.StatusOK, w.loggers.Set(name, level, time.Now()), nil
 }
 
 // applyClusterLogLevel applies a cluster-scoped level read from the config
 // topic (store.go calls it).
 func (w *Worker) applyClusterLogLevel(namespace, levelName string) {
-	level, ok := parseLogLevel(levelName)
+	level, ok := loglevel.Parse(levelName)
 	if !ok {
 		w.log.Warn("connect: ignoring a cluster logger level that is not a level", "logger", namespace, "level", levelName)
 		return
 	}
-	changed := w.loggers.set(namespace, level, time.Now())
-	w.log.Info("connect: logger level set for the cluster", "logger", namespace, "level", logLevelName(level), "loggers", len(changed))
+	changed := w.loggers.Set(namespace, level, time.Now())
+	w.log.Info("connect: logger level set for the cluster", "logger", namespace, "level", loglevel.Name(level), "loggers", len(changed))
 }

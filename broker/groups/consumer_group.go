@@ -152,8 +152,28 @@ func (g *Group) ConsumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest, t
 		res.MemberEpoch = -1
 		res.Assignment = nil
 	}
-	res.HeartbeatInterval = g.cfg.ConsumerHeartbeatInterval
+	res.HeartbeatInterval = g.consumerHeartbeatInterval()
 	return res, g.take()
+}
+
+// consumerSessionTimeout is the group's consumer.session.timeout.ms.
+func (g *Group) consumerSessionTimeout() time.Duration {
+	if g.cfg.ConsumerOverrides != nil {
+		if d, _ := g.cfg.ConsumerOverrides(g.id); d > 0 {
+			return d
+		}
+	}
+	return g.cfg.ConsumerSessionTimeout
+}
+
+// consumerHeartbeatInterval is the group's consumer.heartbeat.interval.ms.
+func (g *Group) consumerHeartbeatInterval() time.Duration {
+	if g.cfg.ConsumerOverrides != nil {
+		if _, d := g.cfg.ConsumerOverrides(g.id); d > 0 {
+			return d
+		}
+	}
+	return g.cfg.ConsumerHeartbeatInterval
 }
 
 func heartbeatError(memberID string, err *kerr.Error, msg string) ConsumerHeartbeatResult {
@@ -241,7 +261,7 @@ func (g *Group) consumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest, t
 			return heartbeatError(req.MemberID, err, "")
 		}
 	}
-	m.sessionDeadline = now.Add(g.cfg.ConsumerSessionTimeout)
+	m.sessionDeadline = now.Add(g.consumerSessionTimeout())
 	if g.updateConsumerMember(m, req) || fresh {
 		g.bumpGroupEpoch()
 	}
@@ -492,7 +512,7 @@ func (g *Group) reconcile(now time.Time, m *consumerMember) {
 		m.state = memberUnrevoked
 		timeout := m.rebalanceTimeout
 		if timeout <= 0 {
-			timeout = g.cfg.ConsumerSessionTimeout
+			timeout = g.consumerSessionTimeout()
 		}
 		m.revocationDeadline = now.Add(timeout)
 		return
@@ -548,7 +568,7 @@ func (g *Group) consumerLeave(now time.Time, req ConsumerHeartbeatRequest) Consu
 		// Kept, with its assignment, until the session expires or the
 		// instance rejoins.
 		m.epoch = StaticLeaveEpoch
-		m.sessionDeadline = now.Add(g.cfg.ConsumerSessionTimeout)
+		m.sessionDeadline = now.Add(g.consumerSessionTimeout())
 		g.syncClassicView(now)
 		return ConsumerHeartbeatResult{MemberID: m.id, MemberEpoch: StaticLeaveEpoch}
 	}

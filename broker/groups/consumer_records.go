@@ -457,7 +457,7 @@ func (g *Group) ReplayConsumerMember(now time.Time, id string, mm *ConsumerMembe
 		state:            reconcileState(mm.State),
 		assigned:         map[TopicPartition]bool{},
 		revoking:         map[TopicPartition]bool{},
-		sessionDeadline:  now.Add(g.cfg.ConsumerSessionTimeout),
+		sessionDeadline:  now.Add(g.consumerSessionTimeout()),
 	}
 	if m.subscribedRegex != "" {
 		m.regex = regexp.MustCompile("^(?:" + m.subscribedRegex + ")$") // checked by the decoder
@@ -471,7 +471,7 @@ func (g *Group) ReplayConsumerMember(now time.Time, id string, mm *ConsumerMembe
 	if m.state == memberUnrevoked {
 		timeout := m.rebalanceTimeout
 		if timeout <= 0 {
-			timeout = g.cfg.ConsumerSessionTimeout
+			timeout = g.consumerSessionTimeout()
 		}
 		m.revocationDeadline = now.Add(timeout)
 	}

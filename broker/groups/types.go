@@ -62,6 +62,10 @@ type Config struct {
 	// group.consumer.heartbeat.interval.ms (KIP-848 groups).
 	ConsumerSessionTimeout    time.Duration
 	ConsumerHeartbeatInterval time.Duration
+	// ConsumerOverrides, if set, returns a group's own
+	// consumer.session.timeout.ms and consumer.heartbeat.interval.ms
+	// (KIP-848 GROUP configs); a zero duration keeps the default above.
+	ConsumerOverrides func(group string) (session, heartbeat time.Duration)
 	// ConsumerAssignor is the assignor of a consumer group whose members
 	// name none (Kafka: the first of group.consumer.assignors, uniform).
 	ConsumerAssignor string

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -96,17 +97,22 @@ then the dedicated flags below when given.`,
 				}
 			}
 			flags := cmd.Flags()
-			if flags.Changed("node-id") {
-				cfg.NodeID = nodeID
+			// The dedicated flags set their Kafka properties, so that
+			// DescribeConfigs reports them as STATIC_BROKER_CONFIG.
+			for _, f := range []struct{ flag, property, value string }{
+				{"node-id", "node.id", strconv.Itoa(int(nodeID))},
+				{"data-dir", "log.dirs", dataDir},
+				{"controllers", "controller.quorum.voters", controllers},
+				{"roles", "process.roles", roles},
+			} {
+				if flags.Changed(f.flag) {
+					if err := cfg.Set(f.property, f.value); err != nil {
+						return fmt.Errorf("--%s: %w", f.flag, err)
+					}
+				}
 			}
-			if flags.Changed("data-dir") || cfg.DataDir == "" {
+			if cfg.DataDir == "" {
 				cfg.DataDir = dataDir
-			}
-			if flags.Changed("controllers") {
-				cfg.ControllerQuorumVoters = controllers
-			}
-			if flags.Changed("roles") {
-				cfg.ProcessRoles = roles
 			}
 			cfg.ControllerListen = ctrlListen
 			cfg.AddScram = addScram

@@ -42,6 +42,11 @@ type State struct {
 	ACLVersion   int64                                 `json:"acl_version,omitempty"`
 	ClientQuotas map[string]ClientQuota                `json:"client_quotas,omitempty"`
 	QuotaVersion int64                                 `json:"quota_version,omitempty"`
+
+	// Dynamic configs of brokers and groups (configs.go) by
+	// ConfigResourceKey, with a version bumped by every change.
+	ResourceConfigs map[string]map[string]string `json:"resource_configs,omitempty"`
+	ConfigVersion   int64                        `json:"config_version,omitempty"`
 }
 
 // Broker is one registered broker.
