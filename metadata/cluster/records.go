@@ -35,6 +35,8 @@ const (
 	TypeCreateACLs            RecordType = 17
 	TypeDeleteACLs            RecordType = 18
 	TypeAlterClientQuotas     RecordType = 19
+	// Client telemetry (client_metrics.go).
+	TypeAlterClientMetrics RecordType = 20
 )
 
 // Errors of the codec and of Validate.
@@ -513,6 +515,8 @@ func DecodeRecord(b []byte) (Record, error) {
 		r = decodeInto[DeleteACLs](b[1:])
 	case TypeAlterClientQuotas:
 		r = decodeInto[AlterClientQuotas](b[1:])
+	case TypeAlterClientMetrics:
+		r = decodeInto[AlterClientMetrics](b[1:])
 	default:
 		return nil, fmt.Errorf("%w: unknown record type %d", ErrMalformed, b[0])
 	}

@@ -42,6 +42,11 @@ type State struct {
 	ACLVersion   int64                                 `json:"acl_version,omitempty"`
 	ClientQuotas map[string]ClientQuota                `json:"client_quotas,omitempty"`
 	QuotaVersion int64                                 `json:"quota_version,omitempty"`
+
+	// ClientMetrics are the KIP-714 subscriptions (client_metrics.go): configs
+	// by name, with a version bumped by every change.
+	ClientMetrics        map[string]map[string]string `json:"client_metrics,omitempty"`
+	ClientMetricsVersion int64                        `json:"client_metrics_version,omitempty"`
 }
 
 // Broker is one registered broker.
