@@ -99,6 +99,8 @@ func handleDescribeConfigs(rc *requestContext, req *kmsg.DescribeConfigsRequest)
 				}
 				out.Configs = append(out.Configs, c)
 			}
+		case kmsg.ConfigResourceTypeClientMetrics:
+			describeClientMetricsResource(rc, r, req, &out) // client_metrics.go
 		default:
 			out.ErrorCode = rc.countError(kerr.InvalidRequest.Code)
 			msg := "unsupported resource type " + r.ResourceType.String()

@@ -35,6 +35,10 @@ func handleIncrementalAlterConfigs(rc *requestContext, req *kmsg.IncrementalAlte
 }
 
 func (rc *requestContext) incrementalAlter(r kmsg.IncrementalAlterConfigsRequestResource, validateOnly bool) (int16, string) {
+	switch r.ResourceType {
+	case kmsg.ConfigResourceTypeClientMetrics:
+		return alterClientMetricsResource(rc, r, validateOnly) // client_metrics.go
+	}
 	if r.ResourceType != kmsg.ConfigResourceTypeTopic {
 		return rc.alterTopicConfigs(r.ResourceType, r.ResourceName, nil, validateOnly)
 	}

@@ -214,7 +214,7 @@ func (rc *requestContext) configDenied(typ kmsg.ConfigResourceType, name string,
 		if !rc.authorize(op, acl.ResourceTopic, name) {
 			return kerr.TopicAuthorizationFailed.Code, "needs " + opName(op) + " on topic " + name
 		}
-	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeClientMetrics:
 		if !rc.authorizeCluster(op) {
 			return kerr.ClusterAuthorizationFailed.Code, "needs " + opName(op) + " on the cluster"
 		}
