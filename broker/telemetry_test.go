@@ -448,3 +448,68 @@ func TestTelemetryAuthorize(t *testing.T) {
 		t.Fatalf("carol pushes: %v", err)
 	}
 }
+
+// TestSubscriptionFor: the subscriptions matching a client combine into
+// the union of their prefixes (* asking for all), the smallest interval,
+// and an id that changes with them; every pattern must match the whole
+// value of its selector.
+func TestSubscriptionFor(t *testing.T) {
+	parse := func(name string, configs map[string]string) clientMetricsSubscription {
+		t.Helper()
+		s, code, msg := parseClientMetrics(name, configs)
+		if code != 0 {
+			t.Fatalf("%s: %s", name, msg)
+		}
+		return s
+	}
+	producers := parse("producers", map[string]string{"metrics": "org.apache.kafka.producer.", "interval.ms": "60000", "match": "client_id=app.*,client_software_name=apache-kafka-java"})
+	local := parse("local", map[string]string{"metrics": "org.apache.kafka.consumer.", "interval.ms": "30000", "match": "client_source_address=127\\.0\\.0\\.1,client_source_port=5[0-9]+"})
+	all := parse("all", map[string]string{"metrics": "*", "match": "client_software_version=3\\..*"})
+	subs := []clientMetricsSubscription{producers, local, all}
+	sel := func(clientID, software, version, addr, port string) map[string]string {
+		return map[string]string{selectorClientID: clientID, selectorSoftwareName: software, selectorSoftwareVersion: version, selectorSourceAddress: addr, selectorSourcePort: port, selectorInstanceID: "x"}
+	}
+	for _, tc := range []struct {
+		name     string
+		sel      map[string]string
+		metrics  []string
+		interval int32
+	}{
+		{"none", sel("billing", "librdkafka", "2.5.0", "10.0.0.1", "5000"), nil, 300000},
+		{"a prefix of the id is not a match", sel("my-app", "apache-kafka-java", "4.0.0", "10.0.0.1", "1"), nil, 300000},
+		{"producers", sel("app-1", "apache-kafka-java", "4.0.0", "10.0.0.1", "1"), []string{"org.apache.kafka.producer."}, 60000},
+		{"producers and local", sel("app-1", "apache-kafka-java", "4.0.0", "127.0.0.1", "51234"), []string{"org.apache.kafka.consumer.", "org.apache.kafka.producer."}, 30000},
+		{"all", sel("app-1", "apache-kafka-java", "3.9.1", "10.0.0.1", "1"), []string{""}, 60000},
+	} {
+		got := subscriptionFor(subs, tc.sel)
+		if !slices.Equal(got.metrics, tc.metrics) || got.intervalMs != tc.interval {
+			t.Errorf("%s: %+v, want %v every %d ms", tc.name, got, tc.metrics, tc.interval)
+		}
+	}
+	a := subscriptionFor(subs, sel("app-1", "apache-kafka-java", "4.0.0", "10.0.0.1", "1"))
+	b := subscriptionFor(subs[:1], sel("app-1", "apache-kafka-java", "4.0.0", "10.0.0.1", "1"))
+	c := subscriptionFor([]clientMetricsSubscription{parse("producers", map[string]string{"metrics": "org.apache.kafka.producer.", "interval.ms": "1000", "match": "client_id=app.*"})}, sel("app-1", "apache-kafka-java", "4.0.0", "10.0.0.1", "1"))
+	if a.id != b.id || a.id == c.id {
+		t.Errorf("subscription ids: same content %d %d, other interval %d", a.id, b.id, c.id)
+	}
+}
+
+// FuzzDecodeTelemetry: any payload under any codec decodes or fails with
+// an error, and what decodes records without panicking.
+func FuzzDecodeTelemetry(f *testing.F) {
+	payload := otlpPayload(&testing.T{}, otlpGauge("a.b", 1, map[string]string{"x.y": "z"}), otlpDeltaSum("c", 2, nil))
+	f.Add(int8(0), payload)
+	f.Add(int8(4), zstdCompress(&testing.T{}, payload))
+	f.Add(int8(1), []byte{0x1f, 0x8b, 8, 0})
+	f.Fuzz(func(t *testing.T, codec int8, b []byte) {
+		points, err := decodeTelemetry(codec, b, clientSubscription{metrics: []string{""}})
+		if err != nil {
+			return
+		}
+		inst := &clientInstance{}
+		inst.record(points)
+		if len(inst.series) > maxTelemetrySeriesPerClient {
+			t.Fatalf("%d series", len(inst.series))
+		}
+	})
+}
