@@ -451,11 +451,13 @@ func telemetryLabels(attrs []*commonpb.KeyValue) []telemetryLabel {
 		case strings.HasPrefix(name, "__"):
 			name = "attr" + name
 		}
-		if seen[name] {
+		v := attributeString(kv.GetValue())
+		// An empty label is an absent one in Prometheus: keeping it would
+		// let {a=""} and {} be two series that gather as duplicates.
+		if seen[name] || v == "" {
 			continue
 		}
 		seen[name] = true
-		v := attributeString(kv.GetValue())
 		if len(v) > maxTelemetryLabelValue {
 			v = v[:maxTelemetryLabelValue]
 		}

@@ -373,7 +373,12 @@ func TestTelemetry(t *testing.T) {
 	// Bounded series: 600 distinct ones keep 500.
 	bulk := telemetryClient{t, tb.client(kgo.ClientID("app-bulk"), kafka41)}
 	gb := bulk.get([16]byte{})
-	var many []*metricspb.Metric
+	// An empty attribute is no label: these two are one series, and
+	// /metrics keeps answering.
+	many := []*metricspb.Metric{
+		otlpGauge("org.apache.kafka.producer.dup", 1, map[string]string{"k": ""}),
+		otlpGauge("org.apache.kafka.producer.dup", 2, nil),
+	}
 	for i := range 600 {
 		many = append(many, otlpGauge("org.apache.kafka.producer.g", float64(i), map[string]string{"i": strconv.Itoa(i)}))
 	}
@@ -512,4 +517,32 @@ func FuzzDecodeTelemetry(f *testing.F) {
 			t.Fatalf("%d series", len(inst.series))
 		}
 	})
+}
+
+// TestClientMetricsAcrossNodes: a subscription created through one node of
+// a three-node cluster is committed to the quorum, so every node describes
+// it and hands it to a matching client.
+func TestClientMetricsAcrossNodes(t *testing.T) {
+	c := startTestCluster(t, 3)
+	cl := c.client(kgo.ClientID("app-1"))
+	ctx := testContext(t)
+	waitUntil(t, 20*time.Second, "three brokers", func() bool {
+		md, err := kadm.NewClient(cl).Metadata(ctx)
+		return err == nil && len(md.Brokers) == 3
+	})
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	r := kmsg.NewIncrementalAlterConfigsRequestResource()
+	r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeClientMetrics, "apps"
+	r.Configs = append(r.Configs, cmOp(kmsg.IncrementalAlterConfigOpSet, "metrics", "org.apache.kafka."), cmOp(kmsg.IncrementalAlterConfigOpSet, "match", "client_id=app-.*"))
+	req.Resources = append(req.Resources, r)
+	resp, err := req.RequestWith(ctx, cl.Broker(1))
+	if err != nil || resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("create on node 1: %v %+v", err, resp)
+	}
+	for id := 1; id <= 3; id++ {
+		waitUntil(t, 20*time.Second, fmt.Sprintf("node %d to hand out the subscription", id), func() bool {
+			g, err := kmsg.NewPtrGetTelemetrySubscriptionsRequest().RequestWith(ctx, cl.Broker(id))
+			return err == nil && g.ErrorCode == 0 && slices.Equal(g.RequestedMetrics, []string{"org.apache.kafka."})
+		})
+	}
 }
