@@ -41,6 +41,7 @@ func handleAPIVersions(rc *requestContext, req *kmsg.ApiVersionsRequest) kmsg.Re
 		})
 	}
 	if req.Version >= 3 {
+		rc.conn.softwareName, rc.conn.softwareVersion = req.ClientSoftwareName, req.ClientSoftwareVersion
 		addFeatures(resp, rc.s)
 	}
 	return resp

@@ -80,6 +80,8 @@ func handleDescribeConfigs(rc *requestContext, req *kmsg.DescribeConfigsRequest)
 			rc.describeBrokerLoggers(r, &out)
 		case kmsg.ConfigResourceTypeGroupConfig:
 			rc.describeGroupConfigs(r, req, &out)
+		case kmsg.ConfigResourceTypeClientMetrics:
+			describeClientMetricsResource(rc, r, req, &out) // client_metrics.go
 		default:
 			out.ErrorCode = rc.countError(kerr.InvalidRequest.Code)
 			msg := "unsupported resource type " + r.ResourceType.String()

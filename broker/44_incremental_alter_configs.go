@@ -56,6 +56,8 @@ func (rc *requestContext) incrementalAlter(r kmsg.IncrementalAlterConfigsRequest
 			return kerr.InvalidConfig.Code, errMsg
 		}
 		return rc.alterGroupConfigs(r.ResourceName, next, validateOnly)
+	case kmsg.ConfigResourceTypeClientMetrics:
+		return alterClientMetricsResource(rc, r, validateOnly) // client_metrics.go
 	case kmsg.ConfigResourceTypeBrokerLogger:
 		return rc.alterBrokerLoggers(r, validateOnly)
 	default:

@@ -218,7 +218,7 @@ func (rc *requestContext) configDenied(typ kmsg.ConfigResourceType, name string,
 		if !rc.authorize(op, acl.ResourceGroup, name) {
 			return kerr.GroupAuthorizationFailed.Code, "needs " + opName(op) + " on group " + name
 		}
-	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger:
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeClientMetrics:
 		if !rc.authorizeCluster(op) {
 			return kerr.ClusterAuthorizationFailed.Code, "needs " + opName(op) + " on the cluster"
 		}

@@ -35,6 +35,9 @@ type clientConn struct {
 	// PLAINTEXT and on SSL without a client certificate, the mapped
 	// certificate subject with one (ssl.principal.mapping.rules).
 	principal string
+	// softwareName and softwareVersion are what the client sent in
+	// ApiVersions v3+ (KIP-511), for KIP-714 subscription matching.
+	softwareName, softwareVersion string
 	// sasl is the SASL progress on SASL listeners (sasl.go).
 	sasl saslConn
 	// authz is the connection's cache of ACL decisions (authorize.go).

@@ -107,7 +107,7 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 // adminHandler serves /metrics, /healthz, the /v1/groups lag API and the
 // purge of deleted topics from the object store.
 func (s *Server) adminHandler() http.Handler {
-	s.metrics.registry.MustRegister(newPartitionCollector(s.topics))
+	s.metrics.registry.MustRegister(newPartitionCollector(s.topics), &s.telemetry)
 	mux := http.NewServeMux()
 	// The broker's own registry, plus the process-wide default one where
 	// what runs beside the broker in `strata server` (stream jobs, the

@@ -92,6 +92,8 @@ type Server struct {
 	authz authzState
 	// quotas is the client quota table and usage (quotas.go).
 	quotas quotaState
+	// telemetry is the KIP-714 client instances and their metrics (telemetry.go).
+	telemetry clientTelemetry
 	// httpGuard secures the admin HTTP listener (admin_http_security.go).
 	httpGuard *httpsec.Guard
 }

@@ -85,6 +85,8 @@ func Apply(s State, rec Record) (State, error) {
 		next = applyACLs(s, nil, r.Bindings)
 	case AlterClientQuotas:
 		next = applyAlterClientQuotas(s, r)
+	case AlterClientMetrics:
+		next = applyAlterClientMetrics(s, r)
 	case AlterResourceConfigs:
 		next = applyAlterResourceConfigs(s, r)
 	default:

@@ -35,8 +35,10 @@ const (
 	TypeCreateACLs            RecordType = 17
 	TypeDeleteACLs            RecordType = 18
 	TypeAlterClientQuotas     RecordType = 19
+	// Client telemetry (client_metrics.go).
+	TypeAlterClientMetrics RecordType = 20
 	// Broker and group configs (configs.go).
-	TypeAlterResourceConfigs RecordType = 20
+	TypeAlterResourceConfigs RecordType = 21
 )
 
 // Errors of the codec and of Validate.
@@ -515,6 +517,8 @@ func DecodeRecord(b []byte) (Record, error) {
 		r = decodeInto[DeleteACLs](b[1:])
 	case TypeAlterClientQuotas:
 		r = decodeInto[AlterClientQuotas](b[1:])
+	case TypeAlterClientMetrics:
+		r = decodeInto[AlterClientMetrics](b[1:])
 	case TypeAlterResourceConfigs:
 		r = decodeInto[AlterResourceConfigs](b[1:])
 	default:

@@ -35,6 +35,7 @@ var sampleRecords = []Record{
 	CreateACLs{Bindings: []ACLBinding{{ResourceType: 2, ResourceName: "orders", PatternType: 4, Principal: "User:alice", Host: "*", Operation: 3, Permission: 3}}},
 	DeleteACLs{Bindings: []ACLBinding{{ResourceType: 2, ResourceName: "orders", PatternType: 4, Principal: "User:alice", Host: "*", Operation: 3, Permission: 3}}},
 	AlterClientQuotas{Alterations: []QuotaAlteration{{Entity: QuotaEntity{User: ptr("alice"), ClientID: ptr("")}, Set: map[string]float64{"producer_byte_rate": 1024}}}},
+	AlterClientMetrics{Name: "producers", Configs: map[string]string{"metrics": "org.apache.kafka.producer.", "interval.ms": "60000"}},
 	AlterResourceConfigs{Kind: ConfigBroker, Name: "", Configs: map[string]string{"log.retention.ms": "60000"}},
 }
 

@@ -43,6 +43,11 @@ type State struct {
 	ClientQuotas map[string]ClientQuota                `json:"client_quotas,omitempty"`
 	QuotaVersion int64                                 `json:"quota_version,omitempty"`
 
+	// ClientMetrics are the KIP-714 subscriptions (client_metrics.go): configs
+	// by name, with a version bumped by every change.
+	ClientMetrics        map[string]map[string]string `json:"client_metrics,omitempty"`
+	ClientMetricsVersion int64                        `json:"client_metrics_version,omitempty"`
+
 	// Dynamic configs of brokers and groups (configs.go) by
 	// ConfigResourceKey, with a version bumped by every change.
 	ResourceConfigs map[string]map[string]string `json:"resource_configs,omitempty"`
