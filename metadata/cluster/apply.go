@@ -85,6 +85,8 @@ func Apply(s State, rec Record) (State, error) {
 		next = applyACLs(s, nil, r.Bindings)
 	case AlterClientQuotas:
 		next = applyAlterClientQuotas(s, r)
+	case SetControllers:
+		next = applySetControllers(s, r)
 	default:
 		return s, invalid("unknown record %T", rec)
 	}

@@ -513,6 +513,8 @@ func DecodeRecord(b []byte) (Record, error) {
 		r = decodeInto[DeleteACLs](b[1:])
 	case TypeAlterClientQuotas:
 		r = decodeInto[AlterClientQuotas](b[1:])
+	case TypeSetControllers:
+		r = decodeInto[SetControllers](b[1:])
 	default:
 		return nil, fmt.Errorf("%w: unknown record type %d", ErrMalformed, b[0])
 	}

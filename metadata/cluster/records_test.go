@@ -35,6 +35,7 @@ var sampleRecords = []Record{
 	CreateACLs{Bindings: []ACLBinding{{ResourceType: 2, ResourceName: "orders", PatternType: 4, Principal: "User:alice", Host: "*", Operation: 3, Permission: 3}}},
 	DeleteACLs{Bindings: []ACLBinding{{ResourceType: 2, ResourceName: "orders", PatternType: 4, Principal: "User:alice", Host: "*", Operation: 3, Permission: 3}}},
 	AlterClientQuotas{Alterations: []QuotaAlteration{{Entity: QuotaEntity{User: ptr("alice"), ClientID: ptr("")}, Set: map[string]float64{"producer_byte_rate": 1024}}}},
+	SetControllers{Controllers: []Controller{{ID: 1}, {ID: 4, Addr: "127.0.0.1:9094", DirectoryID: TopicID{7}, Learner: true}}},
 }
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -56,7 +57,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		}
 		seen[r.Type()] = true
 	}
-	if len(seen) != int(TypeAlterClientQuotas) {
+	if len(seen) != int(TypeSetControllers) {
 		t.Errorf("only %d record types covered", len(seen))
 	}
 }

@@ -42,6 +42,11 @@ type State struct {
 	ACLVersion   int64                                 `json:"acl_version,omitempty"`
 	ClientQuotas map[string]ClientQuota                `json:"client_quotas,omitempty"`
 	QuotaVersion int64                                 `json:"quota_version,omitempty"`
+
+	// Controllers is the metadata quorum's membership once it has changed
+	// at run time (AddRaftVoter, RemoveRaftVoter; quorum.go), in id order;
+	// empty while the quorum is the static controller.quorum.voters.
+	Controllers []Controller `json:"controllers,omitempty"`
 }
 
 // Broker is one registered broker.
@@ -214,6 +219,9 @@ func DecodeState(b []byte) (State, error) {
 		if b.NodeID != id {
 			return State{}, fmt.Errorf("%w: state: broker %d stored under %d", ErrMalformed, b.NodeID, id)
 		}
+	}
+	if err := validateControllersState(s); err != nil {
+		return State{}, err
 	}
 	return s, nil
 }
