@@ -222,7 +222,7 @@ func StartNode(cfg Config) (*Node, error) {
 		PreVote:         true,
 		// A leader that removes itself hands over (RemoveVoter).
 		StepDownOnRemoval: true,
-		Logger:          quietRaftLogger,
+		Logger:            quietRaftLogger,
 	})
 	if err != nil {
 		w.Close()
