@@ -12,7 +12,10 @@ package broker
 //   - Observers are the broker-only nodes: those streaming from the leader
 //     with their position; those following another controller with their
 //     last heartbeat as last fetch and log_end_offset -1 (unknown here).
-//   - v2 lists the voters' raft endpoints as listener CONTROLLER.
+//   - v2 lists the voters' raft endpoints as listener CONTROLLER: the
+//     membership the metadata log holds once AddRaftVoter/RemoveRaftVoter
+//     changed it, --controllers before; a controller AddRaftVoter is
+//     still catching up (a raft learner) is listed among the observers.
 //   - Needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 
 import (
@@ -78,7 +81,17 @@ func handleDescribeQuorum(rc *requestContext, req *kmsg.DescribeQuorumRequest) k
 		resp.Topics = append(resp.Topics, t)
 	}
 	if req.Version >= 2 {
-		voters, _ := metadata.ParseVoters(rc.s.cfg.ControllerQuorumVoters)
+		var voters []metadata.Voter
+		if isNode {
+			// The membership the log holds (AddRaftVoter, RemoveRaftVoter).
+			for _, m := range node.Members() {
+				if !m.Learner {
+					voters = append(voters, metadata.Voter{ID: m.ID, Addr: m.Addr})
+				}
+			}
+		} else {
+			voters, _ = metadata.ParseVoters(rc.s.cfg.ControllerQuorumVoters)
+		}
 		for _, v := range voters {
 			host, portStr, err := net.SplitHostPort(v.Addr)
 			port, perr := strconv.ParseUint(portStr, 10, 16)
@@ -100,7 +113,7 @@ func replicaStates(ps []metadata.ReplicaProgress) []kmsg.DescribeQuorumResponseT
 	out := make([]kmsg.DescribeQuorumResponseTopicPartitionReplicaState, 0, len(ps))
 	for _, p := range ps {
 		r := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
-		r.ReplicaID, r.LogEndOffset = p.ID, int64(p.Match)
+		r.ReplicaID, r.LogEndOffset, r.ReplicaDirectoryID = p.ID, int64(p.Match), p.DirectoryID
 		r.LastFetchTimestamp, r.LastCaughtUpTimestamp = -1, -1
 		if !p.LastContact.IsZero() {
 			r.LastFetchTimestamp = p.LastContact.UnixMilli()

@@ -186,6 +186,16 @@ func TestACLs(t *testing.T) {
 	if err != nil || ufResp.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
 		t.Fatalf("alice UpdateFeatures: %v %+v", err, ufResp)
 	}
+	// Quorum membership (KIP-853) needs ALTER on the cluster.
+	av := kmsg.NewPtrAddRaftVoterRequest()
+	av.VoterID = 9
+	if r, err := av.RequestWith(ctx, alice); err != nil || r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice AddRaftVoter: %v %+v", err, r)
+	}
+	rv := kmsg.NewPtrRemoveRaftVoterRequest()
+	if r, err := rv.RequestWith(ctx, alice); err != nil || r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice RemoveRaftVoter: %v %+v", err, r)
+	}
 
 	// bob has no ACL: not even an idempotent producer id.
 	bob := aclClient(t, tb, "bob")

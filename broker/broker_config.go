@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -30,6 +31,13 @@ type Config struct {
 	// address; ProcessRoles (--roles, process.roles) controller,broker.
 	ControllerQuorumVoters string
 	ControllerListen       string
+	// ControllerJoin (--controller-join) starts a controller that is not a
+	// voter yet: --controllers names the current voters, and the node
+	// waits (up to ControllerJoinTimeout, 10 minutes) until AddRaftVoter
+	// (`strata quorum add-voter`) adds it, catches it up and promotes it.
+	// Once its log holds the membership it restarts like any voter.
+	ControllerJoin        bool
+	ControllerJoinTimeout time.Duration
 	// ControllerListenerNames (controller.listener.names) names the raft
 	// port's listener for its security protocol (listener.security.protocol.map)
 	// and ssl settings (listener.name.<name>.ssl.*): PLAINTEXT or SSL,

@@ -461,13 +461,18 @@ func (s *Server) eligibleBrokers() int {
 
 // internalReplicationFactor is the replication factor of an internal topic
 // (offsets.topic.replication.factor and its transaction-log twin): the
-// configured one, capped by the number of controllers configured (one on a
-// single node) so a small cluster can still create it.
+// configured one, capped by the number of controllers (configured, or in
+// the quorum now if more; one on a single node) so a small cluster can
+// still create it.
 func (s *Server) internalReplicationFactor(configured int16) int16 {
 	voters, err := metadata.ParseVoters(s.cfg.ControllerQuorumVoters)
 	n := int16(len(voters))
 	if err != nil || n < 1 {
 		n = 1
+	}
+	if node, ok := s.member.(*metadata.Node); ok {
+		// A quorum grown with AddRaftVoter counts its current voters.
+		n = max(n, int16(len(node.Members())))
 	}
 	return min(configured, n)
 }

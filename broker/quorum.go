@@ -55,7 +55,10 @@ func openMetadata(cfg Config, logger *slog.Logger) (metadata.Member, error) {
 		}
 		return o, nil
 	}
-	if roles.Controller && !slices.ContainsFunc(voters, func(v metadata.Voter) bool { return v.ID == cfg.NodeID }) && len(voters) > 0 {
+	if cfg.ControllerJoin && (!roles.Controller || len(voters) == 0 || cfg.ControllerListen == "" && !slices.ContainsFunc(voters, func(v metadata.Voter) bool { return v.ID == cfg.NodeID })) {
+		return nil, errors.New("broker: --controller-join needs --roles with controller, --controllers naming the current voters and --controller-listen")
+	}
+	if !cfg.ControllerJoin && roles.Controller && !slices.ContainsFunc(voters, func(v metadata.Voter) bool { return v.ID == cfg.NodeID }) && len(voters) > 0 {
 		return nil, fmt.Errorf("broker: --node-id %d is not among --controllers", cfg.NodeID)
 	}
 
@@ -71,6 +74,7 @@ func openMetadata(cfg Config, logger *slog.Logger) (metadata.Member, error) {
 	}
 	mcfg := metadata.Config{
 		NodeID: cfg.NodeID, Voters: voters, Dir: raftDir, ListenAddr: cfg.ControllerListen, Logger: logger, TLS: raftTLS,
+		Join:                         cfg.ControllerJoin,
 		SessionTimeout:               time.Duration(cfg.BrokerSessionTimeoutMs) * time.Millisecond,
 		ControllerInterval:           100 * time.Millisecond,
 		DisableAutoLeaderRebalance:   !cfg.AutoLeaderRebalanceEnable,
@@ -79,7 +83,16 @@ func openMetadata(cfg Config, logger *slog.Logger) (metadata.Member, error) {
 	if imported != nil {
 		mcfg.ClusterID = imported.ClusterID() // keep the cluster's id
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), metadataStartTimeout)
+	timeout := metadataStartTimeout
+	if cfg.ControllerJoin {
+		// A joining controller hears nothing until AddRaftVoter adds it.
+		timeout = cfg.ControllerJoinTimeout
+		if timeout <= 0 {
+			timeout = 10 * time.Minute
+		}
+		logger.Info("joining the metadata quorum: waiting to be added (strata quorum add-voter)", "node_id", cfg.NodeID, "raft", cfg.ControllerListen)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	node, err := metadata.OpenNode(ctx, mcfg)
 	if err != nil {

@@ -22,6 +22,12 @@ type Config struct {
 	// Voters is the quorum (--controllers). Empty: a one-voter quorum of
 	// NodeID, through the same code path.
 	Voters []Voter
+	// Join starts a controller that is not a voter yet (--controller-join):
+	// Voters names the current voters (this node may be among them or
+	// not); with no membership in its log the node starts with no raft
+	// configuration, never campaigns, and waits for the leader, which
+	// adds it as a learner, catches it up and promotes it (AddVoter).
+	Join bool
 	// Dir holds the raft log and snapshots.
 	Dir string
 	// Transport carries raft messages. Nil: TCP on ListenAddr (or this
@@ -140,7 +146,10 @@ func (c *Config) Validate() error {
 	if c.Dir == "" {
 		return errors.New("metadata: no data directory")
 	}
-	if len(c.Voters) > 0 && !slices.ContainsFunc(c.Voters, func(v Voter) bool { return v.ID == c.NodeID }) {
+	if c.Join && len(c.Voters) == 0 {
+		return errors.New("metadata: joining the quorum needs the current voters")
+	}
+	if !c.Join && len(c.Voters) > 0 && !slices.ContainsFunc(c.Voters, func(v Voter) bool { return v.ID == c.NodeID }) {
 		return fmt.Errorf("metadata: node %d is not among the controllers %v", c.NodeID, c.Voters)
 	}
 	if c.ElectionTick != 0 && c.HeartbeatTick != 0 && c.ElectionTick <= c.HeartbeatTick {

@@ -84,6 +84,11 @@ type Node struct {
 	stopc chan struct{}
 	// statusc asks the raft loop for raft.Status (QuorumStatus).
 	statusc chan chan raft.Status
+	// confc takes membership changes to the raft loop (membership.go).
+	confc chan confRequest
+	// flagAddrs are the raft addresses of cfg.Voters (--controllers):
+	// the address of a member the log records none for.
+	flagAddrs map[int32]string
 	// obs are the observers this node streams to (quorum_status.go).
 	obs    observers
 	failed chan struct{} // closed when the loop stops on an error
@@ -105,7 +110,8 @@ type Node struct {
 	// heard is when (controller clock, ms) a raft message last arrived
 	// from each other voter: a live process, whatever its heartbeat
 	// records' commit latency (see controllerRun.fencingView).
-	heard map[int32]*atomic.Int64
+	// Keys are node ids, values *atomic.Int64; any member may appear.
+	heard sync.Map
 
 	mu struct {
 		sync.Mutex
@@ -135,14 +141,13 @@ func StartNode(cfg Config) (*Node, error) {
 		stopc:   make(chan struct{}),
 		failed:  make(chan struct{}),
 		statusc: make(chan chan raft.Status),
+		confc:   make(chan confRequest),
 
 		becameLeader: make(chan struct{}, 1),
 	}
-	n.heard = map[int32]*atomic.Int64{}
+	n.flagAddrs = map[int32]string{}
 	for _, v := range cfg.Voters {
-		if v.ID != cfg.NodeID {
-			n.heard[v.ID] = new(atomic.Int64)
-		}
+		n.flagAddrs[v.ID] = v.Addr
 	}
 	n.mu.appliedCh = make(chan struct{})
 	n.mu.waiters = map[uint64]chan proposeResult{}
@@ -156,7 +161,6 @@ func StartNode(cfg Config) (*Node, error) {
 		voters[i] = raftID(v.ID)
 	}
 	slices.Sort(voters)
-	n.confState = &raftpb.ConfState{Voters: voters, AutoLeave: proto.Bool(false)}
 
 	w, loaded, err := wal.Open(filepath.Join(cfg.Dir, "raft"), wal.Options{SegmentBytes: cfg.SegmentBytes})
 	if err != nil {
@@ -164,17 +168,33 @@ func StartNode(cfg Config) (*Node, error) {
 	}
 	n.log = w
 	n.storage = raft.NewMemoryStorage()
-	// The voters are static (--controllers): the snapshot's conf state
-	// carries them, so raft starts with them without conf-change entries.
 	snap := proto.Clone(loaded.Snapshot).(*raftpb.Snapshot)
-	snap.Metadata.ConfState = n.confState
-	if err := n.storage.ApplySnapshot(snap); err != nil {
-		w.Close()
-		return nil, fmt.Errorf("metadata: load snapshot: %w", err)
+	if snap.Metadata == nil {
+		snap.Metadata = &raftpb.SnapshotMetadata{}
 	}
 	if n.state, err = cluster.DecodeState(snap.GetData()); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("metadata: snapshot %d: %w", snap.GetMetadata().GetIndex(), err)
+	}
+	switch {
+	case len(n.state.Controllers) > 0 && len(snap.GetMetadata().GetConfState().GetVoters()) > 0:
+		// The membership changed at run time: every applied conf change
+		// is followed by a snapshot, so this one holds the membership as
+		// of its index and the log after it the later changes.
+	case cfg.Join:
+		// Not a voter yet: no configuration until the leader's snapshot
+		// brings one (AddVoter adds this node as a learner first).
+		snap.Metadata.ConfState = &raftpb.ConfState{AutoLeave: proto.Bool(false)}
+	default:
+		// The static voters (--controllers): the snapshot's conf state
+		// carries them, so raft starts with them without conf-change
+		// entries.
+		snap.Metadata.ConfState = &raftpb.ConfState{Voters: voters, AutoLeave: proto.Bool(false)}
+	}
+	n.confState = snap.Metadata.ConfState
+	if err := n.storage.ApplySnapshot(snap); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("metadata: load snapshot: %w", err)
 	}
 	n.appliedIndex = snap.GetMetadata().GetIndex()
 	n.snapshotIndex = n.appliedIndex
@@ -200,7 +220,9 @@ func StartNode(cfg Config) (*Node, error) {
 		MaxInflightMsgs: 256,
 		CheckQuorum:     true,
 		PreVote:         true,
-		Logger:          quietRaftLogger,
+		// A leader that removes itself hands over (RemoveVoter).
+		StepDownOnRemoval: true,
+		Logger:            quietRaftLogger,
 	})
 	if err != nil {
 		w.Close()
@@ -212,17 +234,15 @@ func StartNode(cfg Config) (*Node, error) {
 	if n.transport == nil {
 		n.transport = nopTransport{}
 		listen := cfg.ListenAddr
-		var peers []Voter
 		for _, v := range cfg.Voters {
 			if v.ID == cfg.NodeID && listen == "" {
 				listen = v.Addr
 			}
-			peers = append(peers, v)
 		}
 		// A lone voter with a raft address listens too: observers
-		// (broker-only nodes) follow it there.
-		if len(cfg.Voters) > 1 || listen != "" {
-			tr, err := NewTCPTransport(TCPConfig{NodeID: cfg.NodeID, Listen: listen, Peers: peers, Logger: cfg.Logger, TLS: cfg.TLS})
+		// (broker-only nodes) follow it there, and voters can be added.
+		if len(cfg.Voters) > 1 || listen != "" || len(n.state.Controllers) > 0 {
+			tr, err := NewTCPTransport(TCPConfig{NodeID: cfg.NodeID, Listen: listen, Peers: n.peers(), Logger: cfg.Logger, TLS: cfg.TLS})
 			if err != nil {
 				w.Close()
 				return nil, err
@@ -231,6 +251,7 @@ func StartNode(cfg Config) (*Node, error) {
 		}
 	}
 	if tr, ok := n.transport.(*TCPTransport); ok {
+		tr.SetPeers(n.peers())
 		n.hub = n.startObserverHub()
 		tr.setObserverHandler(n.serveObserver)
 	}
@@ -242,7 +263,7 @@ func StartNode(cfg Config) (*Node, error) {
 		w.Close()
 		return nil, err
 	}
-	if len(voters) == 1 && voters[0] == n.id {
+	if cs := n.confState.GetVoters(); len(cs) == 1 && cs[0] == n.id {
 		// A one-voter quorum elects itself at once.
 		_ = n.rn.Campaign()
 	}
@@ -257,9 +278,12 @@ func StartNode(cfg Config) (*Node, error) {
 
 // deliver hands an inbound message to the loop; it never blocks.
 func (n *Node) deliver(m *raftpb.Message) {
-	if h := n.heard[nodeID(m.GetFrom())]; h != nil {
-		h.Store(n.cfg.Clock.Now().UnixMilli())
+	from := nodeID(m.GetFrom())
+	h, ok := n.heard.Load(from)
+	if !ok {
+		h, _ = n.heard.LoadOrStore(from, new(atomic.Int64))
 	}
+	h.(*atomic.Int64).Store(n.cfg.Clock.Now().UnixMilli())
 	select {
 	case n.recvc <- m:
 	default: // overloaded: drop, raft retransmits
@@ -278,8 +302,8 @@ func (n *Node) lastHeard(id int32) int64 {
 	if id == n.cfg.NodeID {
 		return n.cfg.Clock.Now().UnixMilli()
 	}
-	if h := n.heard[id]; h != nil {
-		return h.Load()
+	if h, ok := n.heard.Load(id); ok {
+		return h.(*atomic.Int64).Load()
 	}
 	return 0
 }
@@ -466,6 +490,8 @@ func (n *Node) run() {
 			_ = n.rn.Step(m)
 		case reply := <-n.statusc:
 			reply <- n.rn.Status()
+		case req := <-n.confc:
+			req.reply <- n.proposeConfChange(req)
 		case p := <-n.propc:
 			if err := n.rn.Propose(p.data); err != nil {
 				if errors.Is(err, raft.ErrProposalDropped) {
@@ -538,8 +564,10 @@ func (n *Node) installSnapshot(snap *raftpb.Snapshot) error {
 	n.snapshotsInstalled.Add(1)
 	before := n.state
 	n.state = state
+	n.confState = snap.GetMetadata().GetConfState()
 	n.appliedIndex = snap.GetMetadata().GetIndex()
 	n.snapshotIndex = n.appliedIndex
+	n.syncPeers()
 	n.publish([]Applied{{Index: n.appliedIndex, Before: before, After: state, Snapshot: true}})
 	return nil
 }
@@ -562,6 +590,22 @@ func (n *Node) applyEntries(ents []*raftpb.Entry) error {
 		}
 		n.appliedIndex = e.GetIndex()
 		data := e.GetData()
+		if t := e.GetType(); t == raftpb.EntryType_EntryConfChange || t == raftpb.EntryType_EntryConfChangeV2 {
+			a, waiter, err := n.applyConfChange(e)
+			if err != nil {
+				return err
+			}
+			applied = append(applied, a)
+			if waiter != 0 {
+				n.mu.Lock()
+				w := n.mu.waiters[waiter]
+				n.mu.Unlock()
+				if w != nil {
+					replies = append(replies, reply{w, proposeResult{applied: a}})
+				}
+			}
+			continue
+		}
 		if e.GetType() != raftpb.EntryType_EntryNormal || len(data) < 8 {
 			continue // the leader's empty entry of a new term
 		}
@@ -620,6 +664,12 @@ func (n *Node) maybeSnapshot() error {
 	if n.appliedIndex-n.snapshotIndex < n.cfg.SnapshotEvery {
 		return nil
 	}
+	return n.snapshot(n.cfg.CatchUpEntries)
+}
+
+// snapshot snapshots the applied state with the current conf state and
+// compacts the log below it, keeping keep entries.
+func (n *Node) snapshot(keep uint64) error {
 	data, err := n.state.Encode()
 	if err != nil {
 		return err
@@ -632,10 +682,10 @@ func (n *Node) maybeSnapshot() error {
 		return err
 	}
 	n.snapshotIndex = n.appliedIndex
-	if n.appliedIndex <= n.cfg.CatchUpEntries {
+	if n.appliedIndex <= keep {
 		return nil
 	}
-	compact := n.appliedIndex - n.cfg.CatchUpEntries
+	compact := n.appliedIndex - keep
 	if err := n.storage.Compact(compact); err != nil && !errors.Is(err, raft.ErrCompacted) {
 		return fmt.Errorf("compact: %w", err)
 	}

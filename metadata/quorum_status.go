@@ -33,6 +33,8 @@ type ReplicaProgress struct {
 	Match       uint64
 	LastContact time.Time
 	CaughtUp    bool
+	// DirectoryID is a controller's KIP-853 directory id (zero: unknown).
+	DirectoryID [16]byte
 }
 
 // observerSeen is what a controller knows of one observer it streams to.
@@ -90,12 +92,25 @@ func (n *Node) QuorumStatus(ctx context.Context) (QuorumStatus, error) {
 		return out, nil
 	}
 	now := n.cfg.Clock.Now()
+	members := map[int32]QuorumMember{}
+	for _, m := range n.Members() {
+		members[m.ID] = m
+	}
 	for id, pr := range st.Progress {
 		p := ReplicaProgress{ID: nodeID(id), Match: pr.Match, CaughtUp: pr.Match >= commit}
 		if p.ID == n.cfg.NodeID {
 			p.LastContact = now
-		} else if h := n.heard[p.ID]; h != nil && h.Load() > 0 {
-			p.LastContact = time.UnixMilli(h.Load())
+		} else if ms := n.lastHeard(p.ID); ms > 0 {
+			p.LastContact = time.UnixMilli(ms)
+		}
+		if c, ok := members[p.ID]; ok {
+			p.DirectoryID = c.DirectoryID
+		}
+		if pr.IsLearner {
+			// Not a voter yet (AddVoter is catching it up): Kafka lists
+			// such a controller among the observers.
+			out.Observers = append(out.Observers, p)
+			continue
 		}
 		out.Voters = append(out.Voters, p)
 	}

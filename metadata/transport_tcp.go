@@ -98,7 +98,6 @@ func (c *TLS) accept(conn net.Conn) (net.Conn, error) {
 type TCPTransport struct {
 	cfg      TCPConfig
 	listener net.Listener
-	peers    map[int32]*tcpPeer
 	deliver  func(*raftpb.Message)
 	// observe serves an inbound connection that opened with
 	// observerMagic (set by the node before Start; nil: refuse them).
@@ -111,12 +110,19 @@ type TCPTransport struct {
 		closed  bool
 		inbound map[net.Conn]struct{}
 	}
+	// peers change at run time (SetPeers: the quorum's membership).
+	peers struct {
+		sync.RWMutex
+		m       map[int32]*tcpPeer
+		started bool
+	}
 }
 
 type tcpPeer struct {
 	id    int32
 	addr  string
 	queue chan []byte
+	stop  chan struct{} // closed when the peer is removed or replaced
 }
 
 // NewTCPTransport binds the listener; Start begins accepting and sending.
@@ -134,14 +140,10 @@ func NewTCPTransport(cfg TCPConfig) (*TCPTransport, error) {
 			return nil, fmt.Errorf("metadata: controller listener: %w", err)
 		}
 	}
-	t := &TCPTransport{cfg: cfg, listener: ln, peers: map[int32]*tcpPeer{}, done: make(chan struct{})}
+	t := &TCPTransport{cfg: cfg, listener: ln, done: make(chan struct{})}
 	t.mu.inbound = map[net.Conn]struct{}{}
-	for _, p := range cfg.Peers {
-		if p.ID == cfg.NodeID {
-			continue
-		}
-		t.peers[p.ID] = &tcpPeer{id: p.ID, addr: p.Addr, queue: make(chan []byte, cfg.QueueLength)}
-	}
+	t.peers.m = map[int32]*tcpPeer{}
+	t.SetPeers(cfg.Peers)
 	return t, nil
 }
 
@@ -159,17 +161,59 @@ func (t *TCPTransport) Start(deliver func(*raftpb.Message)) error {
 	t.deliver = deliver
 	t.wg.Add(1)
 	go t.acceptLoop()
-	for _, p := range t.peers {
+	t.peers.Lock()
+	t.peers.started = true
+	for _, p := range t.peers.m {
 		t.wg.Add(1)
 		go t.sendLoop(p)
 	}
+	t.peers.Unlock()
 	return nil
+}
+
+// SetPeers makes peers the nodes this transport sends to (this node
+// excluded): new ones get a connection, removed ones lose theirs, and a
+// changed address redials. Safe at any time, also before Start.
+func (t *TCPTransport) SetPeers(peers []Voter) {
+	want := map[int32]string{}
+	for _, p := range peers {
+		if p.ID != t.cfg.NodeID && p.Addr != "" {
+			want[p.ID] = p.Addr
+		}
+	}
+	t.mu.Lock()
+	closed := t.mu.closed
+	t.mu.Unlock()
+	t.peers.Lock()
+	defer t.peers.Unlock()
+	for id, p := range t.peers.m {
+		if addr, ok := want[id]; !ok || addr != p.addr {
+			close(p.stop)
+			delete(t.peers.m, id)
+		}
+	}
+	if closed {
+		return
+	}
+	for id, addr := range want {
+		if _, ok := t.peers.m[id]; ok {
+			continue
+		}
+		p := &tcpPeer{id: id, addr: addr, queue: make(chan []byte, t.cfg.QueueLength), stop: make(chan struct{})}
+		t.peers.m[id] = p
+		if t.peers.started {
+			t.wg.Add(1)
+			go t.sendLoop(p)
+		}
+	}
 }
 
 // Send implements Transport.
 func (t *TCPTransport) Send(msgs []*raftpb.Message) {
+	t.peers.RLock()
+	defer t.peers.RUnlock()
 	for _, m := range msgs {
-		p := t.peers[nodeID(m.GetTo())]
+		p := t.peers.m[nodeID(m.GetTo())]
 		if p == nil || t.cfg.Faults.Blocked(t.cfg.NodeID, p.id) {
 			continue
 		}
@@ -307,18 +351,22 @@ func (t *TCPTransport) sendLoop(p *tcpPeer) {
 		defer t.wg.Done()
 		select {
 		case <-t.done:
-			connMu.Lock()
-			if conn != nil {
-				conn.Close()
-			}
-			connMu.Unlock()
+		case <-p.stop:
 		case <-stop:
+			return
 		}
+		connMu.Lock()
+		if conn != nil {
+			conn.Close()
+		}
+		connMu.Unlock()
 	}()
 	for {
 		var frame []byte
 		select {
 		case <-t.done:
+			return
+		case <-p.stop:
 			return
 		case frame = <-p.queue:
 		}

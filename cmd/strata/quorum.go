@@ -2,15 +2,23 @@ package main
 
 // strata quorum describe: the metadata quorum through DescribeQuorum
 // (kafka-metadata-quorum describe --status/--replication), asked of the
-// raft leader (found by asking any broker first).
+// raft leader (found by asking any broker first). strata quorum add-voter
+// and remove-voter (kafka-metadata-quorum add-controller/remove-controller)
+// send AddRaftVoter and RemoveRaftVoter to that leader.
 
 import (
+	"context"
+	"encoding/base64"
+	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -82,6 +90,165 @@ func newQuorumCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	})
+	cmd.AddCommand(newAddVoterCmd(), newRemoveVoterCmd())
+	return cmd
+}
+
+// quorumLeader is the raft leader's node id, from DescribeQuorum.
+func quorumLeader(ctx context.Context, cl *kgo.Client) (int32, error) {
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	rt := kmsg.NewDescribeQuorumRequestTopic()
+	rt.Topic = "__cluster_metadata"
+	rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return -1, err
+	}
+	if e := kerr.ErrorForCode(resp.ErrorCode); e != nil {
+		return -1, e
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return -1, errors.New("describing the quorum: malformed answer")
+	}
+	p := resp.Topics[0].Partitions[0]
+	if p.LeaderID < 0 {
+		return -1, errors.New("the metadata quorum has no leader")
+	}
+	return p.LeaderID, nil
+}
+
+// parseDirectoryID reads a Kafka Uuid (22 characters of URL-safe base64);
+// empty is the zero id.
+func parseDirectoryID(s string) ([16]byte, error) {
+	var id [16]byte
+	if s == "" {
+		return id, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != 16 {
+		return id, fmt.Errorf("--directory-id %q: want a Kafka Uuid (22 characters of base64)", s)
+	}
+	copy(id[:], b)
+	return id, nil
+}
+
+func formatDirectoryID(id [16]byte) string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+// voterError words a failed AddRaftVoter/RemoveRaftVoter answer.
+func voterError(what string, code int16, msg *string) error {
+	e := kerr.ErrorForCode(code)
+	if e == nil {
+		return nil
+	}
+	if msg != nil && *msg != "" && *msg != e.Error() {
+		return fmt.Errorf("%s: %w (%s)", what, e, *msg)
+	}
+	return fmt.Errorf("%s: %w", what, e)
+}
+
+func newAddVoterCmd() *cobra.Command {
+	var (
+		id      int32
+		address string
+		dirID   string
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "add-voter --id N --address host:port",
+		Short: "Add a controller to the quorum (AddRaftVoter; kafka-metadata-quorum add-controller)",
+		Long: "Add a controller to the metadata quorum. Start the node first with\n" +
+			"`strata server --controller-join --controllers <current voters> --controller-listen host:port`;\n" +
+			"the leader catches it up as a learner and then makes it a voter.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if id < 0 {
+				return errors.New("--id is required")
+			}
+			host, portStr, err := net.SplitHostPort(address)
+			port, perr := strconv.ParseUint(portStr, 10, 16)
+			if err != nil || perr != nil || host == "" || port == 0 {
+				return fmt.Errorf("--address %q: want host:port of the node's raft listener (--controller-listen)", address)
+			}
+			dir, err := parseDirectoryID(dirID)
+			if err != nil {
+				return err
+			}
+			cl, ctx, done, err := openClient(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			leader, err := quorumLeader(ctx, cl)
+			if err != nil {
+				return err
+			}
+			req := kmsg.NewPtrAddRaftVoterRequest()
+			req.VoterID, req.VoterDirectoryID, req.TimeoutMillis = id, dir, int32(timeout.Milliseconds())
+			l := kmsg.NewAddRaftVoterRequestListener()
+			l.Name, l.Host, l.Port = "CONTROLLER", host, uint16(port)
+			req.Listeners = append(req.Listeners, l)
+			resp, err := req.RequestWith(ctx, cl.Broker(int(leader)))
+			if err != nil {
+				return err
+			}
+			if err := voterError(fmt.Sprintf("adding controller %d", id), resp.ErrorCode, resp.ErrorMessage); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Added controller %d with directory id %s and endpoints: CONTROLLER://%s\n", id, formatDirectoryID(dir), net.JoinHostPort(host, portStr))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.Int32Var(&id, "id", -1, "the new controller's node id")
+	f.StringVar(&address, "address", "", "its raft listener, host:port (its --controller-listen)")
+	f.StringVar(&dirID, "directory-id", "", "its directory id, a Kafka Uuid (default: none)")
+	f.DurationVar(&timeout, "catch-up-timeout", 30*time.Second, "how long the leader waits for it to catch up")
+	return cmd
+}
+
+func newRemoveVoterCmd() *cobra.Command {
+	var (
+		id    int32
+		dirID string
+	)
+	cmd := &cobra.Command{
+		Use:   "remove-voter --id N",
+		Short: "Remove a controller from the quorum (RemoveRaftVoter; kafka-metadata-quorum remove-controller)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if id < 0 {
+				return errors.New("--id is required")
+			}
+			dir, err := parseDirectoryID(dirID)
+			if err != nil {
+				return err
+			}
+			cl, ctx, done, err := openClient(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			leader, err := quorumLeader(ctx, cl)
+			if err != nil {
+				return err
+			}
+			req := kmsg.NewPtrRemoveRaftVoterRequest()
+			req.VoterID, req.VoterDirectoryID = id, dir
+			resp, err := req.RequestWith(ctx, cl.Broker(int(leader)))
+			if err != nil {
+				return err
+			}
+			if err := voterError(fmt.Sprintf("removing controller %d", id), resp.ErrorCode, resp.ErrorMessage); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Removed KRaft controller %d with directory id %s\n", id, formatDirectoryID(dir))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.Int32Var(&id, "id", -1, "the controller's node id")
+	f.StringVar(&dirID, "directory-id", "", "its directory id, a Kafka Uuid (default: any)")
 	return cmd
 }
 

@@ -49,6 +49,7 @@ func newServerCmd() *cobra.Command {
 		configFile  string
 		logLevel    string
 		controllers string
+		ctrlJoin    bool
 		ctrlListen  string
 		roles       string
 	)
@@ -115,6 +116,7 @@ then the dedicated flags below when given.`,
 				cfg.DataDir = dataDir
 			}
 			cfg.ControllerListen = ctrlListen
+			cfg.ControllerJoin = ctrlJoin
 			cfg.AddScram = addScram
 			if cfg.Listeners != "" {
 				// --listen is the one-listener shorthand: with listeners
@@ -190,6 +192,7 @@ then the dedicated flags below when given.`,
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&controllers, "controllers", "", "metadata quorum voters id@host:port,… (controller.quorum.voters; default: a one-voter quorum of this node)")
 	f.StringVar(&ctrlListen, "controller-listen", "", "this node's raft address (needed with other voters)")
+	f.BoolVar(&ctrlJoin, "controller-join", false, "start as a controller that is not a voter yet (--controllers: the current voters); it waits until `strata quorum add-voter` adds it")
 	f.StringVar(&roles, "roles", "controller,broker", "process.roles: controller,broker (one process does both)")
 	return cmd
 }

@@ -353,3 +353,18 @@ func (b *Broker) dumpLogs() {
 		b.t.Logf("%s log, process %d of %d:\n%s", b.name, i, b.starts, s)
 	}
 }
+
+// Launch starts a broker with extra flags without waiting until it serves
+// (a controller started with --controller-join serves only once it is
+// added to the quorum); AwaitReady waits. The test's cleanup kills it.
+func Launch(t testing.TB, name string, extraFlags ...string) *Broker {
+	t.Helper()
+	b := newBroker(t, name, extraFlags)
+	if err := b.launch(); err != nil {
+		t.Fatalf("brokertest: %v", err)
+	}
+	return b
+}
+
+// AwaitReady waits until b serves, it exits, or timeout passes.
+func (b *Broker) AwaitReady(timeout time.Duration) error { return b.awaitReady(timeout) }

@@ -89,6 +89,8 @@ func Apply(s State, rec Record) (State, error) {
 		next = applyAlterClientMetrics(s, r)
 	case AlterResourceConfigs:
 		next = applyAlterResourceConfigs(s, r)
+	case SetControllers:
+		next = applySetControllers(s, r)
 	default:
 		return s, invalid("unknown record %T", rec)
 	}

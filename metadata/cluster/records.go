@@ -521,6 +521,8 @@ func DecodeRecord(b []byte) (Record, error) {
 		r = decodeInto[AlterClientMetrics](b[1:])
 	case TypeAlterResourceConfigs:
 		r = decodeInto[AlterResourceConfigs](b[1:])
+	case TypeSetControllers:
+		r = decodeInto[SetControllers](b[1:])
 	default:
 		return nil, fmt.Errorf("%w: unknown record type %d", ErrMalformed, b[0])
 	}

@@ -37,6 +37,7 @@ var sampleRecords = []Record{
 	AlterClientQuotas{Alterations: []QuotaAlteration{{Entity: QuotaEntity{User: ptr("alice"), ClientID: ptr("")}, Set: map[string]float64{"producer_byte_rate": 1024}}}},
 	AlterClientMetrics{Name: "producers", Configs: map[string]string{"metrics": "org.apache.kafka.producer.", "interval.ms": "60000"}},
 	AlterResourceConfigs{Kind: ConfigBroker, Name: "", Configs: map[string]string{"log.retention.ms": "60000"}},
+	SetControllers{Controllers: []Controller{{ID: 1}, {ID: 4, Addr: "127.0.0.1:9094", DirectoryID: TopicID{7}, Learner: true}}},
 }
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -58,7 +59,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		}
 		seen[r.Type()] = true
 	}
-	if len(seen) != int(TypeAlterResourceConfigs) {
+	if len(seen) != int(TypeSetControllers) {
 		t.Errorf("only %d record types covered", len(seen))
 	}
 }

@@ -52,6 +52,11 @@ type State struct {
 	// ConfigResourceKey, with a version bumped by every change.
 	ResourceConfigs map[string]map[string]string `json:"resource_configs,omitempty"`
 	ConfigVersion   int64                        `json:"config_version,omitempty"`
+
+	// Controllers is the metadata quorum's membership once it has changed
+	// at run time (AddRaftVoter, RemoveRaftVoter; quorum.go), in id order;
+	// empty while the quorum is the static controller.quorum.voters.
+	Controllers []Controller `json:"controllers,omitempty"`
 }
 
 // Broker is one registered broker.
@@ -224,6 +229,9 @@ func DecodeState(b []byte) (State, error) {
 		if b.NodeID != id {
 			return State{}, fmt.Errorf("%w: state: broker %d stored under %d", ErrMalformed, b.NodeID, id)
 		}
+	}
+	if err := validateControllersState(s); err != nil {
+		return State{}, err
 	}
 	return s, nil
 }

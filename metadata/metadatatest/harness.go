@@ -8,7 +8,9 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -40,6 +42,7 @@ type Cluster struct {
 type member struct {
 	dir  string
 	addr string
+	join bool           // started by Join: not in the bootstrap voters
 	node *metadata.Node // nil while down
 }
 
@@ -79,7 +82,10 @@ func NewCluster(t testing.TB, n int, opts Options) *Cluster {
 
 func (c *Cluster) start(id int32, ln net.Listener) error {
 	m := c.members[id]
-	cfg := metadata.Config{NodeID: id, Voters: c.voters, Dir: m.dir}
+	cfg := metadata.Config{NodeID: id, Voters: c.voters, Dir: m.dir, Join: m.join}
+	if m.join {
+		cfg.ListenAddr = m.addr
+	}
 	if c.opts.Config != nil {
 		c.opts.Config(&cfg)
 	}
@@ -117,13 +123,61 @@ func (c *Cluster) start(id int32, ln net.Listener) error {
 	return nil
 }
 
-// IDs returns the node ids 1..n.
+// IDs returns the ids of every node the harness started (1..n and those
+// added with Join), running or not.
 func (c *Cluster) IDs() []int32 {
-	ids := make([]int32, len(c.voters))
-	for i, v := range c.voters {
-		ids[i] = v.ID
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]int32, 0, len(c.members))
+	for id := range c.members {
+		ids = append(ids, id)
 	}
+	slices.Sort(ids)
 	return ids
+}
+
+// Join starts node id, new to the harness, as a controller that is not a
+// voter yet (metadata.Config.Join, with the bootstrap voters as its
+// --controllers), on a fresh directory and a free loopback port, and
+// returns its raft address: AddVoter on the leader makes it a voter.
+func (c *Cluster) Join(id int32) string {
+	c.t.Helper()
+	c.mu.Lock()
+	_, exists := c.members[id]
+	c.mu.Unlock()
+	if exists {
+		c.t.Fatalf("node %d exists", id)
+	}
+	m := &member{dir: filepath.Join(c.t.TempDir(), fmt.Sprintf("node-%d", id)), join: true}
+	var ln net.Listener
+	if c.mem == nil {
+		var err error
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			c.t.Fatal(err)
+		}
+		m.addr = ln.Addr().String()
+	} else {
+		m.addr = fmt.Sprintf("mem-%d:1", id)
+	}
+	c.mu.Lock()
+	c.members[id] = m
+	c.mu.Unlock()
+	if err := c.start(id, ln); err != nil {
+		c.t.Fatalf("join node %d: %v", id, err)
+	}
+	return m.addr
+}
+
+// Wipe deletes the data directory of node id, which must be down: the
+// node is gone for good.
+func (c *Cluster) Wipe(id int32) {
+	c.t.Helper()
+	if c.Node(id) != nil {
+		c.t.Fatalf("node %d is running", id)
+	}
+	if err := os.RemoveAll(c.members[id].dir); err != nil {
+		c.t.Fatal(err)
+	}
 }
 
 // Node returns node id, nil while it is down.
@@ -211,7 +265,17 @@ func (c *Cluster) Leader() int32 {
 		}
 	}
 	for id, v := range votes {
-		if n := c.Node(id); n != nil && n.IsLeader() && v > len(c.voters)/2 {
+		n := c.Node(id)
+		if n == nil || !n.IsLeader() {
+			continue
+		}
+		voters := 0
+		for _, m := range n.Members() {
+			if !m.Learner {
+				voters++
+			}
+		}
+		if v > voters/2 {
 			return id
 		}
 	}

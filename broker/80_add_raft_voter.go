@@ -1,0 +1,139 @@
+package broker
+
+// AddRaftVoter (key 80), v0-1 (KIP-853; v1's AckWhenCommitted, KIP-1186):
+// adds a controller to the metadata quorum. The raft leader adds the node
+// as a learner with the endpoint from the request's listeners (the one
+// named like controller.listener.names, else CONTROLLER, else the only
+// one), waits until it holds every committed entry and promotes it to
+// voter (metadata.Node.AddVoter, raft ConfChangeV2). The answer comes once
+// the promotion is committed, also when AckWhenCommitted is false.
+//   - Needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED).
+//   - Not the raft leader (or a broker-only node): NOT_LEADER_OR_FOLLOWER;
+//     clients find the leader with DescribeQuorum (Kafka's brokers forward
+//     the request instead).
+//   - Already a voter: DUPLICATE_VOTER. Another change in progress, or the
+//     new voter not caught up within TimeoutMillis: REQUEST_TIMED_OUT (the
+//     node stays a learner; a retry promotes it). A cluster id other than
+//     ours: INCONSISTENT_CLUSTER_ID. No usable listener: INVALID_REQUEST.
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/acl"
+	"github.com/strata-streaming/strata/metadata"
+	"github.com/strata-streaming/strata/metadata/cluster"
+)
+
+func init() {
+	registerAPI(kmsg.AddRaftVoter, 0, 1, handleAddRaftVoter)
+	checksACLs(kmsg.AddRaftVoter)
+}
+
+func handleAddRaftVoter(rc *requestContext, req *kmsg.AddRaftVoterRequest) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.AddRaftVoterResponse)
+	code, msg := rc.addRaftVoter(req)
+	resp.ErrorCode = rc.countError(code)
+	if code != 0 {
+		if msg == "" {
+			msg = kerr.ErrorForCode(code).Error()
+		}
+		resp.ErrorMessage = kmsg.StringPtr(msg)
+	}
+	return resp
+}
+
+func (rc *requestContext) addRaftVoter(req *kmsg.AddRaftVoterRequest) (int16, string) {
+	if !rc.authorizeCluster(acl.OpAlter) {
+		return kerr.ClusterAuthorizationFailed.Code, ""
+	}
+	node, code := rc.quorumLeaderNode(req.ClusterID)
+	if code != 0 {
+		return code, ""
+	}
+	addr, ok := rc.voterEndpoint(req.Listeners)
+	if !ok {
+		return kerr.InvalidRequest.Code, "no listener of the new voter to reach its raft port"
+	}
+	ctx, cancel := context.WithTimeout(rc.s.ctx, voterChangeTimeout(req.TimeoutMillis))
+	defer cancel()
+	err := node.AddVoter(ctx, req.VoterID, addr, req.VoterDirectoryID)
+	if err != nil {
+		rc.s.logger.Info("AddRaftVoter", "voter", req.VoterID, "addr", addr, "err", err)
+	} else {
+		rc.s.logger.Info("AddRaftVoter: voter added", "voter", req.VoterID, "addr", addr)
+	}
+	return voterChangeError(err)
+}
+
+// quorumLeaderNode is this node's raft node if it leads the quorum and
+// the request's cluster id (if any) is ours.
+func (rc *requestContext) quorumLeaderNode(clusterID *string) (*metadata.Node, int16) {
+	if clusterID != nil && *clusterID != rc.s.clusterState().ClusterID {
+		return nil, kerr.InconsistentClusterID.Code
+	}
+	node, ok := rc.s.member.(*metadata.Node)
+	if !ok || !node.IsLeader() {
+		return nil, kerr.NotLeaderForPartition.Code
+	}
+	return node, 0
+}
+
+// voterEndpoint picks the new voter's raft address among its listeners.
+func (rc *requestContext) voterEndpoint(ls []kmsg.AddRaftVoterRequestListener) (string, bool) {
+	want := rc.s.cfg.controllerListenerName()
+	if want == "" {
+		want = "CONTROLLER"
+	}
+	pick := -1
+	for i, l := range ls {
+		if strings.EqualFold(l.Name, want) {
+			pick = i
+			break
+		}
+	}
+	if pick < 0 && len(ls) == 1 {
+		pick = 0
+	}
+	if pick < 0 || ls[pick].Host == "" || ls[pick].Port == 0 {
+		return "", false
+	}
+	return net.JoinHostPort(ls[pick].Host, strconv.Itoa(int(ls[pick].Port))), true
+}
+
+// voterChangeTimeout is the request's timeout, at least a second and at
+// most five minutes (15 s when unset).
+func voterChangeTimeout(ms int32) time.Duration {
+	if ms <= 0 {
+		ms = 15000
+	}
+	return min(max(time.Duration(ms)*time.Millisecond, time.Second), 5*time.Minute)
+}
+
+// voterChangeError maps AddVoter's and RemoveVoter's errors to Kafka's codes.
+func voterChangeError(err error) (int16, string) {
+	switch {
+	case err == nil:
+		return 0, ""
+	case errors.Is(err, metadata.ErrNotLeader):
+		return kerr.NotLeaderForPartition.Code, ""
+	case errors.Is(err, metadata.ErrDuplicateVoter):
+		return kerr.DuplicateVoter.Code, err.Error()
+	case errors.Is(err, metadata.ErrVoterNotFound):
+		return kerr.VoterNotFound.Code, err.Error()
+	case errors.Is(err, metadata.ErrLastVoter), errors.Is(err, cluster.ErrInvalid):
+		return kerr.InvalidRequest.Code, err.Error()
+	case errors.Is(err, metadata.ErrMembershipChangePending), errors.Is(err, metadata.ErrNotCaughtUp),
+		errors.Is(err, context.DeadlineExceeded):
+		return kerr.RequestTimedOut.Code, err.Error()
+	default:
+		return kerr.UnknownServerError.Code, err.Error()
+	}
+}
