@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -35,6 +34,8 @@ type Server struct {
 	objects tiering.ObjectStore
 	tiered  *tieredStorage // uploads, remote retention and remote reads (tiered.go)
 	topics  *topicManager
+	logDirs *logDirSet  // log.dirs: where each partition lives, which dirs are offline (logdirs.go)
+	moves   logDirMoves // moves between log dirs in progress (34_alter_replica_log_dirs.go)
 	metrics *metrics
 	fetches *fetchSessionCache
 	pids    *producerIDBlocks
@@ -103,14 +104,15 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	if cfg.ObjectStore == "" {
-		abs, err := filepath.Abs(filepath.Join(cfg.DataDir, "objects"))
+		abs, err := filepath.Abs(filepath.Join(cfg.firstLogDir(), "objects"))
 		if err != nil {
 			return nil, err
 		}
 		cfg.ObjectStore = "file://" + abs
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("broker: data dir: %w", err)
+	logDirs, err := openLogDirs(cfg.LogDirs())
+	if err != nil {
+		return nil, err
 	}
 	// The object store is opened (and its URL checked) at start so a typo
 	// fails here, not when the first segment is tiered.
@@ -129,6 +131,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		objects: objects,
+		logDirs: logDirs,
 		cfg:     cfg,
 		logger:  logger,
 		connLog: newLogLimiter(logger, logRepeatInterval),
@@ -138,6 +141,9 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		fetches: newFetchSessionCache(1000),
 		ctx:     ctx,
 		cancel:  cancel,
+	}
+	logDirs.onFailure = func(d *logDir, cause error) {
+		logger.Error("log directory offline: its partitions answer KAFKA_STORAGE_ERROR until a restart", "dir", d.path, "err", cause)
 	}
 	s.quotas.sensors = quota.NewSensors(quota.Window{Samples: int(cfg.QuotaWindowNum), Size: time.Duration(cfg.QuotaWindowSizeSeconds) * time.Second})
 	// The Kafka listeners are bound now: the node registers their
@@ -194,7 +200,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		objects.Close()
 		return nil, err
 	}
-	logger.Info("data directory opened", "dir", cfg.DataDir, "topics", s.topics.count(), "took", time.Since(start).Round(time.Millisecond))
+	logger.Info("log directories opened", "dirs", cfg.LogDirs(), "topics", s.topics.count(), "took", time.Since(start).Round(time.Millisecond))
 	s.groups = newGroupCoordinator(s)
 	s.txns = newTxnCoordinator(s)
 	s.fetchers = newFetcherManager(s)
@@ -349,12 +355,16 @@ func (s *Server) housekeeping() {
 	defer cleaner.Stop()
 	logs := time.NewTicker(logRepeatInterval)
 	defer logs.Stop()
+	probe := time.NewTicker(logDirProbeInterval)
+	defer probe.Stop()
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
 		case <-logs.C:
 			s.connLog.flush(false)
+		case <-probe.C:
+			s.logDirs.probe()
 		case <-retention.C:
 			s.topics.applyRetention()
 		case <-flush.C:
