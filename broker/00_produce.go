@@ -208,6 +208,10 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 		return
 	}
 	p := rc.s.topics.partition(name, rp.Partition)
+	if p != nil && p.topic == topic && rc.s.partitionOffline(p) {
+		fail(kerr.KafkaStorageError.Code, "the partition's log directory is offline")
+		return
+	}
 	if p == nil || p.topic != topic || !p.IsLeader() {
 		fail(kerr.NotLeaderForPartition.Code, "")
 		return
@@ -237,6 +241,7 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 		res = p.Append(rc.s.ctx, b, opts)
 	}
 	if res.Code != 0 {
+		rc.s.storageFailed(p, res.Err)
 		fail(res.Code, res.Message)
 		for _, v := range res.RecordErrors { // v8+ (KIP-467); not encoded below v8
 			re := kmsg.NewProduceResponseTopicPartitionErrorRecord()

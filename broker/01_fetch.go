@@ -387,6 +387,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		out.errorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
 	case err != nil:
 		rc.logError("fetch read failed", "topic", t.key.topic, "partition", t.key.partition, "offset", t.state.fetchOffset, "err", err)
+		rc.s.storageFailed(p, err)
 		out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
 	default:
 		out.chunk = chunk

@@ -1,11 +1,14 @@
 package broker
 
 // DescribeLogDirs (key 35), v0-4:
-//   - One log dir, the node's data directory (--data-dir), with the local
-//     size of each partition it holds, its offset lag (the high watermark
-//     minus the log end, 0 on a leader) and is_future false (no partition
-//     is ever being moved between directories here); v4 adds the file
+//   - Every log dir of log.dirs (--data-dir), as an absolute path, with
+//     the local size of each partition it holds and its offset lag (the
+//     high watermark minus the log end, 0 on a leader); v4 adds the file
 //     system's total and usable bytes (KIP-827).
+//   - A partition being moved to another dir (AlterReplicaLogDirs) is
+//     also listed in the destination with is_future true, the bytes
+//     copied so far and its lag behind the current log's end.
+//   - An offline dir is listed with KAFKA_STORAGE_ERROR and no partitions.
 //   - Tiered topics: size is what is on local disk; the object store's
 //     share is not in the response.
 //   - Null topics describe every partition; named topics that do not exist
@@ -14,9 +17,6 @@ package broker
 //     top from v3; before v3, which has no error field there, no results.
 
 import (
-	"path/filepath"
-	"syscall"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -45,38 +45,69 @@ func handleDescribeLogDirs(rc *requestContext, req *kmsg.DescribeLogDirsRequest)
 			wanted[t.Topic][p] = true
 		}
 	}
-	dir := kmsg.NewDescribeLogDirsResponseDir()
-	dir.Dir = rc.s.cfg.DataDir
-	if abs, err := filepath.Abs(dir.Dir); err == nil {
-		dir.Dir = abs // as Kafka reports it, whatever --data-dir said
-	}
-	dir.TotalBytes, dir.UsableBytes = -1, -1
-	var fs syscall.Statfs_t
-	if err := syscall.Statfs(rc.s.cfg.DataDir, &fs); err == nil {
-		dir.TotalBytes = int64(fs.Blocks) * int64(fs.Bsize)
-		dir.UsableBytes = int64(fs.Bavail) * int64(fs.Bsize)
-	}
+	byDir := map[*logDir][]kmsg.DescribeLogDirsResponseDirTopic{}
+	futures := map[*logDir][]kmsg.DescribeLogDirsResponseDirTopic{}
 	for _, t := range rc.s.topics.all() {
 		if req.Topics != nil && wanted[t.name] == nil {
 			continue
 		}
 		parts, _, _ := rc.s.topics.snapshot(t)
-		dt := kmsg.NewDescribeLogDirsResponseDirTopic()
-		dt.Topic = t.name
 		for _, p := range parts {
 			if req.Topics != nil && !wanted[t.name][p.index] {
+				continue
+			}
+			d := rc.s.logDirs.of(p.Log().Dir())
+			if d == nil {
 				continue
 			}
 			dp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
 			dp.Partition = p.index
 			dp.Size = p.Log().Size()
 			dp.OffsetLag = max(0, p.HighWatermark()-p.LogEndOffset())
-			dt.Partitions = append(dt.Partitions, dp)
-		}
-		if len(dt.Partitions) > 0 {
-			dir.Topics = append(dir.Topics, dt)
+			byDir[d] = addLogDirPartition(byDir[d], t.name, dp)
+			if mv := rc.s.moves.get(p); mv != nil {
+				fp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
+				fp.Partition = p.index
+				fp.IsFuture = true
+				fp.Size, fp.OffsetLag = mv.progress(p)
+				futures[mv.dest] = addLogDirPartition(futures[mv.dest], t.name, fp)
+			}
 		}
 	}
-	resp.Dirs = append(resp.Dirs, dir)
+	for _, d := range rc.s.logDirs.dirs {
+		dir := kmsg.NewDescribeLogDirsResponseDir()
+		dir.Dir = d.path // absolute, as Kafka reports it, whatever --data-dir said
+		dir.TotalBytes, dir.UsableBytes = -1, -1
+		if d.offline() {
+			// Kafka lists an offline directory with the error and no
+			// partitions.
+			dir.ErrorCode = kerr.KafkaStorageError.Code
+			resp.Dirs = append(resp.Dirs, dir)
+			continue
+		}
+		dir.TotalBytes, dir.UsableBytes = usage(d.path)
+		dir.Topics = byDir[d]
+		for _, ft := range futures[d] {
+			for _, fp := range ft.Partitions {
+				dir.Topics = addLogDirPartition(dir.Topics, ft.Topic, fp)
+			}
+		}
+		resp.Dirs = append(resp.Dirs, dir)
+	}
 	return resp
+}
+
+// addLogDirPartition adds dp under topic (the last entry when it is that
+// topic's: callers add a topic's partitions together).
+func addLogDirPartition(topics []kmsg.DescribeLogDirsResponseDirTopic, topic string, dp kmsg.DescribeLogDirsResponseDirTopicPartition) []kmsg.DescribeLogDirsResponseDirTopic {
+	for i := range topics {
+		if topics[i].Topic == topic {
+			topics[i].Partitions = append(topics[i].Partitions, dp)
+			return topics
+		}
+	}
+	dt := kmsg.NewDescribeLogDirsResponseDirTopic()
+	dt.Topic = topic
+	dt.Partitions = append(dt.Partitions, dp)
+	return append(topics, dt)
 }

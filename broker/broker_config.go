@@ -615,8 +615,10 @@ func (c *Config) Validate() error {
 	case c.RemoteLogCacheChunkBytes < 1<<10 || c.RemoteLogCacheBytes < c.RemoteLogCacheChunkBytes:
 		return errors.New("broker: remote.log.cache.chunk.size.bytes must be at least 1024 and remote.log.cache.size.bytes at least one chunk")
 	}
-	if strings.Contains(c.DataDir, ",") {
-		return errors.New("broker: log.dirs lists several directories; Strata uses one data directory per node")
+	if dirs := c.LogDirs(); len(dirs) == 0 {
+		return errors.New("broker: log.dirs (--data-dir) lists no directory")
+	} else if err := checkLogDirs(dirs); err != nil {
+		return err
 	}
 	if _, err := c.resolveListeners(); err != nil {
 		return err

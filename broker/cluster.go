@@ -425,6 +425,7 @@ func (m *topicManager) removePartition(p *partition) {
 	if err := p.Remove(); err != nil {
 		m.s.logger.Error("removing partition directory", "dir", dir, "err", err)
 	}
+	m.s.logDirs.forget(partitionDirName(p.topic.name, p.index))
 }
 
 // hostedDirs is the set of partition directory names this node keeps.
@@ -441,9 +442,9 @@ func (s *Server) hostedDirs(st cluster.State) map[string]bool {
 }
 
 // removeStrayDir deletes a partition directory this node no longer hosts.
-func (s *Server) removeStrayDir(name string) error {
-	s.logger.Info("removing directory of a partition not hosted here", "dir", name)
-	return os.RemoveAll(filepath.Join(s.cfg.DataDir, name))
+func (s *Server) removeStrayDir(logDir, name string) error {
+	s.logger.Info("removing directory of a partition not hosted here (or an unfinished move)", "dir", filepath.Join(logDir, name))
+	return os.RemoveAll(filepath.Join(logDir, name))
 }
 
 // eligibleBrokers counts the registered brokers that may take replicas

@@ -52,7 +52,7 @@ var configDocs = map[string]string{
 	"inter.broker.listener.name":                   "The listener other nodes' replica fetchers and transaction-marker clients connect to (default: PLAINTEXT, else the first listener).",
 	"node.id":                                      "This node's id in the cluster.",
 	"broker.id":                                    "Alias of node.id.",
-	"log.dirs":                                     "The directory holding the partition logs and the metadata quorum's log.",
+	"log.dirs":                                     "The directories holding the partition logs, comma-separated (JBOD): a new partition goes to the online one with the fewest partitions. The metadata quorum's log, the default object store and the remote-read cache live in the first.",
 	"log.dir":                                      "Alias of log.dirs.",
 	"controller.quorum.voters":                     "The metadata quorum's voters as id@host:port,…; empty runs a one-voter quorum of this node.",
 	"process.roles":                                "broker, controller, or both.",

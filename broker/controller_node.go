@@ -30,7 +30,7 @@ func NewControllerNode(cfg Config, logger *slog.Logger) (*ControllerNode, error)
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.firstLogDir(), 0o755); err != nil {
 		return nil, fmt.Errorf("broker: data dir: %w", err)
 	}
 	member, err := openMetadata(cfg, logger)

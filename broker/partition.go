@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -32,7 +31,11 @@ func partitionDirName(topic string, index int32) string {
 }
 
 func openPartition(s *Server, t *topicState, index int32, leaderEpoch int32) (*partition, error) {
-	rep, err := replica.Open(filepath.Join(s.cfg.DataDir, partitionDirName(t.name, index)), replica.Options{
+	dir, err := s.logDirs.locate(partitionDirName(t.name, index))
+	if err != nil {
+		return nil, err
+	}
+	rep, err := replica.Open(dir, replica.Options{
 		NodeID:      s.cfg.NodeID,
 		TopicID:     t.id,
 		LeaderEpoch: leaderEpoch,

@@ -31,7 +31,7 @@ const legacyMetadataFile = "cluster-metadata.json"
 // imports a pre-quorum FileStore document on first start. The caller
 // closes the member.
 func openMetadata(cfg Config, logger *slog.Logger) (metadata.Member, error) {
-	dir := filepath.Join(cfg.DataDir, metadataDir)
+	dir := filepath.Join(cfg.firstLogDir(), metadataDir)
 	voters, err := metadata.ParseVoters(cfg.ControllerQuorumVoters)
 	if err != nil {
 		return nil, fmt.Errorf("broker: --controllers: %w", err)

@@ -165,7 +165,7 @@ func (f *replicaFetcher) round(b *kgo.Broker) error {
 	roles := map[*partition]*replica.Role{}
 	for _, p := range parts {
 		r := p.Role()
-		if r.Leader != f.leader {
+		if r.Leader != f.leader || f.s.partitionOffline(p) {
 			continue
 		}
 		roles[p] = r
@@ -279,6 +279,7 @@ func (f *replicaFetcher) handle(p *partition, epoch int32, rp *kmsg.FetchRespons
 			return nil
 		}
 		f.s.logger.Error("replica append failed", "topic", p.topic.name, "partition", p.index, "err", err)
+		f.s.storageFailed(p, err)
 		return err
 	}
 	// The leader's log start (retention, DeleteRecords) moves ours too.

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -45,6 +44,8 @@ type Server struct {
 	objects tiering.ObjectStore
 	tiered  *tieredStorage // uploads, remote retention and remote reads (tiered.go)
 	topics  *topicManager
+	logDirs *logDirSet  // log.dirs: where each partition lives, which dirs are offline (logdirs.go)
+	moves   logDirMoves // moves between log dirs in progress (34_alter_replica_log_dirs.go)
 	metrics *metrics
 	fetches *fetchSessionCache
 	pids    *producerIDBlocks
@@ -117,14 +118,15 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	if cfg.ObjectStore == "" {
-		abs, err := filepath.Abs(filepath.Join(cfg.DataDir, "objects"))
+		abs, err := filepath.Abs(filepath.Join(cfg.firstLogDir(), "objects"))
 		if err != nil {
 			return nil, err
 		}
 		cfg.ObjectStore = "file://" + abs
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("broker: data dir: %w", err)
+	logDirs, err := openLogDirs(cfg.LogDirs())
+	if err != nil {
+		return nil, err
 	}
 	// The object store is opened (and its URL checked) at start so a typo
 	// fails here, not when the first segment is tiered.
@@ -143,6 +145,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
 		objects: objects,
+		logDirs: logDirs,
 		cfg:     cfg,
 		logger:  logger,
 
@@ -158,6 +161,9 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		cancel:      cancel,
 	}
 	s.initDynamic()
+	logDirs.onFailure = func(d *logDir, cause error) {
+		logger.Error("log directory offline: its partitions answer KAFKA_STORAGE_ERROR until a restart", "dir", d.path, "err", cause)
+	}
 	s.quotas.sensors = quota.NewSensors(quota.Window{Samples: int(cfg.QuotaWindowNum), Size: time.Duration(cfg.QuotaWindowSizeSeconds) * time.Second})
 	// The Kafka listeners are bound now: the node registers their
 	// addresses with the quorum before it opens its partitions (their
@@ -213,7 +219,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		objects.Close()
 		return nil, err
 	}
-	logger.Info("data directory opened", "dir", cfg.DataDir, "topics", s.topics.count(), "took", time.Since(start).Round(time.Millisecond))
+	logger.Info("log directories opened", "dirs", cfg.LogDirs(), "topics", s.topics.count(), "took", time.Since(start).Round(time.Millisecond))
 	s.groups = newGroupCoordinator(s)
 	s.txns = newTxnCoordinator(s)
 	s.fetchers = newFetcherManager(s)
@@ -379,12 +385,16 @@ func (s *Server) housekeeping() {
 	}
 	logs := time.NewTicker(logRepeatInterval)
 	defer logs.Stop()
+	probe := time.NewTicker(logDirProbeInterval)
+	defer probe.Stop()
 	for {
 		select {
 		case <-s.ctx.Done():
 			return
 		case <-logs.C:
 			s.connLog.flush(false)
+		case <-probe.C:
+			s.logDirs.probe()
 		case <-s.confChanged:
 			c := s.conf()
 			for _, t := range tasks {

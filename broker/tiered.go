@@ -44,7 +44,7 @@ type tieredStorage struct {
 }
 
 func newTieredStorage(s *Server, store tiering.ObjectStore) (*tieredStorage, error) {
-	cache, err := tiering.NewChunkCache(filepath.Join(s.cfg.DataDir, "remote-cache"), store, tiering.ChunkCacheOptions{
+	cache, err := tiering.NewChunkCache(filepath.Join(s.cfg.firstLogDir(), "remote-cache"), store, tiering.ChunkCacheOptions{
 		ChunkSize:   s.cfg.RemoteLogCacheChunkBytes,
 		MaxBytes:    s.cfg.RemoteLogCacheBytes,
 		ReadAhead:   int(s.cfg.RemoteLogCacheReadAheadChunks),

@@ -109,27 +109,33 @@ var partitionDirPattern = regexp.MustCompile(`^(.+)-([0-9]+)$`)
 
 // removeOrphanDirs deletes partition directories of topics that no longer
 // exist (a delete interrupted by a crash) and directories marked -delete.
+// A <topic>-<partition>-future directory is a move between log dirs
+// that a restart interrupted (AlterReplicaLogDirs): the copy is
+// discarded and the partition stays where it was; the client that asked
+// for the move sees the replica in its old directory and may ask again.
 func (m *topicManager) removeOrphanDirs() error {
-	entries, err := os.ReadDir(m.s.cfg.DataDir)
-	if err != nil {
-		return err
-	}
 	hosted := m.s.hostedDirs(m.s.clusterState())
-	for _, e := range entries {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), "__metadata") || e.Name() == "objects" {
-			continue
+	for _, d := range m.s.logDirs.dirs {
+		entries, err := os.ReadDir(d.path)
+		if err != nil {
+			return err
 		}
-		name := e.Name()
-		orphan := strings.HasSuffix(name, "-delete")
-		if !orphan {
-			if partitionDirPattern.FindStringSubmatch(name) == nil {
+		for _, e := range entries {
+			if !e.IsDir() || strings.HasPrefix(e.Name(), "__metadata") || e.Name() == "objects" {
 				continue
 			}
-			orphan = !hosted[name]
-		}
-		if orphan {
-			if err := m.s.removeStrayDir(name); err != nil {
-				return err
+			name := e.Name()
+			orphan := strings.HasSuffix(name, "-delete") || strings.HasSuffix(name, futureDirSuffix)
+			if !orphan {
+				if partitionDirPattern.FindStringSubmatch(name) == nil {
+					continue
+				}
+				orphan = !hosted[name]
+			}
+			if orphan {
+				if err := m.s.removeStrayDir(d.path, name); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -189,6 +195,8 @@ func (m *topicManager) leaderPartition(topic string, index int32) (*partition, i
 	switch {
 	case !exists:
 		return nil, kerr.UnknownTopicOrPartition.Code
+	case p != nil && m.s.partitionOffline(p):
+		return nil, kerr.KafkaStorageError.Code
 	case p == nil || !p.IsLeader():
 		return nil, kerr.NotLeaderForPartition.Code
 	}
@@ -690,15 +698,19 @@ func (m *topicManager) forEachPartition(fn func(p *partition)) {
 // the task's snapshot of the partitions and its turn): nothing is wrong
 // then. It reports whether it logged.
 func (m *topicManager) logTaskError(what string, p *partition, err error) bool {
-	if errors.Is(err, storage.ErrClosed) {
+	if errors.Is(err, storage.ErrClosed) || m.s.partitionOffline(p) {
 		return false
 	}
+	m.s.storageFailed(p, err)
 	m.s.logger.Error(what, "dir", p.Log().Dir(), "err", err)
 	return true
 }
 
 func (m *topicManager) applyRetention() {
 	m.forEachPartition(func(p *partition) {
+		if m.s.partitionOffline(p) {
+			return
+		}
 		if n, err := p.ApplyRetention(); err != nil {
 			m.logTaskError("retention failed", p, err)
 		} else if n > 0 {
@@ -712,6 +724,9 @@ func (m *topicManager) applyRetention() {
 // producer-state snapshot is never written by two goroutines at once.
 func (m *topicManager) cleanLogs() {
 	m.forEachPartition(func(p *partition) {
+		if m.s.partitionOffline(p) {
+			return
+		}
 		if m.s.ctx.Err() != nil {
 			return
 		}
@@ -731,6 +746,9 @@ func (m *topicManager) cleanLogs() {
 
 func (m *topicManager) flushAndRoll() {
 	m.forEachPartition(func(p *partition) {
+		if m.s.partitionOffline(p) {
+			return
+		}
 		if err := p.RollAndFlush(); err != nil {
 			m.logTaskError("segment roll or flush failed", p, err)
 		}
@@ -739,6 +757,9 @@ func (m *topicManager) flushAndRoll() {
 
 func (m *topicManager) checkpoint() {
 	m.forEachPartition(func(p *partition) {
+		if m.s.partitionOffline(p) {
+			return
+		}
 		if err := p.Checkpoint(); err != nil {
 			m.logTaskError("checkpoint failed", p, err)
 		}
@@ -748,7 +769,7 @@ func (m *topicManager) checkpoint() {
 func (m *topicManager) close() error {
 	var firstErr error
 	m.forEachPartition(func(p *partition) {
-		if err := p.Close(); err != nil && firstErr == nil {
+		if err := p.Close(); err != nil && firstErr == nil && !m.s.partitionOffline(p) {
 			firstErr = err
 		}
 	})

@@ -3,7 +3,6 @@ package broker
 import (
 	"context"
 	"encoding/hex"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -147,6 +146,10 @@ func createPartitionAt(s *Server, t *topicState, index int32, startOffsets map[i
 	if !ok || start == 0 {
 		return nil
 	}
-	return replica.CreateAt(filepath.Join(s.cfg.DataDir, partitionDirName(t.name, index)), start,
+	dir, err := s.logDirs.locate(partitionDirName(t.name, index))
+	if err != nil {
+		return err
+	}
+	return replica.CreateAt(dir, start,
 		replica.Options{TopicID: t.id, Storage: t.config.storageConfig()})
 }

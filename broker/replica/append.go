@@ -31,6 +31,9 @@ type AppendResult struct {
 	LogAppendTime int64
 	Duplicate     bool  // an idempotent retry, acknowledged without appending
 	LeaderEpoch   int32 // the epoch the records were appended (or found) under
+	// Err is the storage failure behind a KAFKA_STORAGE_ERROR (it matches
+	// storage.ErrStorage when the disk failed).
+	Err error
 }
 
 // AppendOptions are an append's choices.
@@ -135,10 +138,10 @@ func (r *Replica) appendBatch(b Batch, verified bool, unchanged func() bool) (re
 			}
 		}
 	}
-	before := r.log.LogEndOffset()
-	appended, err := r.log.Append(b.Records, b.Headers, opts)
+	before := r.storage().LogEndOffset()
+	appended, err := r.storage().Append(b.Records, b.Headers, opts)
 	if err != nil {
-		if r.log.LogEndOffset() > before {
+		if r.storage().LogEndOffset() > before {
 			// Written but not fsynced: the records are in the log, so
 			// remember them for idempotence or a retry would append them
 			// twice; the producer still sees the error.
@@ -146,14 +149,14 @@ func (r *Replica) appendBatch(b Batch, verified bool, unchanged func() bool) (re
 		}
 		r.mu.Unlock()
 		r.wakeWaiters()
-		return AppendResult{Code: kerr.KafkaStorageError.Code, Message: err.Error()}, false
+		return AppendResult{Code: kerr.KafkaStorageError.Code, Message: err.Error(), Err: err}, false
 	}
 	r.recordAppendedLocked(b.Headers, appended.FirstOffset, b.NowMs)
 	r.mu.Unlock()
 	res = AppendResult{BaseOffset: appended.FirstOffset, LastOffset: appended.LastOffset, LogAppendTime: appended.LogAppendTime, LeaderEpoch: opts.LeaderEpoch}
 	if appended.FlushDue {
-		if err := r.log.Flush(); err != nil {
-			res = AppendResult{Code: kerr.KafkaStorageError.Code, Message: err.Error()}
+		if err := r.storage().Flush(); err != nil {
+			res = AppendResult{Code: kerr.KafkaStorageError.Code, Message: err.Error(), Err: err}
 		}
 	}
 	r.wakeWaiters()
@@ -174,13 +177,13 @@ func (r *Replica) AppendUnchecked(batch []byte) (storage.AppendResult, error) {
 		r.mu.Unlock()
 		return storage.AppendResult{}, ErrNotLeader
 	}
-	res, err := r.log.Append(batch, headers, storage.AppendOptions{LeaderEpoch: r.epoch.Load(), DeferFlush: true})
+	res, err := r.storage().Append(batch, headers, storage.AppendOptions{LeaderEpoch: r.epoch.Load(), DeferFlush: true})
 	if err == nil {
 		r.recordAppendedLocked(headers, res.FirstOffset, time.Now().UnixMilli())
 	}
 	r.mu.Unlock()
 	if err == nil && res.FlushDue {
-		err = r.log.Flush()
+		err = r.storage().Flush()
 	}
 	r.wakeWaiters()
 	return res, err
@@ -221,7 +224,7 @@ func (r *Replica) WriteTxnMarker(producerID int64, epoch int16, commit bool, coo
 		r.mu.Unlock()
 		return -1, 0, err
 	}
-	res, err := r.log.Append(batch, headers, storage.AppendOptions{LeaderEpoch: r.epoch.Load(), DeferFlush: true})
+	res, err := r.storage().Append(batch, headers, storage.AppendOptions{LeaderEpoch: r.epoch.Load(), DeferFlush: true})
 	if err != nil {
 		r.mu.Unlock()
 		return -1, 0, err
@@ -232,12 +235,12 @@ func (r *Replica) WriteTxnMarker(producerID int64, epoch int16, commit bool, coo
 	lso := r.mu.producers.lastStableOffsetAfterTxn(producerID, res.FirstOffset)
 	aborted, err := r.mu.producers.completeTxn(producerID, epoch, coordinatorEpoch, res.FirstOffset, commit, lso, time.Now().UnixMilli())
 	if err == nil && aborted != nil {
-		err = r.log.RecordAbortedTxn(*aborted)
+		err = r.storage().RecordAbortedTxn(*aborted)
 	}
 	r.noteUnstableLocked()
 	r.mu.Unlock()
 	if err == nil && res.FlushDue {
-		err = r.log.Flush()
+		err = r.storage().Flush()
 	}
 	r.wakeWaiters()
 	return res.FirstOffset, res.LeaderEpoch, err

@@ -17,8 +17,11 @@ import (
 
 // Replica is one partition replica this node hosts (doc.go).
 type Replica struct {
-	log    *storage.Log // never replaced: ResetTo empties it in place
-	self   int32        // this node
+	// log is the local log. ResetTo empties it in place; only MoveLog
+	// (move.go) replaces it, under mu, with the same log in another
+	// directory. Read it through storage().
+	log    atomic.Pointer[storage.Log]
+	self   int32 // this node
 	logger *slog.Logger
 
 	// mu serialises appends with the producer table, so that an
@@ -33,6 +36,10 @@ type Replica struct {
 		// with mu released; appends are refused until it ends.
 		truncating bool
 	}
+
+	// rewrites counts truncations (rewrite), for a move between
+	// directories to know its copy of the .log files went stale.
+	rewrites atomic.Int64
 
 	// epoch is the leader epoch, read lock-free by fetches so they never
 	// wait behind an append.
@@ -108,7 +115,8 @@ func Open(dir string, opts Options) (*Replica, error) {
 		l.Close()
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
-	r := &Replica{log: l, self: opts.NodeID, logger: logger}
+	r := &Replica{self: opts.NodeID, logger: logger}
+	r.log.Store(l)
 	r.hw.Store(l.LogStartOffset())
 	r.rep.pendingAdd = -1
 	r.mu.producers = producers
@@ -177,11 +185,14 @@ type LocalLog interface {
 	RemoteOffset() int64
 }
 
+// storage is the current local log.
+func (r *Replica) storage() *storage.Log { return r.log.Load() }
+
 // Log is the local log, for reading.
-func (r *Replica) Log() LocalLog { return r.log }
+func (r *Replica) Log() LocalLog { return r.storage() }
 
 // LogEndOffset is the offset the next append gets.
-func (r *Replica) LogEndOffset() int64 { return r.log.LogEndOffset() }
+func (r *Replica) LogEndOffset() int64 { return r.storage().LogEndOffset() }
 
 // LeaderEpoch is the current leader epoch.
 func (r *Replica) LeaderEpoch() int32 { return r.epoch.Load() }
@@ -192,7 +203,7 @@ func (r *Replica) LeaderEpoch() int32 { return r.epoch.Load() }
 // offset in the ISR.
 func (r *Replica) HighWatermark() int64 {
 	if r.solo.Load() {
-		return r.log.LogEndOffset()
+		return r.storage().LogEndOffset()
 	}
 	return r.hw.Load()
 }
@@ -219,26 +230,26 @@ func (r *Replica) noteUnstableLocked() {
 }
 
 // UpdateConfig applies a topic config change to the log.
-func (r *Replica) UpdateConfig(cfg storage.Config) { r.log.UpdateConfig(cfg) }
+func (r *Replica) UpdateConfig(cfg storage.Config) { r.storage().UpdateConfig(cfg) }
 
 // SetRemoteOffset tells the log how far its tiered copy reaches (local
 // retention deletes only below it).
-func (r *Replica) SetRemoteOffset(next int64) { r.log.SetRemoteOffset(next) }
+func (r *Replica) SetRemoteOffset(next int64) { r.storage().SetRemoteOffset(next) }
 
 // DeleteRecordsBefore moves the log start offset up to offset (never past
 // the high watermark: the caller checks) and wakes waiters.
 func (r *Replica) DeleteRecordsBefore(offset int64) error {
-	if offset <= r.log.LogStartOffset() {
+	if offset <= r.storage().LogStartOffset() {
 		return nil
 	}
-	err := r.log.DeleteRecordsBefore(offset)
+	err := r.storage().DeleteRecordsBefore(offset)
 	r.wakeWaiters()
 	return err
 }
 
 // ApplyRetention deletes segments retention.ms / retention.bytes allow
 // and returns how many went.
-func (r *Replica) ApplyRetention() (int, error) { return r.log.ApplyRetention() }
+func (r *Replica) ApplyRetention() (int, error) { return r.storage().ApplyRetention() }
 
 // Clean runs the log cleaner once if the compacted log needs it. The
 // producer state is snapshotted first and only the log below that
@@ -246,27 +257,27 @@ func (r *Replica) ApplyRetention() (int, error) { return r.log.ApplyRetention() 
 // snapshot plus batches the cleaner has not touched. Housekeeping calls it
 // from one goroutine.
 func (r *Replica) Clean(now time.Time) (storage.CleanResult, error) {
-	if !r.log.Compacted() || !r.log.NeedsClean(now) {
+	if !r.storage().Compacted() || !r.storage().NeedsClean(now) {
 		return storage.CleanResult{}, nil
 	}
-	limit := r.log.LogEndOffset()
+	limit := r.storage().LogEndOffset()
 	if err := r.Checkpoint(); err != nil {
 		return storage.CleanResult{}, fmt.Errorf("checkpoint before cleaning: %w", err)
 	}
-	return r.log.CleanBelow(now, limit)
+	return r.storage().CleanBelow(now, limit)
 }
 
 // RollAndFlush rolls the active segment when segment.ms / segment.bytes
 // say so and fsyncs when flush.ms is due.
 func (r *Replica) RollAndFlush() error {
-	if err := r.log.MaybeRoll(); err != nil {
+	if err := r.storage().MaybeRoll(); err != nil {
 		return err
 	}
-	return r.log.FlushIfDue()
+	return r.storage().FlushIfDue()
 }
 
 // Flush fsyncs everything appended so far.
-func (r *Replica) Flush() error { return r.log.Flush() }
+func (r *Replica) Flush() error { return r.storage().Flush() }
 
 // Checkpoint makes the log's recovery point and the producer snapshot
 // durable. The snapshot is encoded under mu and written after it.
@@ -277,28 +288,28 @@ func (r *Replica) Checkpoint() error {
 		// now could remember batches the log no longer holds. The next
 		// checkpoint writes it.
 		r.mu.Unlock()
-		return r.log.Checkpoint()
+		return r.storage().Checkpoint()
 	}
 	r.mu.producers.expire(time.Now().UnixMilli())
-	next := r.log.LogEndOffset()
+	next := r.storage().LogEndOffset()
 	snap, err := r.mu.producers.encodeSnapshot(next)
 	r.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	if err := r.log.Checkpoint(); err != nil {
+	if err := r.storage().Checkpoint(); err != nil {
 		return err
 	}
-	return writeProducerSnapshot(r.log.Dir(), snap)
+	return writeProducerSnapshot(r.storage().Dir(), snap)
 }
 
 // Close checkpoints and closes the log.
 func (r *Replica) Close() error {
 	if err := r.Checkpoint(); err != nil {
-		r.log.Close()
+		r.storage().Close()
 		return err
 	}
-	return r.log.Close()
+	return r.storage().Close()
 }
 
 // Remove retires the replica (moved away or deleted): it leads nothing
@@ -309,7 +320,7 @@ func (r *Replica) Remove() error {
 	r.solo.Store(false)
 	r.mu.Unlock()
 	r.wakeWaiters()
-	return r.log.Delete()
+	return r.storage().Delete()
 }
 
 // ResetTo empties the log to start (and end) at offset with a fresh
@@ -319,7 +330,7 @@ func (r *Replica) Remove() error {
 // across the disk (rewrite).
 func (r *Replica) ResetTo(offset int64) error {
 	return r.rewrite(func() (bool, error) {
-		return true, r.log.TruncateFully(offset)
+		return true, r.storage().TruncateFully(offset)
 	}, func(_, leo int64) int64 { return leo })
 }
 

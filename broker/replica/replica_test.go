@@ -174,7 +174,7 @@ func TestAppendDefersFlush(t *testing.T) {
 		if res := r.Append(context.Background(), batchOf(t, dataBatch(t, -1, 0, 0, 1, false)), AppendOptions{}); res.Code != 0 || res.BaseOffset != int64(i) {
 			t.Fatalf("append %d: %+v", i, res)
 		}
-		if n := r.log.UnflushedRecords(); n != 0 {
+		if n := r.storage().UnflushedRecords(); n != 0 {
 			t.Fatalf("append %d left %d records unflushed with flush.messages=1", i, n)
 		}
 	}

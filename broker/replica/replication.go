@@ -57,7 +57,7 @@ func (r *Replica) SetRole(role *Role, nowMs int64) (becameLeader, lostLeadership
 	newEpoch := old == nil || old.LeaderEpoch != role.LeaderEpoch
 	if r.solo.Load() {
 		// Everything appended while the ISR was this node alone is committed.
-		r.storeHWLocked(r.log.LogEndOffset())
+		r.storeHWLocked(r.storage().LogEndOffset())
 	}
 	r.epoch.Store(role.LeaderEpoch)
 	if isLeader {
@@ -67,7 +67,7 @@ func (r *Replica) SetRole(role *Role, nowMs int64) (becameLeader, lostLeadership
 		if !wasLeader || newEpoch {
 			// A follower joins the ISR only once it has this epoch's
 			// start (mayJoinISR).
-			r.rep.epochStart = r.log.LogEndOffset()
+			r.rep.epochStart = r.storage().LogEndOffset()
 		}
 	} else {
 		r.rep.followers = nil
@@ -103,7 +103,7 @@ func (r *Replica) advanceHWLocked() bool {
 	if role == nil || role.Leader != r.self || r.solo.Load() {
 		return false
 	}
-	hw, ok := highWatermark(r.self, r.log.LogEndOffset(), role.ISR, r.rep.pendingAdd, r.rep.followers)
+	hw, ok := highWatermark(r.self, r.storage().LogEndOffset(), role.ISR, r.rep.pendingAdd, r.rep.followers)
 	return ok && r.storeHWLocked(hw)
 }
 
@@ -123,7 +123,7 @@ func (r *Replica) FollowerFetched(id int32, offset int64, nowMs int64) *ISRChang
 	r.rep.Lock()
 	role := r.role.Load()
 	f, known := r.rep.followers[id]
-	leo := r.log.LogEndOffset()
+	leo := r.storage().LogEndOffset()
 	if role == nil || role.Leader != r.self || !known || offset > leo {
 		// Not ours, or a follower ahead of us (it will truncate): no progress.
 		r.rep.Unlock()
@@ -157,7 +157,7 @@ func (r *Replica) proposeExpansion(id int32, offset int64) *ISRChange {
 		return nil
 	}
 	if r.solo.Load() {
-		r.storeHWLocked(r.log.LogEndOffset())
+		r.storeHWLocked(r.storage().LogEndOffset())
 		r.solo.Store(false)
 	}
 	r.rep.isrPending = true
@@ -210,7 +210,7 @@ func (r *Replica) ISRChangeDone(c *ISRChange, err error) {
 		if errors.Is(err, cluster.ErrRejected) {
 			r.rep.pendingAdd = -1
 			if role.Leader == r.self && soloISR(r.self, role.ISR) && !r.solo.Load() {
-				r.storeHWLocked(r.log.LogEndOffset())
+				r.storeHWLocked(r.storage().LogEndOffset())
 				r.solo.Store(true)
 			}
 		}
@@ -242,10 +242,10 @@ func (r *Replica) RequestTruncation() {
 // state from what remains (rewrite: no lock held across the disk).
 func (r *Replica) TruncateTo(offset int64) error {
 	return r.rewrite(func() (bool, error) {
-		if offset >= r.log.LogEndOffset() {
+		if offset >= r.storage().LogEndOffset() {
 			return false, nil
 		}
-		return true, r.log.TruncateTo(offset)
+		return true, r.storage().TruncateTo(offset)
 	}, func(hw, _ int64) int64 { return hw })
 }
 
@@ -264,13 +264,14 @@ func (r *Replica) rewrite(cut func() (changed bool, err error), hw func(prev, le
 		return ErrNotLeader // another rewrite in progress: the caller retries
 	}
 	r.mu.truncating = true
+	r.rewrites.Add(1)
 	r.mu.Unlock()
 
 	changed, err := cut()
 	var producers *producerTable
 	if changed {
 		var lerr error
-		if producers, lerr = loadProducerTable(r.log, time.Now().UnixMilli(), r.logger); err == nil {
+		if producers, lerr = loadProducerTable(r.storage(), time.Now().UnixMilli(), r.logger); err == nil {
 			err = lerr
 		}
 	}
@@ -283,7 +284,7 @@ func (r *Replica) rewrite(cut func() (changed bool, err error), hw func(prev, le
 	}
 	if changed {
 		r.rep.Lock()
-		leo := r.log.LogEndOffset()
+		leo := r.storage().LogEndOffset()
 		r.hw.Store(min(hw(r.hw.Load(), leo), leo))
 		if r.IsLeader() && r.rep.epochStart > leo {
 			// Made leader while the log was being cut: its epoch begins
@@ -307,7 +308,7 @@ func (r *Replica) AppendReplica(records []byte, leaderEpoch int32, leaderHW int6
 	flush, err := r.appendReplicaLocked(records, leaderEpoch, leaderHW)
 	r.mu.Unlock()
 	if err == nil && flush {
-		err = r.log.Flush()
+		err = r.storage().Flush()
 	}
 	r.wakeWaiters()
 	return err
@@ -324,13 +325,13 @@ func (r *Replica) appendReplicaLocked(records []byte, leaderEpoch int32, leaderH
 	if pending {
 		return false, ErrNotLeader // reconcile with the leader first
 	}
-	leo := r.log.LogEndOffset()
-	if leo == r.log.LogStartOffset() && len(records) >= storage.BatchHeaderSize {
+	leo := r.storage().LogEndOffset()
+	if leo == r.storage().LogStartOffset() && len(records) >= storage.BatchHeaderSize {
 		// An empty log (a new replica, or one restarted at the leader's
 		// log start) takes the first batch's base even when the start
 		// fell inside it (DeleteRecords can put it there).
 		if h, err := storage.ParseBatchHeader(records); err == nil && h.BaseOffset < leo && h.LastOffset() >= leo {
-			if err := r.log.TruncateFully(h.BaseOffset); err != nil {
+			if err := r.storage().TruncateFully(h.BaseOffset); err != nil {
 				return false, err
 			}
 			leo = h.BaseOffset
@@ -352,8 +353,8 @@ func (r *Replica) appendReplicaLocked(records []byte, leaderEpoch int32, leaderH
 		if err != nil {
 			return false, fmt.Errorf("replica: replicated batch: %w", err)
 		}
-		res, err := r.log.Append(records, headers, storage.AppendOptions{KeepOffsets: true, DeferFlush: true})
-		if err != nil && r.log.LogEndOffset() == leo {
+		res, err := r.storage().Append(records, headers, storage.AppendOptions{KeepOffsets: true, DeferFlush: true})
+		if err != nil && r.storage().LogEndOffset() == leo {
 			return false, err
 		}
 		flush = res.FlushDue
@@ -361,7 +362,7 @@ func (r *Replica) appendReplicaLocked(records []byte, leaderEpoch int32, leaderH
 		for i := range headers {
 			h := headers[i]
 			if h.IsControl() {
-				if err := r.mu.producers.replayMarker(r.log, h); err != nil {
+				if err := r.mu.producers.replayMarker(r.storage(), h); err != nil {
 					return false, err
 				}
 				continue
@@ -371,7 +372,7 @@ func (r *Replica) appendReplicaLocked(records []byte, leaderEpoch int32, leaderH
 		r.noteUnstableLocked()
 	}
 	r.rep.Lock()
-	r.storeHWLocked(min(leaderHW, r.log.LogEndOffset()))
+	r.storeHWLocked(min(leaderHW, r.storage().LogEndOffset()))
 	r.rep.Unlock()
 	return flush, nil
 }

@@ -5,14 +5,14 @@ import (
 	"time"
 )
 
-// Append assigns offsets to already-validated batches and writes them, in
+// appendBatches: see Append. Append assigns offsets to already-validated batches and writes them, in
 // one write call, to the active segment (rolling first if needed). batches
 // are the bytes ValidateBatches accepted and headers its result; both are
 // updated in place with the assigned base offsets, the leader epoch and,
 // with LogAppendTime, the new timestamp and CRC. When an fsync required by
 // flush.messages or flush.ms fails, the records are written (the result is
 // valid) and the error is returned.
-func (l *Log) Append(batches []byte, headers []BatchHeader, opts AppendOptions) (AppendResult, error) {
+func (l *Log) appendBatches(batches []byte, headers []BatchHeader, opts AppendOptions) (AppendResult, error) {
 	total := 0
 	for _, h := range headers {
 		total += h.Size()
@@ -152,8 +152,8 @@ func (l *Log) shouldRollLocked(active *segment, size, lastOffset int64, numBatch
 	return false
 }
 
-// Roll starts a new active segment unless the current one is empty.
-func (l *Log) Roll() error {
+// roll: see Roll. Roll starts a new active segment unless the current one is empty.
+func (l *Log) roll() error {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
 	if l.isClosed() {
@@ -162,10 +162,10 @@ func (l *Log) Roll() error {
 	return l.rollLocked(l.now())
 }
 
-// MaybeRoll rolls when segment.ms (for a compacted log, at most
+// maybeRoll: see MaybeRoll. MaybeRoll rolls when segment.ms (for a compacted log, at most
 // max.compaction.lag.ms) has elapsed since the active segment's first
 // append and the segment is not empty.
-func (l *Log) MaybeRoll() error {
+func (l *Log) maybeRoll() error {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
 	if l.isClosed() {

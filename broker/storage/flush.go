@@ -2,19 +2,19 @@ package storage
 
 import "fmt"
 
-// Flush fsyncs every segment (log and index files) written since the last
+// flush: see Flush. Flush fsyncs every segment (log and index files) written since the last
 // flush, and the directory if files were created or removed.
-func (l *Log) Flush() error {
+func (l *Log) flush() error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	_, err := l.flushLocked()
 	return err
 }
 
-// FlushIfDue flushes when flush.ms elapsed since the last flush and records
+// flushIfDue: see FlushIfDue. FlushIfDue flushes when flush.ms elapsed since the last flush and records
 // were appended since. It also closes deleted segments' files whose delay
 // passed. The broker calls it periodically.
-func (l *Log) FlushIfDue() error {
+func (l *Log) flushIfDue() error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.writeMu.Lock()
@@ -106,10 +106,10 @@ func (l *Log) syncAll(segments []*segment, syncDir bool) error {
 	return nil
 }
 
-// Checkpoint flushes, then durably records the recovery checkpoint (and the
+// checkpoint: see Checkpoint. Checkpoint flushes, then durably records the recovery checkpoint (and the
 // leader-epoch cache, if it changed) so that the next Open trusts everything
 // flushed and scans only what comes after.
-func (l *Log) Checkpoint() error {
+func (l *Log) checkpoint() error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	return l.checkpointLocked()

@@ -261,3 +261,10 @@ func (l *Log) Delete() error {
 	}
 	return nil
 }
+
+// Config is the log's current configuration.
+func (l *Log) Config() Config {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
+	return l.cfg
+}

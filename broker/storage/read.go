@@ -24,14 +24,14 @@ func (l *Log) viewAfter(base int64) (segmentView, bool) {
 	return segmentView{}, false
 }
 
-// Read returns the bytes of one segment starting at the batch containing
+// read: see Read. Read returns the bytes of one segment starting at the batch containing
 // offset: at most maxBytes, never batches at or past maxOffset (a batch
 // boundary such as the high watermark) and, with minOneBatch, the whole
 // first batch even if it is larger than maxBytes. The last batch may be cut
 // at maxBytes, as Kafka does. offset == LogEndOffset or >= maxOffset yields
 // an empty chunk; offsets outside [LogStartOffset, LogEndOffset] yield
 // ErrOffsetOutOfRange.
-func (l *Log) Read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) (FileChunk, error) {
+func (l *Log) read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool) (FileChunk, error) {
 	l.mu.RLock()
 	if l.mu.closed {
 		l.mu.RUnlock()
