@@ -124,6 +124,9 @@ func openLogDirs(paths []string) (*logDirSet, error) {
 
 // byPath returns the log dir with that absolute or configured path.
 func (s *logDirSet) byPath(path string) *logDir {
+	if s == nil {
+		return nil // a Server built by hand in a test
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil
