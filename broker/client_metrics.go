@@ -72,17 +72,6 @@ var clientMetricsConfigDocs = map[string]string{
 // clientMetricsConfigNames is the configs in the order they are described.
 var clientMetricsConfigNames = []string{clientMetricsInterval, clientMetricsMatch, clientMetricsMetrics}
 
-// splitConfigList splits a list config's value, dropping empty entries.
-func splitConfigList(v string) []string {
-	var out []string
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // clientMetricsSubscription is one parsed subscription.
 type clientMetricsSubscription struct {
 	name       string
@@ -98,7 +87,7 @@ func parseClientMetrics(name string, configs map[string]string) (clientMetricsSu
 	for k, v := range configs {
 		switch k {
 		case clientMetricsMetrics:
-			sub.metrics = splitConfigList(v)
+			sub.metrics = splitList(v)
 		case clientMetricsInterval:
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 			if err != nil || n < minPushIntervalMs || n > maxPushIntervalMs {
@@ -106,7 +95,7 @@ func parseClientMetrics(name string, configs map[string]string) (clientMetricsSu
 			}
 			sub.intervalMs = int32(n)
 		case clientMetricsMatch:
-			for _, p := range splitConfigList(v) {
+			for _, p := range splitList(v) {
 				key, pattern, ok := strings.Cut(p, "=")
 				key = strings.TrimSpace(key)
 				if !ok || !slices.Contains(clientMetricsSelectors, key) {
@@ -259,10 +248,6 @@ func alterClientMetricsResource(rc *requestContext, r kmsg.IncrementalAlterConfi
 	}
 	// Read-modify-write from the applied state, as topic configs do: a
 	// concurrent change of the same subscription may be overwritten.
-	next := map[string]string{}
-	for k, v := range rc.s.clusterState().ClientMetrics[r.ResourceName] {
-		next[k] = v
-	}
 	seen := map[string]bool{}
 	for _, op := range r.Configs {
 		if !slices.Contains(clientMetricsConfigNames, op.Name) {
@@ -272,33 +257,20 @@ func alterClientMetricsResource(rc *requestContext, r kmsg.IncrementalAlterConfi
 			return kerr.InvalidRequest.Code, "config " + op.Name + " appears more than once"
 		}
 		seen[op.Name] = true
-		value := ""
-		if op.Value != nil {
-			value = *op.Value
-		}
 		switch op.Op {
-		case kmsg.IncrementalAlterConfigOpSet:
-			next[op.Name] = value
-		case kmsg.IncrementalAlterConfigOpDelete:
-			delete(next, op.Name)
+		case kmsg.IncrementalAlterConfigOpSet, kmsg.IncrementalAlterConfigOpDelete:
 		case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
 			if op.Name == clientMetricsInterval {
 				return kerr.InvalidConfig.Code, "interval.ms is not a list: APPEND and SUBTRACT apply to metrics and match"
 			}
-			list := splitConfigList(next[op.Name])
-			for _, item := range splitConfigList(value) {
-				if op.Op == kmsg.IncrementalAlterConfigOpAppend {
-					if !slices.Contains(list, item) {
-						list = append(list, item)
-					}
-				} else {
-					list = slices.DeleteFunc(list, func(s string) bool { return s == item })
-				}
-			}
-			next[op.Name] = strings.Join(list, ",")
 		default:
 			return kerr.InvalidRequest.Code, "unknown config operation " + strconv.Itoa(int(op.Op))
 		}
+	}
+	next, errMsg := applyIncremental(rc.s.clusterState().ClientMetrics[r.ResourceName], r.Configs,
+		func(name string) bool { return name != clientMetricsInterval }, func(string) string { return "" })
+	if errMsg != "" {
+		return kerr.InvalidConfig.Code, errMsg
 	}
 	if _, code, msg := parseClientMetrics(r.ResourceName, next); code != 0 {
 		return code, msg

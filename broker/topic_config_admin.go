@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -79,7 +80,7 @@ func applyIncremental(current map[string]string, ops []kmsg.IncrementalAlterConf
 					items = append(items, v)
 				}
 				if op.Op == kmsg.IncrementalAlterConfigOpSubtract && idx >= 0 {
-					items = append(items[:idx], items[idx+1:]...)
+					items = slices.DeleteFunc(items, func(x string) bool { return x == v })
 				}
 			}
 			next[op.Name] = strings.Join(items, ",")
