@@ -163,7 +163,7 @@ func (rc *requestContext) metadataTopic(t *topicState) kmsg.MetadataResponseTopi
 		mp.ISR = slices.Clone(cp.ISR)
 		mp.OfflineReplicas = []int32{}
 		for _, r := range cp.Replicas {
-			if !st.Live(r) {
+			if !st.LiveReplica(cp, r) {
 				mp.OfflineReplicas = append(mp.OfflineReplicas, r)
 			}
 		}

@@ -107,13 +107,13 @@ func (rc *requestContext) electLeader(ctx context.Context, topic string, partiti
 	preferred := p.Replicas[0]
 	rec := cluster.ElectLeader{Topic: topic, Partition: partition}
 	switch {
-	case unclean && p.Leader >= 0 && st.Eligible(p.Leader):
+	case unclean && p.Leader >= 0 && st.EligibleReplica(p, p.Leader):
 		return kerr.ElectionNotNeeded.Code, "the partition has a leader"
 	case unclean:
 		rec.Unclean = true
 	case p.Leader == preferred:
 		return kerr.ElectionNotNeeded.Code, "the preferred replica leads already"
-	case !st.Eligible(preferred) || !slices.Contains(p.ISR, preferred):
+	case !st.EligibleReplica(p, preferred) || !slices.Contains(p.ISR, preferred):
 		return kerr.PreferredLeaderNotAvailable.Code, "the preferred replica is not alive and in the ISR"
 	default:
 		rec.Preferred = true
@@ -127,7 +127,7 @@ func (rc *requestContext) electLeader(ctx context.Context, topic string, partiti
 	after, _ := rc.s.clusterState().Topic(topic)
 	np := after.Partitions[partition]
 	switch {
-	case unclean && (np.Leader < 0 || !rc.s.clusterState().Eligible(np.Leader)):
+	case unclean && (np.Leader < 0 || !rc.s.clusterState().EligibleReplica(np, np.Leader)):
 		return kerr.EligibleLeadersNotAvailable.Code, "no replica is alive to lead"
 	case !unclean && np.Leader != preferred:
 		return kerr.PreferredLeaderNotAvailable.Code, "the preferred replica did not become leader"

@@ -196,6 +196,45 @@ func TestACLs(t *testing.T) {
 	if r, err := rv.RequestWith(ctx, alice); err != nil || r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
 		t.Fatalf("alice RemoveRaftVoter: %v %+v", err, r)
 	}
+	// The operators' admin surface without a cluster ACL: moving a
+	// replica between log dirs and elections need ALTER on the cluster,
+	// DescribeLogDirs and DescribeQuorum DESCRIBE on it; DescribeProducers
+	// needs READ on the topic.
+	ar := kmsg.NewPtrAlterReplicaLogDirsRequest()
+	ard := kmsg.NewAlterReplicaLogDirsRequestDir()
+	ard.Dir = tb.srv.cfg.LogDirs()[0]
+	ardt := kmsg.NewAlterReplicaLogDirsRequestDirTopic()
+	ardt.Topic, ardt.Partitions = "orders", []int32{0}
+	ard.Topics = append(ard.Topics, ardt)
+	ar.Dirs = append(ar.Dirs, ard)
+	if r, err := ar.RequestWith(ctx, alice); err != nil || len(r.Topics) != 1 || r.Topics[0].Partitions[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice AlterReplicaLogDirs: %v %+v", err, r)
+	}
+	// (kgo merges a sharded DescribeLogDirs; ask the one broker.)
+	if r, err := kmsg.NewPtrDescribeLogDirsRequest().RequestWith(ctx, alice.Broker(int(tb.srv.cfg.NodeID))); err != nil || r.ErrorCode != kerr.ClusterAuthorizationFailed.Code || len(r.Dirs) != 0 {
+		t.Fatalf("alice DescribeLogDirs: %v %+v", err, r)
+	}
+	if r, err := kmsg.NewPtrElectLeadersRequest().RequestWith(ctx, alice); err != nil || r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice ElectLeaders: %v %+v", err, r)
+	}
+	dq := kmsg.NewPtrDescribeQuorumRequest()
+	dqt := kmsg.NewDescribeQuorumRequestTopic()
+	dqt.Topic = "__cluster_metadata"
+	dqt.Partitions = append(dqt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+	dq.Topics = append(dq.Topics, dqt)
+	if r, err := dq.RequestWith(ctx, alice); err != nil || r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice DescribeQuorum: %v %+v", err, r)
+	}
+	dp := kmsg.NewPtrDescribeProducersRequest()
+	dpt := kmsg.NewDescribeProducersRequestTopic()
+	dpt.Topic, dpt.Partitions = "hidden", []int32{0}
+	dp.Topics = append(dp.Topics, dpt)
+	if r, err := dp.RequestWith(ctx, alice.Broker(int(tb.srv.cfg.NodeID))); err != nil || r.Topics[0].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Fatalf("alice DescribeProducers on hidden: %v %+v", err, r)
+	}
+	if ps, err := aliceAdm.DescribeProducers(ctx, kadm.TopicsSet{"orders": {0: {}}}); err != nil || ps["orders"].Partitions[0].Err != nil {
+		t.Fatalf("alice DescribeProducers on orders (READ granted): %v %+v", err, ps)
+	}
 
 	// bob has no ACL: not even an idempotent producer id.
 	bob := aclClient(t, tb, "bob")

@@ -96,19 +96,31 @@ func (s *Server) waitForState(ctx context.Context, done func(cluster.State) bool
 
 // heartbeatLoop keeps this node unfenced: one BrokerHeartbeat every
 // broker.heartbeat.interval.ms. A heartbeat refused as stale (the state
-// no longer knows this incarnation) registers again.
+// no longer knows this incarnation) registers again. It also reports the
+// replicas of offline log dirs (as a Kafka broker's heartbeat lists its
+// offline dirs): at once when a dir fails, and again with every
+// heartbeat until the state shows them all offline.
 func (s *Server) heartbeatLoop() {
 	interval := time.Duration(s.cfg.BrokerHeartbeatIntervalMs) * time.Millisecond
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
+		beat := false
 		select {
 		case <-s.ctx.Done():
 			return
 		case <-t.C:
+			beat = true
+		case <-s.offlineDirs:
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, 2*interval+time.Second)
-		err := s.meta.heartbeat(ctx, s.cfg.NodeID, s.incarnation, time.Now().UnixMilli())
+		var err error
+		if beat {
+			err = s.meta.heartbeat(ctx, s.cfg.NodeID, s.incarnation, time.Now().UnixMilli())
+		}
+		if err == nil {
+			err = s.reportOfflineReplicas(ctx)
+		}
 		cancel()
 		if (errors.Is(err, cluster.ErrStaleIncarnation) || errors.Is(err, cluster.ErrBrokerNotRegistered)) && !s.shuttingDown.Load() {
 			if rerr := s.register(s.ctx); rerr != nil && s.ctx.Err() == nil {
@@ -116,6 +128,42 @@ func (s *Server) heartbeatLoop() {
 			}
 		}
 	}
+}
+
+// offlineReportBatch bounds the partitions of one OfflineReplicas record.
+const offlineReportBatch = 10000
+
+// reportOfflineReplicas proposes OfflineReplicas for this node's replicas
+// in offline log dirs that the applied state does not show offline yet.
+func (s *Server) reportOfflineReplicas(ctx context.Context) error {
+	if len(s.logDirs.offlineDirs()) == 0 {
+		return nil
+	}
+	st := s.clusterState()
+	var refs []cluster.ReplicaRef
+	for _, p := range s.topics.allPartitions() {
+		if !s.partitionOffline(p) {
+			continue
+		}
+		t, ok := st.TopicByID(cluster.TopicID(p.topic.id))
+		if !ok || int(p.index) >= len(t.Partitions) || slices.Contains(t.Partitions[p.index].OfflineReplicas, s.cfg.NodeID) {
+			continue
+		}
+		refs = append(refs, cluster.ReplicaRef{TopicID: t.ID, Partition: p.index})
+	}
+	for len(refs) > 0 {
+		n := min(len(refs), offlineReportBatch)
+		rec := cluster.OfflineReplicas{NodeID: s.cfg.NodeID, IncarnationID: s.incarnation, Partitions: refs[:n]}
+		if _, err := s.meta.propose(ctx, rec); err != nil {
+			if s.ctx.Err() == nil {
+				s.logger.Warn("reporting offline replicas to the controller failed; retrying with the next heartbeat", "replicas", n, "err", err)
+			}
+			return err
+		}
+		s.logger.Info("reported offline replicas to the controller", "replicas", n)
+		refs = refs[n:]
+	}
+	return nil
 }
 
 // appliedFeed is what the metadata subscription has delivered since
@@ -587,7 +635,7 @@ func (s *Server) movableLeaderships(st cluster.State) int {
 				continue
 			}
 			for _, r := range p.ISR {
-				if r != s.cfg.NodeID && st.Eligible(r) {
+				if r != s.cfg.NodeID && st.EligibleReplica(p, r) {
 					n++
 					break
 				}

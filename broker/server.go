@@ -30,6 +30,9 @@ type Server struct {
 	// intervals it sets.
 	dyn         atomic.Pointer[dynamicConfig]
 	confChanged chan struct{}
+	// offlineDirs wakes the heartbeat loop when a log dir goes offline,
+	// to report its replicas at once (capacity 1).
+	offlineDirs chan struct{}
 	logger      *slog.Logger
 	// logLevels are the named loggers whose levels BROKER_LOGGER configs
 	// change (broker_logger.go); reqLog is kafka.request.logger.
@@ -150,6 +153,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		logger:  logger,
 
 		confChanged: make(chan struct{}, 1),
+		offlineDirs: make(chan struct{}, 1),
 		logLevels:   levels,
 		reqLog:      levels.Logger(requestLogger),
 		connLog:     newLogLimiter(logger, logRepeatInterval),
@@ -162,7 +166,11 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	}
 	s.initDynamic()
 	logDirs.onFailure = func(d *logDir, cause error) {
-		logger.Error("log directory offline: its partitions answer KAFKA_STORAGE_ERROR until a restart", "dir", d.path, "err", cause)
+		logger.Error("log directory offline: its partitions answer KAFKA_STORAGE_ERROR until a restart; their leadership moves to other replicas", "dir", d.path, "err", cause)
+		select {
+		case s.offlineDirs <- struct{}{}:
+		default:
+		}
 	}
 	s.quotas.sensors = quota.NewSensors(quota.Window{Samples: int(cfg.QuotaWindowNum), Size: time.Duration(cfg.QuotaWindowSizeSeconds) * time.Second})
 	// The Kafka listeners are bound now: the node registers their

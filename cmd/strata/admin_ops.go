@@ -3,6 +3,8 @@ package main
 // Operators' commands over Kafka's admin APIs, worded like Kafka's tools:
 //
 //	strata log-dirs describe [--topic T]...      kafka-log-dirs --describe
+//	strata log-dirs move --broker B --dir DIR --topic T [--partition P]... [--wait]
+//	                                             kafka-reassign-partitions' log_dirs
 //	strata producers describe TOPIC [--partition P]...
 //	                                             kafka-transactions describe-producers
 //	strata leader elect --preferred|--unclean [--topic T [--partition P]...]
@@ -12,7 +14,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -63,8 +69,162 @@ func newLogDirsCmd() *cobra.Command {
 		},
 	}
 	describe.Flags().StringArrayVar(&topics, "topic", nil, "only this topic (repeatable)")
-	cmd.AddCommand(describe)
+	cmd.AddCommand(describe, newLogDirsMoveCmd())
 	return cmd
+}
+
+// newLogDirsMoveCmd moves replicas between the log directories of one
+// broker (AlterReplicaLogDirs): what kafka-reassign-partitions does for
+// the log_dirs of its reassignment JSON.
+func newLogDirsMoveCmd() *cobra.Command {
+	var (
+		broker     int32
+		dir, topic string
+		partitions []int32
+		wait       bool
+	)
+	move := &cobra.Command{
+		Use:   "move",
+		Short: "Move a topic's replicas on one broker to another of its log directories",
+		Long: "Starts moving each replica (every partition of --topic the broker hosts, or the --partition ones) to --dir " +
+			"on --broker; the replica serves throughout. With --wait, returns once every move has finished.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if broker < 0 || dir == "" || topic == "" {
+				return errors.New("--broker, --dir and --topic are required")
+			}
+			adm, ctx, done, err := openAdmin(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			set, err := replicasOn(ctx, adm, broker, topic, partitions)
+			if err != nil {
+				return err
+			}
+			dirs, err := adm.DescribeBrokerLogDirs(ctx, broker, nil)
+			if err != nil {
+				return err
+			}
+			if dir, err = resolveLogDir(dirs, dir); err != nil {
+				return err
+			}
+			var req kadm.AlterReplicaLogDirsReq
+			req.Add(dir, set)
+			res, err := adm.AlterBrokerReplicaLogDirs(ctx, broker, req)
+			if err != nil {
+				return err
+			}
+			var failed error
+			for _, ps := range res {
+				for _, p := range slices.Sorted(maps.Keys(ps)) {
+					r := ps[p]
+					if r.Err != nil {
+						fmt.Fprintf(cmd.OutOrStdout(), "%s-%d: %v\n", r.Topic, r.Partition, r.Err)
+						failed = errors.Join(failed, fmt.Errorf("%s-%d: %w", r.Topic, r.Partition, r.Err))
+						continue
+					}
+					fmt.Fprintf(cmd.OutOrStdout(), "%s-%d: moving to %s on broker %d\n", r.Topic, r.Partition, dir, broker)
+				}
+			}
+			if failed != nil {
+				return fmt.Errorf("some moves were refused: %w", failed)
+			}
+			if !wait {
+				return nil
+			}
+			return waitLogDirMoves(ctx, cmd, adm, broker, dir, set)
+		},
+	}
+	f := move.Flags()
+	f.Int32Var(&broker, "broker", -1, "the broker whose replicas move")
+	f.StringVar(&dir, "dir", "", "the destination log directory, as the broker's log.dirs names it")
+	f.StringVar(&topic, "topic", "", "the topic")
+	f.Int32SliceVar(&partitions, "partition", nil, "only these partitions (repeatable; default: every replica of the topic on the broker)")
+	f.BoolVar(&wait, "wait", false, "wait until every move has finished (bounded by --timeout)")
+	return move
+}
+
+// waitLogDirMoves polls DescribeLogDirs until every partition of set is in
+// dir on broker with no future copy left.
+func waitLogDirMoves(ctx context.Context, cmd *cobra.Command, adm *kadm.Client, broker int32, dir string, set kadm.TopicsSet) error {
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		dirs, err := adm.DescribeBrokerLogDirs(ctx, broker, set)
+		if err == nil && logDirMovesDone(dirs, dir, set) {
+			fmt.Fprintln(cmd.OutOrStdout(), "every move finished")
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("moves not finished before --timeout: %w", ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+func logDirMovesDone(dirs kadm.DescribedLogDirs, dir string, set kadm.TopicsSet) bool {
+	for _, d := range dirs {
+		for _, p := range d.Topics.Sorted() {
+			if _, wanted := set[p.Topic][p.Partition]; wanted && (p.IsFuture || d.Dir != dir) {
+				return false // still in the old dir, or the copy not swapped in
+			}
+		}
+	}
+	for t, ps := range set {
+		for p := range ps {
+			if _, ok := dirs[dir].Topics[t][p]; !ok {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// resolveLogDir is the broker's log dir that dir names: the same absolute
+// path, or the one absolute path ending in a relative dir.
+func resolveLogDir(dirs kadm.DescribedLogDirs, dir string) (string, error) {
+	var names, matches []string
+	for d := range dirs {
+		names = append(names, d)
+		if d == dir || (!filepath.IsAbs(dir) && strings.HasSuffix(d, string(filepath.Separator)+filepath.Clean(dir))) {
+			matches = append(matches, d)
+		}
+	}
+	slices.Sort(names)
+	if len(matches) != 1 {
+		return "", fmt.Errorf("%w: %s is not one log dir of the broker (its log dirs: %s)", kerr.LogDirNotFound, dir, strings.Join(names, ", "))
+	}
+	return matches[0], nil
+}
+
+// replicasOn is the set of partitions of topic to move on broker: the
+// given ones, or every partition with a replica on the broker.
+func replicasOn(ctx context.Context, adm *kadm.Client, broker int32, topic string, partitions []int32) (kadm.TopicsSet, error) {
+	if len(partitions) > 0 {
+		set := kadm.TopicsSet{}
+		set.Add(topic, partitions...)
+		return set, nil
+	}
+	md, err := adm.Metadata(ctx, topic)
+	if err != nil {
+		return nil, err
+	}
+	mt, ok := md.Topics[topic]
+	if !ok || mt.Err != nil {
+		return nil, topicError(topic, kerr.UnknownTopicOrPartition, "")
+	}
+	set := kadm.TopicsSet{}
+	for _, p := range mt.Partitions.Sorted() {
+		if slices.Contains(p.Replicas, broker) {
+			set.Add(topic, p.Partition)
+		}
+	}
+	if len(set) == 0 {
+		return nil, fmt.Errorf("broker %d hosts no replica of %s", broker, topic)
+	}
+	return set, nil
 }
 
 // topicPartitions is the set of partitions of topics a command works on:

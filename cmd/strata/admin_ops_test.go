@@ -1,9 +1,12 @@
 package main
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/strata-streaming/strata/broker"
 )
 
 // TestAdminOpsCommands: log-dirs describe, producers describe and leader
@@ -46,5 +49,52 @@ func TestQuorumDescribe(t *testing.T) {
 	if !strings.Contains(out, "LeaderId: 1\n") || !strings.Contains(out, "CurrentVoters: 1\n") ||
 		!regexp.MustCompile(`(?m)^1\s+\d+\s+0\s+\S+ ago\s+\S+ ago\s+Leader$`).MatchString(out) {
 		t.Fatalf("quorum describe: %q", out)
+	}
+}
+
+// TestLogDirsMove: with two log dirs, log-dirs move takes a replica to
+// the other dir and --wait returns once DescribeLogDirs shows it there;
+// records written before are still read back. Refusals: an unknown dir,
+// missing flags, an unknown topic.
+func TestLogDirsMove(t *testing.T) {
+	base := t.TempDir()
+	dirA, dirB := filepath.Join(base, "a"), filepath.Join(base, "b")
+	addr := startBroker(t, func(c *broker.Config) { c.DataDir = dirA + "," + dirB })
+	cli(t, addr, "", "topic", "create", "mv", "--partitions", "1")
+	cli(t, addr, "a:1\nb:2\nc:3\n", "produce", "mv", "--key-separator", ":")
+	where := func() string {
+		out := cli(t, addr, "", "log-dirs", "describe", "--topic", "mv")
+		m := regexp.MustCompile(`(?m)^1\s+(\S+)\s+mv\s+0\s`).FindAllStringSubmatch(out, -1)
+		if len(m) != 1 {
+			t.Fatalf("log-dirs describe: %q", out)
+		}
+		return m[0][1]
+	}
+	from := where()
+	to := dirA
+	if from == dirA {
+		to = dirB
+	}
+	out := cli(t, addr, "", "log-dirs", "move", "--broker", "1", "--dir", to, "--topic", "mv", "--wait")
+	if !strings.Contains(out, "mv-0: moving to "+to+" on broker 1") || !strings.Contains(out, "every move finished") {
+		t.Fatalf("log-dirs move: %q", out)
+	}
+	if got := where(); got != to {
+		t.Fatalf("after the move the partition is in %s, want %s", got, to)
+	}
+	if out := cli(t, addr, "", "consume", "mv", "--from-beginning", "--max-messages", "3"); strings.Count(out, "\n") != 3 {
+		t.Fatalf("consume after the move: %q", out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"log-dirs", "move", "--broker", "1", "--dir", filepath.Join(base, "c"), "--topic", "mv"}, "LOG_DIR_NOT_FOUND"},
+		{[]string{"log-dirs", "move", "--broker", "1", "--topic", "mv"}, "--dir"},
+		{[]string{"log-dirs", "move", "--broker", "1", "--dir", to, "--topic", "no-such-topic"}, "UNKNOWN_TOPIC_OR_PARTITION"},
+	} {
+		if err := cliErr(t, addr, "", tc.args...); !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("strata %s: %v, want %s", strings.Join(tc.args, " "), err, tc.want)
+		}
 	}
 }

@@ -91,6 +91,8 @@ func Apply(s State, rec Record) (State, error) {
 		next = applyAlterResourceConfigs(s, r)
 	case SetControllers:
 		next = applySetControllers(s, r)
+	case OfflineReplicas:
+		next, err = applyOfflineReplicas(s, r)
 	default:
 		return s, invalid("unknown record %T", rec)
 	}
@@ -138,7 +140,7 @@ func applyRegisterBroker(s State, r RegisterBroker) (State, error) {
 	if known && old.IncarnationID != r.IncarnationID {
 		// A new process on this node: its log may be behind, so the old
 		// incarnation leaves the ISRs and its leaderships first.
-		s = fenceReplicas(s, r.NodeID)
+		s = clearOfflineReplicas(fenceReplicas(s, r.NodeID), r.NodeID)
 	}
 	// A new incarnation starts eligible (ShuttingDown clear).
 	b := Broker{NodeID: r.NodeID, IncarnationID: r.IncarnationID, Addr: r.Addr, Rack: r.Rack, Endpoints: r.Endpoints, LastHeartbeatMs: r.TimeMs}
@@ -150,13 +152,23 @@ func applyRegisterBroker(s State, r RegisterBroker) (State, error) {
 	return withBroker(s, b), nil
 }
 
-func applyHeartbeat(s State, r BrokerHeartbeat) (State, error) {
-	b, ok := s.Brokers[r.NodeID]
+// registered returns the broker node when inc is its registered
+// incarnation; what names the request in the error.
+func registered(s State, node int32, inc, what string) (Broker, error) {
+	b, ok := s.Brokers[node]
 	if !ok {
-		return s, fmt.Errorf("%w: %d", ErrBrokerNotRegistered, r.NodeID)
+		return b, fmt.Errorf("%w: %d", ErrBrokerNotRegistered, node)
 	}
-	if b.IncarnationID != r.IncarnationID {
-		return s, fmt.Errorf("%w: broker %d is %s, heartbeat from %s", ErrStaleIncarnation, r.NodeID, b.IncarnationID, r.IncarnationID)
+	if b.IncarnationID != inc {
+		return b, fmt.Errorf("%w: broker %d is %s, %s from %s", ErrStaleIncarnation, node, b.IncarnationID, what, inc)
+	}
+	return b, nil
+}
+
+func applyHeartbeat(s State, r BrokerHeartbeat) (State, error) {
+	b, err := registered(s, r.NodeID, r.IncarnationID, "heartbeat")
+	if err != nil {
+		return s, err
 	}
 	if r.TimeMs <= b.LastHeartbeatMs {
 		return s, nil
@@ -199,12 +211,9 @@ func fenceReplicas(s State, node int32) State { return moveReplicasOff(s, node, 
 // places and leaderships off it, except where it is the only ISR member
 // able to lead.
 func applyControlledShutdown(s State, r ControlledShutdown) (State, error) {
-	b, ok := s.Brokers[r.NodeID]
-	if !ok {
-		return s, fmt.Errorf("%w: %d", ErrBrokerNotRegistered, r.NodeID)
-	}
-	if b.IncarnationID != r.IncarnationID {
-		return s, fmt.Errorf("%w: broker %d is %s, shutdown request from %s", ErrStaleIncarnation, r.NodeID, b.IncarnationID, r.IncarnationID)
+	b, err := registered(s, r.NodeID, r.IncarnationID, "shutdown request")
+	if err != nil {
+		return s, err
 	}
 	if !b.ShuttingDown {
 		b.ShuttingDown = true
@@ -234,7 +243,7 @@ func moveReplicasOff(s State, node int32, keepLast bool) State {
 			if p.Leader == node {
 				np.Leader = NoLeader
 				for _, r := range np.Replicas {
-					if r != node && slices.Contains(np.ISR, r) && s.Eligible(r) {
+					if r != node && slices.Contains(np.ISR, r) && s.EligibleReplica(np, r) {
 						np.Leader = r
 						break
 					}
@@ -411,8 +420,8 @@ func applyAlterPartition(s State, r AlterPartition) (State, error) {
 		if !slices.Contains(p.Replicas, id) {
 			return s, fmt.Errorf("%w: %s-%d: %d", ErrInvalidReplicaSubset, r.Topic, r.Partition, id)
 		}
-		if !slices.Contains(p.ISR, id) && !s.Eligible(id) {
-			return s, fmt.Errorf("%w: %s-%d: broker %d is fenced, shutting down or unknown", ErrIneligibleReplica, r.Topic, r.Partition, id)
+		if !slices.Contains(p.ISR, id) && !s.EligibleReplica(p, id) {
+			return s, fmt.Errorf("%w: %s-%d: broker %d is fenced, shutting down, unknown or its replica is offline", ErrIneligibleReplica, r.Topic, r.Partition, id)
 		}
 	}
 	np := p
@@ -425,7 +434,7 @@ func applyAlterPartition(s State, r AlterPartition) (State, error) {
 			return s, fmt.Errorf("%w: %s-%d: %d", ErrInvalidLeader, r.Topic, r.Partition, *r.Leader)
 		}
 		// The current leader may stay while live; a new one must be eligible.
-		if (*r.Leader == p.Leader && !s.Live(*r.Leader)) || (*r.Leader != p.Leader && !s.Eligible(*r.Leader)) {
+		if (*r.Leader == p.Leader && !s.LiveReplica(p, *r.Leader)) || (*r.Leader != p.Leader && !s.EligibleReplica(p, *r.Leader)) {
 			return s, fmt.Errorf("%w: %s-%d: leader %d is fenced, shutting down or unknown", ErrIneligibleReplica, r.Topic, r.Partition, *r.Leader)
 		}
 		np.Leader = *r.Leader
@@ -443,25 +452,25 @@ func applyAlterPartition(s State, r AlterPartition) (State, error) {
 func chooseLeader(s State, p Partition, preferred, unclean, keepCurrent bool) (leader int32, uncleanPick bool) {
 	if preferred && len(p.Replicas) > 0 {
 		first := p.Replicas[0]
-		if slices.Contains(p.ISR, first) && s.Eligible(first) {
+		if slices.Contains(p.ISR, first) && s.EligibleReplica(p, first) {
 			return first, false
 		}
 	}
 	currentInISR := p.Leader != NoLeader && slices.Contains(p.ISR, p.Leader)
-	if keepCurrent && currentInISR && s.Eligible(p.Leader) {
+	if keepCurrent && currentInISR && s.EligibleReplica(p, p.Leader) {
 		return p.Leader, false
 	}
 	for _, r := range p.Replicas {
-		if slices.Contains(p.ISR, r) && s.Eligible(r) {
+		if slices.Contains(p.ISR, r) && s.EligibleReplica(p, r) {
 			return r, false
 		}
 	}
-	if currentInISR && s.Live(p.Leader) {
+	if currentInISR && s.LiveReplica(p, p.Leader) {
 		return p.Leader, false
 	}
 	if unclean {
 		for _, r := range p.Replicas {
-			if s.Eligible(r) {
+			if s.EligibleReplica(p, r) {
 				return r, true
 			}
 		}

@@ -138,7 +138,7 @@ func PlanPreferredElections(s State) []Record {
 				continue
 			}
 			first := p.Replicas[0]
-			if p.Leader != first && s.Eligible(first) && slices.Contains(p.ISR, first) {
+			if p.Leader != first && s.EligibleReplica(p, first) && slices.Contains(p.ISR, first) {
 				out = append(out, ElectLeader{Topic: name, Partition: int32(i), Preferred: true})
 			}
 		}

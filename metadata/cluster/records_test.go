@@ -38,6 +38,7 @@ var sampleRecords = []Record{
 	AlterClientMetrics{Name: "producers", Configs: map[string]string{"metrics": "org.apache.kafka.producer.", "interval.ms": "60000"}},
 	AlterResourceConfigs{Kind: ConfigBroker, Name: "", Configs: map[string]string{"log.retention.ms": "60000"}},
 	SetControllers{Controllers: []Controller{{ID: 1}, {ID: 4, Addr: "127.0.0.1:9094", DirectoryID: TopicID{7}, Learner: true}}},
+	OfflineReplicas{NodeID: 2, IncarnationID: "inc-2", Partitions: []ReplicaRef{{TopicID: TopicID{1}, Partition: 0}, {TopicID: TopicID{1}, Partition: 3}}},
 }
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -59,7 +60,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		}
 		seen[r.Type()] = true
 	}
-	if len(seen) != int(TypeSetControllers) {
+	if len(seen) != int(TypeOfflineReplicas) {
 		t.Errorf("only %d record types covered", len(seen))
 	}
 }

@@ -17,6 +17,7 @@ package cluster
 //	heartbeat node= inc= time=
 //	fence node= | unfence node=
 //	shutdown node= inc=                        ControlledShutdown
+//	offline node= inc= topic= p=(…)            OfflineReplicas (a failed log dir)
 //	create-topic name= [id=] replicas=(…)|partitions= rf= [configs=(k=v,…)]
 //	create-partitions topic= replicas=(…)|count=
 //	delete-topic name= [id=]
@@ -99,6 +100,14 @@ func (d *clusterDriver) run(t *testing.T, td *datadriven.TestData) string {
 		d.apply(t, UnfenceBroker{NodeID: int32(scenariotest.Int(t, td, "node", -1))})
 	case "shutdown":
 		d.apply(t, ControlledShutdown{NodeID: int32(scenariotest.Int(t, td, "node", -1)), IncarnationID: scenariotest.String(t, td, "inc", "")})
+
+	case "offline":
+		r := OfflineReplicas{NodeID: int32(scenariotest.Int(t, td, "node", -1)), IncarnationID: scenariotest.String(t, td, "inc", "")}
+		topic, _ := d.s.Topic(scenariotest.String(t, td, "topic", ""))
+		for _, p := range idsArg(t, td, "p") {
+			r.Partitions = append(r.Partitions, ReplicaRef{TopicID: topic.ID, Partition: p})
+		}
+		d.apply(t, r)
 
 	case "create-topic":
 		name := scenariotest.String(t, td, "name", "")
@@ -394,6 +403,9 @@ func partitionLine(topic string, i int, p Partition) string {
 	}
 	if len(p.RemovingReplicas) > 0 {
 		s += fmt.Sprintf(" removing=%v", p.RemovingReplicas)
+	}
+	if len(p.OfflineReplicas) > 0 {
+		s += fmt.Sprintf(" offline=%v", p.OfflineReplicas)
 	}
 	return s
 }

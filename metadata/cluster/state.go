@@ -115,6 +115,11 @@ type Partition struct {
 	// replicas not in the target. Both are empty when none is in progress.
 	AddingReplicas   []int32 `json:"adding_replicas,omitempty"`
 	RemovingReplicas []int32 `json:"removing_replicas,omitempty"`
+	// OfflineReplicas are the replicas whose log directory failed on
+	// their node (OfflineReplicas records, offline.go), in id order: they
+	// lead nothing and take no new ISR place until their node registers
+	// a new incarnation.
+	OfflineReplicas []int32 `json:"offline_replicas,omitempty"`
 }
 
 // Reassigning reports whether a reassignment of p is in progress.
