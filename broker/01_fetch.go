@@ -343,6 +343,12 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		return out, p
 	}
 	chunk, err := p.Log().Read(t.state.fetchOffset, int(max(limit, 0)), upTo, first)
+	if errors.Is(err, storage.ErrClosed) {
+		// A move between log dirs may have swapped the log under this
+		// read: read the one that serves now (a deleted topic's stays
+		// closed).
+		chunk, err = p.SettledLog().Read(t.state.fetchOffset, int(max(limit, 0)), upTo, first)
+	}
 	if errors.Is(err, storage.ErrOffsetOutOfRange) && t.state.fetchOffset < p.Log().LogStartOffset() {
 		// Below the local log: the remote log may hold it.
 		records, aborted, ready, rerr := p.remote.fetchRemote(t.state.fetchOffset, int(max(limit, 0)), first, readCommitted, remote.notify, remote.started)

@@ -35,7 +35,8 @@ import (
 //  4. The old directory is deleted with no lock held.
 //
 // Readers holding the old log see storage.ErrClosed for the instant
-// between the close and the swap; they retry.
+// between the close and the swap; they read again from SettledLog, which
+// waits for the swap to end.
 
 // moveTailBytes ends the unlocked copy rounds: the last one under mu
 // copies about this much at most (plus what producers append meanwhile).
@@ -116,6 +117,17 @@ func (r *Replica) MoveLog(ctx context.Context, future, dst string, progress func
 			return ErrMoveInterrupted
 		}
 	}
+}
+
+// SettledLog is the log once no swap of a move between directories is in
+// progress (it waits for mu). A reader whose log answered
+// storage.ErrClosed reads again from it: a log the swap replaced is
+// serving from its new directory; the same closed log means the replica
+// itself closed (its topic deleted).
+func (r *Replica) SettledLog() LocalLog {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.storage()
 }
 
 // swapLog is step 3: ok false when a truncation is running (the caller
