@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -485,5 +486,23 @@ func TestGroupConfigs(t *testing.T) {
 	}
 	if got := hb("g2"); got != 5000 {
 		t.Errorf("g2 heartbeat interval %d, want the broker's 5000", got)
+	}
+
+	// KIP-1142: GROUP lists the groups with configs (g0 has configs but
+	// no members) and the groups that exist; BROKER_LOGGER the node.
+	if code, msg := alter("g0", map[string]string{"consumer.session.timeout.ms": "60000"}); code != 0 {
+		t.Fatalf("set g0: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	adm := kadm.NewClient(cl)
+	listed, err := adm.ListConfigResources(ctx, kadm.ConfigResourceGroupConfig, kadm.ConfigResourceBrokerLogger)
+	if err != nil || listed.Err != nil {
+		t.Fatalf("list: %v %v", err, listed.Err)
+	}
+	var names []string
+	for _, r := range listed.Resources {
+		names = append(names, r.Type.String()+" "+r.Name)
+	}
+	if want := []string{"BROKER_LOGGER 1", "GROUP_CONFIG g0", "GROUP_CONFIG g1", "GROUP_CONFIG g2"}; !slices.Equal(names, want) {
+		t.Errorf("ListConfigResources: %v, want %v", names, want)
 	}
 }
