@@ -1,0 +1,539 @@
+// Package balancer plans replica moves that keep a cluster balanced: what
+// Kafka leaves to an external tool (cruise-control). It is pure: Plan
+// takes the applied cluster state, the partitions' measured loads and the
+// time, and returns reassignments (cluster.ReassignPartition targets) for
+// the active controller to propose, with a status for operators. No I/O,
+// no clock.
+//
+// Goals, in priority order; a lower goal never undoes a higher one:
+//
+//  1. Drain: no replica on a node being decommissioned, or on a node dead
+//     (fenced) longer than Config.DeadNodeTimeoutMs — self-healing: its
+//     replicas are created again elsewhere.
+//  2. Rack spread: a partition's replicas span min(replicas, racks)
+//     racks (broker.rack), when every node has a rack.
+//  3. Replica count: every node holds within one replica of the others.
+//  4. Leader count: preferred leaders (first replicas) within one of each
+//     other — a reorder of the replica list, no data moves; the
+//     controller's preferred-leader election then moves the leadership.
+//  5. Disk: local bytes per node (tiered data does not count: loads carry
+//     local bytes only) within Config.Threshold of the mean, by moving a
+//     replica or swapping two.
+//  6. Network in and out, from the partitions' measured rates, likewise.
+//
+// Never more than needed: a move is planned only to fix a goal that is
+// off, each move is the one that fixes most of it with the least data
+// (smaller partitions, followers before leaders), and at most
+// Config.MaxMoves reassignments are in flight (those already running
+// count). A partition being reassigned is left alone.
+package balancer
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/strata-streaming/strata/metadata/cluster"
+)
+
+// Config are the planner's knobs.
+type Config struct {
+	// MaxMoves bounds the reassignments in flight, the running ones
+	// included.
+	MaxMoves int
+	// DeadNodeTimeoutMs is how long a fenced node may stay away before its
+	// replicas are re-created elsewhere (strata.balancer.dead.node.timeout).
+	// 0 disables self-healing.
+	DeadNodeTimeoutMs int64
+	// NowMs is the controller's clock, compared with the nodes' last
+	// heartbeats.
+	NowMs int64
+	// Drain are the nodes being decommissioned.
+	Drain []int32
+	// Threshold is the imbalance the disk and network goals allow: a node
+	// may hold up to mean × (1+Threshold).
+	Threshold float64
+	// MinBytes is the disk difference between two nodes below which the
+	// disk goal does nothing (moving less is not worth a copy).
+	MinBytes int64
+	// MinRate is the network goals' equivalent, in bytes per second.
+	MinRate float64
+}
+
+// DefaultConfig is what the controller uses unless configured.
+func DefaultConfig() Config {
+	return Config{MaxMoves: 5, DeadNodeTimeoutMs: 10 * 60 * 1000, Threshold: 0.10, MinBytes: 64 << 20, MinRate: 1 << 20}
+}
+
+// PartitionID names one partition.
+type PartitionID struct {
+	Topic     string
+	Partition int32
+}
+
+// Load is what one replica of a partition costs its node.
+type Load struct {
+	Bytes   int64   // local log bytes
+	InRate  float64 // bytes/s appended
+	OutRate float64 // bytes/s fetched by consumers
+}
+
+// Move is one planned reassignment.
+type Move struct {
+	Topic     string
+	Partition int32
+	From      []int32 // the replicas now
+	Target    []int32 // the replicas wanted (first: the preferred leader)
+	Goal      string  // which goal it serves
+	Bytes     int64   // what the added replicas copy
+}
+
+// Status is the balance of the cluster as the planner saw it.
+type Status struct {
+	InFlight       int             // reassignments running
+	Planned        int             // moves in this plan
+	BytesToMove    int64           // what the planned moves copy
+	RackViolations int             // partitions spread over too few racks
+	Draining       map[int32]int   // replicas left on nodes being drained
+	Replicas       map[int32]int   // replicas per node (after the plan)
+	Leaders        map[int32]int   // preferred leaders per node (after the plan)
+	Bytes          map[int32]int64 // local bytes per node (after the plan)
+	// Score is 0 when balanced: the rack violations and replicas to drain,
+	// plus how far replica and leader counts spread beyond one, plus the
+	// disk's max/mean beyond the threshold (×100).
+	Score float64
+}
+
+// Goals' names, as Move.Goal reports them.
+const (
+	GoalDrain    = "drain"
+	GoalRack     = "rack"
+	GoalReplicas = "replica-count"
+	GoalLeaders  = "leader-count"
+	GoalDisk     = "disk"
+	GoalNetIn    = "network-in"
+	GoalNetOut   = "network-out"
+)
+
+// planner is the working copy a plan changes as it goes.
+type planner struct {
+	s       cluster.State
+	loads   map[PartitionID]Load
+	cfg     Config
+	members []int32 // nodes that may take replicas, in id order
+	leaving map[int32]bool
+	racks   bool // every member has a rack
+	nracks  int
+	parts   []PartitionID           // in topic/partition order
+	repl    map[PartitionID][]int32 // replicas (a reassignment's target)
+	moved   map[PartitionID]bool    // reassigning, or moved by this plan
+	budget  int
+	moves   []Move
+	status  Status
+}
+
+// Plan returns the moves that bring s closer to balance, and its status.
+func Plan(s cluster.State, loads map[PartitionID]Load, cfg Config) ([]Move, Status) {
+	p := &planner{s: s, loads: loads, cfg: cfg, leaving: map[int32]bool{}, repl: map[PartitionID][]int32{}, moved: map[PartitionID]bool{}}
+	for _, id := range cfg.Drain {
+		p.leaving[id] = true
+	}
+	for _, id := range s.BrokerIDs() {
+		b := s.Brokers[id]
+		if b.Fenced && cfg.DeadNodeTimeoutMs > 0 && cfg.NowMs-b.LastHeartbeatMs > cfg.DeadNodeTimeoutMs {
+			p.leaving[id] = true
+		}
+		if s.Eligible(id) && !p.leaving[id] {
+			p.members = append(p.members, id)
+		}
+	}
+	rackSet := map[string]bool{}
+	p.racks = len(p.members) > 0
+	for _, id := range p.members {
+		r := s.Brokers[id].Rack
+		if r == "" {
+			p.racks = false
+		}
+		rackSet[r] = true
+	}
+	p.nracks = len(rackSet)
+	inFlight := 0
+	for _, name := range s.TopicNames() {
+		for i, part := range s.Topics[name].Partitions {
+			id := PartitionID{name, int32(i)}
+			p.parts = append(p.parts, id)
+			p.repl[id] = slices.Clone(part.Replicas)
+			if part.Reassigning() {
+				// Counted where it is going, and left alone.
+				inFlight++
+				p.repl[id] = part.TargetReplicas()
+				p.moved[id] = true
+			}
+		}
+	}
+	p.status.InFlight = inFlight
+	p.budget = cfg.MaxMoves - inFlight
+	if len(p.members) > 0 {
+		p.drain()
+		p.rackSpread()
+		p.replicaCount()
+		p.leaderCount()
+		p.resource(GoalDisk, func(l Load) float64 { return float64(l.Bytes) }, float64(cfg.MinBytes))
+		p.resource(GoalNetIn, func(l Load) float64 { return l.InRate }, cfg.MinRate)
+		p.resource(GoalNetOut, func(l Load) float64 { return l.OutRate }, cfg.MinRate)
+	}
+	p.fillStatus()
+	return p.moves, p.status
+}
+
+func (p *planner) full() bool { return p.budget <= 0 }
+
+// movable reports whether id may be moved now.
+func (p *planner) movable(id PartitionID) bool { return !p.moved[id] }
+
+// propose records the move of id to target.
+func (p *planner) propose(id PartitionID, target []int32, goal string) {
+	from := p.s.Topics[id.Topic].Partitions[id.Partition].Replicas
+	var bytes int64
+	for _, r := range target {
+		if !slices.Contains(from, r) {
+			bytes += p.loads[id].Bytes
+		}
+	}
+	p.moves = append(p.moves, Move{Topic: id.Topic, Partition: id.Partition, From: slices.Clone(from), Target: target, Goal: goal, Bytes: bytes})
+	p.repl[id] = target
+	p.moved[id] = true
+	p.budget--
+}
+
+// counts are replicas, preferred leaders and load per member now.
+func (p *planner) counts(load func(Load) float64) (replicas, leaders map[int32]int, sum map[int32]float64) {
+	replicas, leaders, sum = map[int32]int{}, map[int32]int{}, map[int32]float64{}
+	for _, id := range p.members {
+		replicas[id], leaders[id], sum[id] = 0, 0, 0
+	}
+	for _, id := range p.parts {
+		rs := p.repl[id]
+		for i, r := range rs {
+			replicas[r]++
+			if i == 0 {
+				leaders[r]++
+			}
+			if load != nil {
+				sum[r] += load(p.loads[id])
+			}
+		}
+	}
+	return replicas, leaders, sum
+}
+
+// racksOf counts the distinct racks of rs.
+func (p *planner) racksOf(rs []int32) int {
+	seen := map[string]bool{}
+	for _, r := range rs {
+		seen[p.s.Brokers[r].Rack] = true
+	}
+	return len(seen)
+}
+
+// wantRacks is how many racks rs should span.
+func (p *planner) wantRacks(rs []int32) int {
+	if !p.racks {
+		return 0
+	}
+	return min(len(rs), p.nracks)
+}
+
+// sharesRack reports whether another replica of rs is on r's rack.
+func (p *planner) sharesRack(rs []int32, r int32) bool {
+	for _, o := range rs {
+		if o != r && p.s.Brokers[o].Rack == p.s.Brokers[r].Rack {
+			return true
+		}
+	}
+	return false
+}
+
+// rackOK reports whether rs spans the racks it should.
+func (p *planner) rackOK(rs []int32) bool { return p.racksOf(rs) >= p.wantRacks(rs) }
+
+func replace(rs []int32, old, with int32) []int32 {
+	out := slices.Clone(rs)
+	out[slices.Index(out, old)] = with
+	return out
+}
+
+// bestTarget is the member to take over replica old of rs: not a replica
+// yet, on a rack rs does not use yet when racks matter, then the fewest
+// replicas, the fewest bytes, the lowest id. -1 when none.
+func (p *planner) bestTarget(rs []int32, old int32) int32 {
+	replicas, _, bytes := p.counts(func(l Load) float64 { return float64(l.Bytes) })
+	others := slices.DeleteFunc(slices.Clone(rs), func(r int32) bool { return r == old })
+	used := map[string]bool{}
+	for _, r := range others {
+		used[p.s.Brokers[r].Rack] = true
+	}
+	best := int32(-1)
+	for _, c := range p.members {
+		if slices.Contains(rs, c) {
+			continue
+		}
+		if best < 0 {
+			best = c
+			continue
+		}
+		score := func(n int32) [3]float64 {
+			rackUsed := 0.0
+			if p.racks && used[p.s.Brokers[n].Rack] {
+				rackUsed = 1
+			}
+			return [3]float64{rackUsed, float64(replicas[n]), bytes[n]}
+		}
+		if sc, sb := score(c), score(best); slices.Compare(sc[:], sb[:]) < 0 {
+			best = c
+		}
+	}
+	return best
+}
+
+// drain moves every replica off the nodes leaving.
+func (p *planner) drain() {
+	for _, id := range p.parts {
+		if p.full() {
+			return
+		}
+		rs := p.repl[id]
+		if !p.movable(id) {
+			continue
+		}
+		target := rs
+		for _, r := range rs {
+			if !p.leaving[r] {
+				continue
+			}
+			c := p.bestTarget(target, r)
+			if c < 0 {
+				break // fewer members than replicas: nowhere to go
+			}
+			target = replace(target, r, c)
+		}
+		if !slices.Equal(target, rs) {
+			p.propose(id, target, GoalDrain)
+		}
+	}
+}
+
+// rackSpread moves a replica off a rack the partition uses twice onto a
+// rack it does not use.
+func (p *planner) rackSpread() {
+	if !p.racks {
+		return
+	}
+	for _, id := range p.parts {
+		if p.full() {
+			return
+		}
+		rs := p.repl[id]
+		if !p.movable(id) || p.rackOK(rs) {
+			continue
+		}
+		target := rs
+		// Replace replicas sharing a rack, from the last: followers go
+		// before the preferred leader.
+		for i := len(target) - 1; i >= 0 && !p.rackOK(target); i-- {
+			r := target[i]
+			if !p.sharesRack(target, r) {
+				continue
+			}
+			if c := p.bestTarget(target, r); c >= 0 && p.racksOf(replace(target, r, c)) > p.racksOf(target) {
+				target = replace(target, r, c)
+			}
+		}
+		if !slices.Equal(target, rs) {
+			p.propose(id, target, GoalRack)
+		}
+	}
+}
+
+// extremes are the members with the most and the fewest of v (ties: the
+// lower id).
+func extremes[V cmp.Ordered](members []int32, v map[int32]V) (hi, lo int32) {
+	hi, lo = members[0], members[0]
+	for _, id := range members[1:] {
+		if v[id] > v[hi] {
+			hi = id
+		}
+		if v[id] < v[lo] {
+			lo = id
+		}
+	}
+	return hi, lo
+}
+
+// replicaCount moves replicas from the fullest node to the emptiest until
+// they are within one, the smallest follower replica first.
+func (p *planner) replicaCount() {
+	for !p.full() {
+		replicas, _, _ := p.counts(nil)
+		hi, lo := extremes(p.members, replicas)
+		if replicas[hi]-replicas[lo] <= 1 {
+			return
+		}
+		best, found := PartitionID{}, false
+		bestKey := [2]int64{}
+		for _, id := range p.parts {
+			rs := p.repl[id]
+			if !p.movable(id) || !slices.Contains(rs, hi) || slices.Contains(rs, lo) || !p.rackOK(replace(rs, hi, lo)) {
+				continue
+			}
+			leader := int64(0)
+			if rs[0] == hi {
+				leader = 1
+			}
+			key := [2]int64{leader, p.loads[id].Bytes}
+			if !found || slices.Compare(key[:], bestKey[:]) < 0 {
+				best, bestKey, found = id, key, true
+			}
+		}
+		if !found {
+			return
+		}
+		p.propose(best, replace(p.repl[best], hi, lo), GoalReplicas)
+	}
+}
+
+// leaderCount reorders replica lists so that preferred leaders spread.
+func (p *planner) leaderCount() {
+	for !p.full() {
+		_, leaders, _ := p.counts(nil)
+		hi, lo := extremes(p.members, leaders)
+		if leaders[hi]-leaders[lo] <= 1 {
+			return
+		}
+		found := false
+		for _, id := range p.parts {
+			rs := p.repl[id]
+			if !p.movable(id) || rs[0] != hi || !slices.Contains(rs, lo) {
+				continue
+			}
+			target := append([]int32{lo}, slices.DeleteFunc(slices.Clone(rs), func(r int32) bool { return r == lo })...)
+			p.propose(id, target, GoalLeaders)
+			found = true
+			break
+		}
+		if !found {
+			return
+		}
+	}
+}
+
+// resource evens out one load (bytes, or a rate) between the most and the
+// least loaded node: by moving one replica when the fuller node also
+// holds more replicas, else by swapping a bigger replica for a smaller
+// one, so that the replica counts stay as they are.
+func (p *planner) resource(goal string, load func(Load) float64, minDiff float64) {
+	for !p.full() {
+		replicas, _, sum := p.counts(load)
+		total := 0.0
+		for _, v := range sum {
+			total += v
+		}
+		mean := total / float64(len(p.members))
+		hi, lo := extremes(p.members, sum)
+		diff := sum[hi] - sum[lo]
+		if mean == 0 || sum[hi] <= mean*(1+p.cfg.Threshold) || diff < minDiff {
+			return
+		}
+		var onHi, onLo []PartitionID
+		for _, id := range p.parts {
+			if !p.movable(id) {
+				continue
+			}
+			rs := p.repl[id]
+			switch {
+			case slices.Contains(rs, hi) && !slices.Contains(rs, lo) && p.rackOK(replace(rs, hi, lo)):
+				onHi = append(onHi, id)
+			case slices.Contains(rs, lo) && !slices.Contains(rs, hi) && p.rackOK(replace(rs, lo, hi)):
+				onLo = append(onLo, id)
+			}
+		}
+		size := func(id PartitionID) float64 { return load(p.loads[id]) }
+		if replicas[hi] > replicas[lo] {
+			// One move: the biggest replica not over half the difference.
+			var best PartitionID
+			bestSize := 0.0
+			for _, id := range onHi {
+				if sz := size(id); sz <= diff/2 && sz > bestSize {
+					best, bestSize = id, sz
+				}
+			}
+			if bestSize == 0 {
+				return
+			}
+			p.propose(best, replace(p.repl[best], hi, lo), goal)
+			continue
+		}
+		// A swap: sizes a > b with a−b as large as possible, at most half
+		// the difference.
+		slices.SortFunc(onLo, func(a, b PartitionID) int { return cmp.Compare(size(a), size(b)) })
+		var bestA, bestB PartitionID
+		bestDelta := 0.0
+		for _, a := range onHi {
+			sa := size(a)
+			i, _ := slices.BinarySearchFunc(onLo, sa-diff/2, func(id PartitionID, t float64) int { return cmp.Compare(size(id), t) })
+			if i < len(onLo) {
+				if d := sa - size(onLo[i]); d > bestDelta && d <= diff/2 {
+					bestA, bestB, bestDelta = a, onLo[i], d
+				}
+			}
+		}
+		if bestDelta == 0 || p.budget < 2 {
+			return
+		}
+		p.propose(bestA, replace(p.repl[bestA], hi, lo), goal)
+		p.propose(bestB, replace(p.repl[bestB], lo, hi), goal)
+	}
+}
+
+func (p *planner) fillStatus() {
+	st := &p.status
+	st.Planned = len(p.moves)
+	for _, m := range p.moves {
+		st.BytesToMove += m.Bytes
+	}
+	st.Draining = map[int32]int{}
+	for _, id := range p.parts {
+		rs := p.repl[id]
+		if !p.rackOK(rs) {
+			st.RackViolations++
+		}
+		for _, r := range rs {
+			if p.leaving[r] {
+				st.Draining[r]++
+			}
+		}
+	}
+	replicas, leaders, bytes := p.counts(func(l Load) float64 { return float64(l.Bytes) })
+	st.Replicas, st.Leaders, st.Bytes = replicas, leaders, map[int32]int64{}
+	for id, b := range bytes {
+		st.Bytes[id] = int64(b)
+	}
+	score := float64(st.RackViolations)
+	for _, n := range st.Draining {
+		score += float64(n)
+	}
+	if len(p.members) > 0 {
+		hi, lo := extremes(p.members, replicas)
+		score += float64(max(0, replicas[hi]-replicas[lo]-1))
+		hi, lo = extremes(p.members, leaders)
+		score += float64(max(0, leaders[hi]-leaders[lo]-1))
+		total := 0.0
+		for _, b := range bytes {
+			total += b
+		}
+		if mean := total / float64(len(p.members)); mean > 0 {
+			hi, _ = extremes(p.members, bytes)
+			score += max(0, bytes[hi]/mean-1-p.cfg.Threshold) * 100
+		}
+	}
+	st.Score = score
+}
