@@ -72,14 +72,21 @@ type Config struct {
 	ObjectStore string // object store URL, used by tiering; default file://<DataDir>/objects
 
 	// Cluster membership and replication (cluster.go, broker/replica).
-	BrokerRack                           string // broker.rack
-	BrokerHeartbeatIntervalMs            int64  // broker.heartbeat.interval.ms
-	BrokerSessionTimeoutMs               int64  // broker.session.timeout.ms: missed heartbeats this long fence a broker
-	ReplicaLagTimeMaxMs                  int64  // replica.lag.time.max.ms
-	ReplicaFetchWaitMaxMs                int64  // replica.fetch.wait.max.ms
-	ReplicaFetchMaxBytes                 int32  // replica.fetch.response.max.bytes
-	ControlledShutdownEnable             bool   // controlled.shutdown.enable
-	AutoLeaderRebalanceEnable            bool   // auto.leader.rebalance.enable
+	BrokerRack                string // broker.rack
+	BrokerHeartbeatIntervalMs int64  // broker.heartbeat.interval.ms
+	BrokerSessionTimeoutMs    int64  // broker.session.timeout.ms: missed heartbeats this long fence a broker
+	ReplicaLagTimeMaxMs       int64  // replica.lag.time.max.ms
+	ReplicaFetchWaitMaxMs     int64  // replica.fetch.wait.max.ms
+	ReplicaFetchMaxBytes      int32  // replica.fetch.response.max.bytes
+	ControlledShutdownEnable  bool   // controlled.shutdown.enable
+	AutoLeaderRebalanceEnable bool   // auto.leader.rebalance.enable
+	// Self-balancing (balancer.go), dynamic.
+	BalancerEnable                       bool   // strata.balancer.enable
+	BalancerIntervalMs                   int64  // strata.balancer.interval.ms
+	BalancerMaxMoves                     int64  // strata.balancer.max.concurrent.moves
+	BalancerDeadNodeTimeoutMs            int64  // strata.balancer.dead.node.timeout.ms
+	BalancerThresholdPercent             int64  // strata.balancer.disk.threshold.percent
+	BalancerDecommissionNodes            string // strata.balancer.decommission.nodes
 	LeaderImbalanceCheckIntervalSeconds  int64  // leader.imbalance.check.interval.seconds
 	OffsetsTopicReplicationFactor        int16  // offsets.topic.replication.factor
 	TransactionStateLogReplicationFactor int16  // transaction.state.log.replication.factor
@@ -185,6 +192,11 @@ func DefaultConfig() Config {
 		ReplicaFetchMaxBytes:                 10 << 20,
 		ControlledShutdownEnable:             true,
 		AutoLeaderRebalanceEnable:            true,
+		BalancerEnable:                       true,
+		BalancerIntervalMs:                   30000,
+		BalancerMaxMoves:                     5,
+		BalancerDeadNodeTimeoutMs:            10 * 60 * 1000,
+		BalancerThresholdPercent:             10,
 		LeaderImbalanceCheckIntervalSeconds:  5,
 		OffsetsTopicReplicationFactor:        3,
 		TransactionStateLogReplicationFactor: 3,
@@ -370,6 +382,24 @@ func stringProp(field func(c *Config) *string, allowed ...string) brokerProperty
 	}
 }
 
+// nodeListProp is a LIST of node ids.
+func nodeListProp(field func(c *Config) *string) brokerProperty {
+	p := listProp(stringProp(field))
+	set := p.set
+	p.set = func(c *Config, v string) error {
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f == "" {
+				continue
+			}
+			if n, err := strconv.ParseInt(f, 10, 32); err != nil || n < 0 {
+				return fmt.Errorf("not a node id: %q", f)
+			}
+		}
+		return set(c, v)
+	}
+	return p
+}
+
 // listProp is a property Kafka types as a comma-separated LIST.
 func listProp(p brokerProperty) brokerProperty {
 	p.typ = kmsg.ConfigTypeList
@@ -404,6 +434,12 @@ var brokerProperties = map[string]brokerProperty{
 	"replica.fetch.response.max.bytes":         int32Prop(func(c *Config) *int32 { return &c.ReplicaFetchMaxBytes }, 1),
 	"controlled.shutdown.enable":               boolProp(func(c *Config) *bool { return &c.ControlledShutdownEnable }),
 	"auto.leader.rebalance.enable":             boolProp(func(c *Config) *bool { return &c.AutoLeaderRebalanceEnable }),
+	"strata.balancer.enable":                   boolProp(func(c *Config) *bool { return &c.BalancerEnable }),
+	"strata.balancer.interval.ms":              intProp(func(c *Config) *int64 { return &c.BalancerIntervalMs }, 1),
+	"strata.balancer.max.concurrent.moves":     intProp(func(c *Config) *int64 { return &c.BalancerMaxMoves }, 1),
+	"strata.balancer.dead.node.timeout.ms":     intProp(func(c *Config) *int64 { return &c.BalancerDeadNodeTimeoutMs }, 1),
+	"strata.balancer.disk.threshold.percent":   intProp(func(c *Config) *int64 { return &c.BalancerThresholdPercent }, 1),
+	decommissionConfig:                         nodeListProp(func(c *Config) *string { return &c.BalancerDecommissionNodes }),
 	"leader.imbalance.check.interval.seconds":  intProp(func(c *Config) *int64 { return &c.LeaderImbalanceCheckIntervalSeconds }, 1),
 	"offsets.topic.replication.factor":         int16Prop(func(c *Config) *int16 { return &c.OffsetsTopicReplicationFactor }),
 	"transaction.state.log.replication.factor": int16Prop(func(c *Config) *int16 { return &c.TransactionStateLogReplicationFactor }),

@@ -45,6 +45,9 @@ func startTestCluster(t testing.TB, n int, tune ...func(*Config)) *testCluster {
 		cfg.HTTPListen = ""
 		cfg.ControllerQuorumVoters = strings.Join(voters, ",")
 		cfg.ControllerListen = raftAddrs[i]
+		// Tests that place replicas themselves must not see them moved:
+		// the balancer runs only where a test turns it on.
+		cfg.BalancerEnable = false
 		for _, f := range tune {
 			f(&cfg)
 		}
@@ -121,6 +124,27 @@ func (c *testCluster) client(opts ...kgo.Opt) *kgo.Client {
 	}
 	c.t.Cleanup(cl.Close)
 	return cl
+}
+
+// addBrokerOnly starts a --roles broker node (an observer of the quorum)
+// with the id and adds it to the cluster.
+func (c *testCluster) addBrokerOnly(id int32, tune ...func(*Config)) *testBroker {
+	c.t.Helper()
+	cfg := DefaultConfig()
+	cfg.NodeID = id
+	cfg.ProcessRoles = "broker"
+	cfg.DataDir = c.t.TempDir()
+	cfg.Listen = freeLoopbackAddr(c.t)
+	cfg.HTTPListen = ""
+	cfg.ControllerQuorumVoters = c.nodes[0].cfg.ControllerQuorumVoters
+	cfg.BalancerEnable = false
+	for _, f := range tune {
+		f(&cfg)
+	}
+	nb := &testBroker{t: c.t, cfg: cfg}
+	c.nodes = append(c.nodes, nb)
+	c.startAll()
+	return nb
 }
 
 // node returns the running node with the id.
@@ -519,16 +543,7 @@ func TestReplicationControllerOnlyNode(t *testing.T) {
 // a vote.
 func TestReplicationBrokerOnlyNode(t *testing.T) {
 	c := startTestCluster(t, 3)
-	bcfg := DefaultConfig()
-	bcfg.NodeID = 4
-	bcfg.ProcessRoles = "broker"
-	bcfg.DataDir = t.TempDir()
-	bcfg.Listen = freeLoopbackAddr(t)
-	bcfg.HTTPListen = ""
-	bcfg.ControllerQuorumVoters = c.nodes[0].cfg.ControllerQuorumVoters
-	b4 := &testBroker{t: t, cfg: bcfg}
-	c.nodes = append(c.nodes, b4)
-	c.startAll()
+	b4 := c.addBrokerOnly(4)
 	ctx := testContext(t)
 	adm := kadm.NewClient(c.client())
 	waitUntil(t, 10*time.Second, "four brokers", func() bool {

@@ -188,6 +188,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		// Heartbeats start now: opening a large data directory must not
 		// get the node fenced.
 		s.goTask(s.heartbeatLoop)
+		s.startBalancer()
 		s.awaitElections(regCtx)
 	}
 	regCancel()
