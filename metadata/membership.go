@@ -172,6 +172,55 @@ func (n *Node) RemoveVoter(ctx context.Context, id int32, dir [16]byte) error {
 	return err
 }
 
+// VoterUpdate is what a voter announces with UpdateRaftVoter (KIP-853):
+// its raft address (what the other members dial), its named listeners
+// and its supported kraft.version range.
+type VoterUpdate struct {
+	ID          int32
+	DirectoryID [16]byte
+	Addr        string
+	Listeners   []cluster.ControllerListener
+	KRaftMin    int16
+	KRaftMax    int16
+}
+
+// UpdateVoter records u for a member of the quorum (leader only,
+// *NotLeaderError elsewhere) through an UpdateController record; every
+// member then dials u.Addr, and observers learn it from the log. A node
+// that is not a member, or whose recorded directory id differs, is
+// ErrVoterNotFound. It returns once the record is applied here.
+func (n *Node) UpdateVoter(ctx context.Context, u VoterUpdate) error {
+	if !n.IsLeader() {
+		return &NotLeaderError{Leader: n.LeaderID()}
+	}
+	st := n.State()
+	members := n.membersOf(st)
+	i := slices.IndexFunc(members, func(m QuorumMember) bool { return m.ID == u.ID })
+	if i < 0 {
+		return fmt.Errorf("%w: node %d", ErrVoterNotFound, u.ID)
+	}
+	if d := members[i].DirectoryID; d != ([16]byte{}) && d != u.DirectoryID {
+		return fmt.Errorf("%w: node %d has another directory id", ErrVoterNotFound, u.ID)
+	}
+	rec := cluster.UpdateController{
+		ID: u.ID, DirectoryID: u.DirectoryID, Addr: u.Addr,
+		Listeners: u.Listeners, KRaftMin: u.KRaftMin, KRaftMax: u.KRaftMax,
+	}
+	if len(st.Controllers) == 0 {
+		for _, m := range members {
+			rec.Voters = append(rec.Voters, m.ID)
+		}
+	}
+	if err := rec.Validate(); err != nil {
+		return err
+	}
+	_, err := n.Propose(ctx, rec)
+	if errors.Is(err, cluster.ErrControllerNotFound) {
+		return fmt.Errorf("%w: %w", ErrVoterNotFound, err)
+	}
+	return err
+}
+
 // changeMembership proposes one conf change through the loop and waits
 // until it is applied here.
 func (n *Node) changeMembership(ctx context.Context, req confRequest) (promoted bool, err error) {

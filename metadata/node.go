@@ -619,6 +619,9 @@ func (n *Node) applyEntries(ents []*raftpb.Entry) error {
 				a = Applied{Index: e.GetIndex(), Record: rec, Before: n.state, After: next}
 				n.state = next
 				applied = append(applied, a)
+				if _, ok := rec.(cluster.UpdateController); ok {
+					n.syncPeers() // a member's raft address changed
+				}
 			}
 		}
 		n.mu.Lock()

@@ -91,6 +91,8 @@ func Apply(s State, rec Record) (State, error) {
 		next = applyAlterResourceConfigs(s, r)
 	case SetControllers:
 		next = applySetControllers(s, r)
+	case UpdateController:
+		next, err = applyUpdateController(s, r)
 	default:
 		return s, invalid("unknown record %T", rec)
 	}
