@@ -58,7 +58,11 @@ func (rc *requestContext) addRaftVoter(req *kmsg.AddRaftVoterRequest) (int16, st
 	if code != 0 {
 		return code, ""
 	}
-	addr, ok := rc.voterEndpoint(req.Listeners)
+	ls := make([]voterListener, 0, len(req.Listeners))
+	for _, l := range req.Listeners {
+		ls = append(ls, voterListener{l.Name, l.Host, l.Port})
+	}
+	addr, ok := rc.voterEndpoint(ls)
 	if !ok {
 		return kerr.InvalidRequest.Code, "no listener of the new voter to reach its raft port"
 	}
@@ -86,8 +90,15 @@ func (rc *requestContext) quorumLeaderNode(clusterID *string) (*metadata.Node, i
 	return node, 0
 }
 
-// voterEndpoint picks the new voter's raft address among its listeners.
-func (rc *requestContext) voterEndpoint(ls []kmsg.AddRaftVoterRequestListener) (string, bool) {
+// voterListener is one listener of a voter in AddRaftVoter or
+// UpdateRaftVoter.
+type voterListener struct {
+	Name, Host string
+	Port       uint16
+}
+
+// voterEndpoint picks the voter's raft address among its listeners.
+func (rc *requestContext) voterEndpoint(ls []voterListener) (string, bool) {
 	want := rc.s.cfg.controllerListenerName()
 	if want == "" {
 		want = "CONTROLLER"

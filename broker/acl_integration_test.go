@@ -196,6 +196,11 @@ func TestACLs(t *testing.T) {
 	if r, err := rv.RequestWith(ctx, alice); err != nil || r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
 		t.Fatalf("alice RemoveRaftVoter: %v %+v", err, r)
 	}
+	// UpdateRaftVoter, a request between controllers, needs CLUSTER_ACTION.
+	uv := kmsg.NewPtrUpdateRaftVoterRequest()
+	if r, err := uv.RequestWith(ctx, alice); err != nil || r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice UpdateRaftVoter: %v %+v", err, r)
+	}
 
 	// bob has no ACL: not even an idempotent producer id.
 	bob := aclClient(t, tb, "bob")

@@ -44,12 +44,13 @@ var (
 )
 
 // QuorumMember is one controller of the quorum with the raft address this
-// node uses for it.
+// node uses for it, and the listeners it announced (UpdateRaftVoter).
 type QuorumMember struct {
 	ID          int32
 	Addr        string
 	DirectoryID [16]byte
 	Learner     bool
+	Listeners   []cluster.ControllerListener
 }
 
 // Members is the quorum's membership as this node has applied it: the
@@ -58,24 +59,37 @@ type QuorumMember struct {
 func (n *Node) Members() []QuorumMember { return n.membersOf(n.State()) }
 
 func (n *Node) membersOf(st cluster.State) []QuorumMember {
+	voters := n.cfg.Voters
+	if n.cfg.Join && len(st.Controllers) == 0 {
+		voters = slices.DeleteFunc(slices.Clone(voters), func(v Voter) bool { return v.ID == n.cfg.NodeID }) // not a member until added
+	}
+	return MembersOf(st, voters)
+}
+
+// MembersOf is the quorum's membership in st (the log's record, see
+// cluster.SetControllers and cluster.UpdateController) with flagVoters
+// (--controllers) supplying the addresses the log does not hold, or
+// flagVoters alone while the log holds no membership. Ascending ids.
+func MembersOf(st cluster.State, flagVoters []Voter) []QuorumMember {
 	if len(st.Controllers) == 0 {
-		out := make([]QuorumMember, 0, len(n.cfg.Voters))
-		for _, v := range n.cfg.Voters {
-			if n.cfg.Join && v.ID == n.cfg.NodeID {
-				continue // not a member until added
-			}
+		out := make([]QuorumMember, 0, len(flagVoters))
+		for _, v := range flagVoters {
 			out = append(out, QuorumMember{ID: v.ID, Addr: v.Addr})
 		}
 		slices.SortFunc(out, func(a, b QuorumMember) int { return int(a.ID - b.ID) })
 		return out
 	}
+	flagAddrs := map[int32]string{}
+	for _, v := range flagVoters {
+		flagAddrs[v.ID] = v.Addr
+	}
 	out := make([]QuorumMember, 0, len(st.Controllers))
 	for _, c := range st.Controllers {
 		addr := c.Addr
 		if addr == "" {
-			addr = n.flagAddrs[c.ID]
+			addr = flagAddrs[c.ID]
 		}
-		out = append(out, QuorumMember{ID: c.ID, Addr: addr, DirectoryID: c.DirectoryID, Learner: c.Learner})
+		out = append(out, QuorumMember{ID: c.ID, Addr: addr, DirectoryID: c.DirectoryID, Learner: c.Learner, Listeners: slices.Clone(c.Listeners)})
 	}
 	return out
 }
