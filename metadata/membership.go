@@ -60,9 +60,6 @@ func (n *Node) Members() []QuorumMember { return n.membersOf(n.State()) }
 
 func (n *Node) membersOf(st cluster.State) []QuorumMember {
 	voters := n.cfg.Voters
-	if len(voters) == 0 && !n.cfg.Join {
-		voters = []Voter{{ID: n.cfg.NodeID}} // single-node mode: a quorum of itself
-	}
 	if n.cfg.Join && len(st.Controllers) == 0 {
 		voters = slices.DeleteFunc(slices.Clone(voters), func(v Voter) bool { return v.ID == n.cfg.NodeID }) // not a member until added
 	}
