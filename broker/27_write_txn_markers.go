@@ -160,6 +160,10 @@ func (s *Server) sendMarkers(leader int32, m txn.Markers, tps []txn.TopicPartiti
 // peerClients are franz-go clients to the other nodes, one per node
 // address, for the broker's own requests (transaction markers). mu guards
 // the map; no client is dialled or closed under it.
+// peerClientID is the client id of peerClients' requests: a request
+// another node forwarded (forwardToQuorumLeader) is not forwarded again.
+const peerClientID = "strata-broker"
+
 type peerClients struct {
 	s      *Server
 	mu     sync.Mutex
@@ -193,7 +197,7 @@ func (pc *peerClients) client(id int32) (*kgo.Broker, error) {
 		if c != nil {
 			stale = c.cl
 		}
-		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.Addr), kgo.ClientID("strata-broker"), kgo.DialTimeout(2 * time.Second)}, pc.s.interBrokerOpts()...)...)
+		cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.Addr), kgo.ClientID(peerClientID), kgo.DialTimeout(2 * time.Second)}, pc.s.interBrokerOpts()...)...)
 		if err != nil {
 			pc.mu.Unlock()
 			return nil, err

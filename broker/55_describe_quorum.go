@@ -12,10 +12,12 @@ package broker
 //   - Observers are the broker-only nodes: those streaming from the leader
 //     with their position; those following another controller with their
 //     last heartbeat as last fetch and log_end_offset -1 (unknown here).
-//   - v2 lists the voters' raft endpoints as listener CONTROLLER: the
-//     membership the metadata log holds once AddRaftVoter/RemoveRaftVoter
-//     changed it, --controllers before; a controller AddRaftVoter is
-//     still catching up (a raft learner) is listed among the observers.
+//   - v2 lists the voters' endpoints: the listeners a voter announced with
+//     UpdateRaftVoter, else its raft address as listener CONTROLLER; the
+//     membership the metadata log holds once AddRaftVoter/RemoveRaftVoter/
+//     UpdateRaftVoter changed it, --controllers before; a controller
+//     AddRaftVoter is still catching up (a raft learner) is listed among
+//     the observers.
 //   - Needs DESCRIBE on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 
 import (
@@ -29,6 +31,7 @@ import (
 
 	"github.com/strata-streaming/strata/broker/acl"
 	"github.com/strata-streaming/strata/metadata"
+	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
 func init() {
@@ -81,29 +84,36 @@ func handleDescribeQuorum(rc *requestContext, req *kmsg.DescribeQuorumRequest) k
 		resp.Topics = append(resp.Topics, t)
 	}
 	if req.Version >= 2 {
-		var voters []metadata.Voter
+		flags, _ := metadata.ParseVoters(rc.s.cfg.ControllerQuorumVoters)
+		members := metadata.MembersOf(rc.s.clusterState(), flags)
 		if isNode {
-			// The membership the log holds (AddRaftVoter, RemoveRaftVoter).
-			for _, m := range node.Members() {
-				if !m.Learner {
-					voters = append(voters, metadata.Voter{ID: m.ID, Addr: m.Addr})
-				}
-			}
-		} else {
-			voters, _ = metadata.ParseVoters(rc.s.cfg.ControllerQuorumVoters)
+			members = node.Members()
 		}
-		for _, v := range voters {
-			host, portStr, err := net.SplitHostPort(v.Addr)
-			port, perr := strconv.ParseUint(portStr, 10, 16)
-			if err != nil || perr != nil {
+		// The membership the log holds (AddRaftVoter, RemoveRaftVoter,
+		// UpdateRaftVoter), --controllers before.
+		for _, m := range members {
+			if m.Learner {
 				continue
 			}
 			n := kmsg.NewDescribeQuorumResponseNode()
-			n.NodeID = v.ID
-			l := kmsg.NewDescribeQuorumResponseNodeListener()
-			l.Name, l.Host, l.Port = "CONTROLLER", host, uint16(port)
-			n.Listeners = append(n.Listeners, l)
-			resp.Nodes = append(resp.Nodes, n)
+			n.NodeID = m.ID
+			ls := m.Listeners
+			if len(ls) == 0 {
+				ls = []cluster.ControllerListener{{Name: "CONTROLLER", Addr: m.Addr}}
+			}
+			for _, ml := range ls {
+				host, portStr, err := net.SplitHostPort(ml.Addr)
+				port, perr := strconv.ParseUint(portStr, 10, 16)
+				if err != nil || perr != nil {
+					continue
+				}
+				l := kmsg.NewDescribeQuorumResponseNodeListener()
+				l.Name, l.Host, l.Port = ml.Name, host, uint16(port)
+				n.Listeners = append(n.Listeners, l)
+			}
+			if len(n.Listeners) > 0 {
+				resp.Nodes = append(resp.Nodes, n)
+			}
 		}
 	}
 	return resp

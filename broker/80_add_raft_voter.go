@@ -8,9 +8,12 @@ package broker
 // voter (metadata.Node.AddVoter, raft ConfChangeV2). The answer comes once
 // the promotion is committed, also when AckWhenCommitted is false.
 //   - Needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED).
-//   - Not the raft leader (or a broker-only node): NOT_LEADER_OR_FOLLOWER;
-//     clients find the leader with DescribeQuorum (Kafka's brokers forward
-//     the request instead).
+//   - Not the raft leader (or a broker-only node): forwarded to the
+//     leader's Kafka listener, as Kafka's brokers forward it to the active
+//     controller (forwardToQuorumLeader), after this node's ACL check;
+//     NOT_LEADER_OR_FOLLOWER, naming the leader in the message, when the
+//     leader is unknown, is a controller-only node (no Kafka listener),
+//     cannot be reached, or the request came forwarded already.
 //   - Already a voter: DUPLICATE_VOTER. Another change in progress, or the
 //     new voter not caught up within TimeoutMillis: REQUEST_TIMED_OUT (the
 //     node stays a learner; a retry promotes it). A cluster id other than
@@ -19,6 +22,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -39,6 +43,14 @@ func init() {
 
 func handleAddRaftVoter(rc *requestContext, req *kmsg.AddRaftVoterRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.AddRaftVoterResponse)
+	fwdReq := *req
+	fwdReq.TimeoutMillis = int32(voterChangeTimeout(req.TimeoutMillis).Milliseconds()) // 0 is 15 s here, not kgo's default read timeout
+	if fwd, ok := rc.forwardVoterChange(&fwdReq, req.ClusterID, voterChangeTimeout(req.TimeoutMillis)); ok {
+		if r, ok := fwd.(*kmsg.AddRaftVoterResponse); ok {
+			resp.ErrorCode, resp.ErrorMessage = rc.countError(r.ErrorCode), r.ErrorMessage
+			return resp
+		}
+	}
 	code, msg := rc.addRaftVoter(req)
 	resp.ErrorCode = rc.countError(code)
 	if code != 0 {
@@ -55,10 +67,17 @@ func (rc *requestContext) addRaftVoter(req *kmsg.AddRaftVoterRequest) (int16, st
 		return kerr.ClusterAuthorizationFailed.Code, ""
 	}
 	node, code := rc.quorumLeaderNode(req.ClusterID)
+	if code == kerr.NotLeaderForPartition.Code {
+		return code, rc.notLeaderMessage()
+	}
 	if code != 0 {
 		return code, ""
 	}
-	addr, ok := rc.voterEndpoint(req.Listeners)
+	ls := make([]voterListener, 0, len(req.Listeners))
+	for _, l := range req.Listeners {
+		ls = append(ls, voterListener{l.Name, l.Host, l.Port})
+	}
+	addr, ok := rc.voterEndpoint(ls)
 	if !ok {
 		return kerr.InvalidRequest.Code, "no listener of the new voter to reach its raft port"
 	}
@@ -86,8 +105,72 @@ func (rc *requestContext) quorumLeaderNode(clusterID *string) (*metadata.Node, i
 	return node, 0
 }
 
-// voterEndpoint picks the new voter's raft address among its listeners.
-func (rc *requestContext) voterEndpoint(ls []kmsg.AddRaftVoterRequestListener) (string, bool) {
+// notLeaderMessage words NOT_LEADER_OR_FOLLOWER for a membership change
+// this node could not forward.
+func (rc *requestContext) notLeaderMessage() string {
+	leader := rc.s.member.LeaderID()
+	if leader < 0 {
+		return "the metadata quorum has no leader now; retry"
+	}
+	if _, ok := rc.s.clusterState().Brokers[leader]; !ok {
+		return fmt.Sprintf("the quorum leader is controller %d, which has no Kafka listener to forward to", leader)
+	}
+	return fmt.Sprintf("not the quorum leader; the leader is node %d", leader)
+}
+
+// forwardVoterChange forwards AddRaftVoter/RemoveRaftVoter to the raft
+// leader when this node is not it and the request passed this node's
+// checks (ALTER on the cluster, the cluster id); ok is false when the
+// request is this node's to answer (it leads, or forwarding is not
+// possible: see forwardToQuorumLeader).
+func (rc *requestContext) forwardVoterChange(req kmsg.Request, clusterID *string, timeout time.Duration) (kmsg.Response, bool) {
+	if node, isNode := rc.s.member.(*metadata.Node); isNode && node.IsLeader() {
+		return nil, false
+	}
+	if !rc.authorizeCluster(acl.OpAlter) || clusterID != nil && *clusterID != rc.s.clusterState().ClusterID {
+		return nil, false // answered here with the error
+	}
+	return rc.forwardToQuorumLeader(req, voterChangeTimeout(int32(timeout.Milliseconds()))+10*time.Second)
+}
+
+// forwardToQuorumLeader sends req to the raft leader's Kafka listener
+// (Kafka's brokers forward admin requests to the active controller) over
+// the node's peer client and returns the leader's answer. ok is false when
+// no other leader is known, the leader is not a registered broker (a
+// controller-only node has no Kafka listener), req came from a peer (it
+// was forwarded once: never twice, so a leader change cannot loop it), or
+// the leader did not answer within timeout.
+func (rc *requestContext) forwardToQuorumLeader(req kmsg.Request, timeout time.Duration) (kmsg.Response, bool) {
+	leader := rc.s.member.LeaderID()
+	if rc.header.clientID == peerClientID || leader < 0 || leader == rc.s.cfg.NodeID {
+		return nil, false
+	}
+	if _, ok := rc.s.clusterState().Brokers[leader]; !ok {
+		return nil, false
+	}
+	b, err := rc.s.peers.client(leader)
+	if err != nil {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(rc.s.ctx, timeout)
+	defer cancel()
+	resp, err := b.Request(ctx, req)
+	if err != nil {
+		rc.s.logger.Info("forwarding to the quorum leader failed", "api", kmsg.NameForKey(req.Key()), "leader", leader, "err", err)
+		return nil, false
+	}
+	return resp, true
+}
+
+// voterListener is one listener of a voter in AddRaftVoter or
+// UpdateRaftVoter.
+type voterListener struct {
+	Name, Host string
+	Port       uint16
+}
+
+// voterEndpoint picks the voter's raft address among its listeners.
+func (rc *requestContext) voterEndpoint(ls []voterListener) (string, bool) {
 	want := rc.s.cfg.controllerListenerName()
 	if want == "" {
 		want = "CONTROLLER"

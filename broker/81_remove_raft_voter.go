@@ -6,7 +6,8 @@ package broker
 // that removes itself steps down after the change; the removed node never
 // campaigns again.
 //   - Needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED).
-//   - Not the raft leader: NOT_LEADER_OR_FOLLOWER. Not a member, or a
+//   - Not the raft leader: forwarded to it as AddRaftVoter is (else
+//     NOT_LEADER_OR_FOLLOWER naming the leader). Not a member, or a
 //     directory id other than the one it was added with: VOTER_NOT_FOUND.
 //     The last voter: INVALID_REQUEST. Another change in progress:
 //     REQUEST_TIMED_OUT. Another cluster id: INCONSISTENT_CLUSTER_ID.
@@ -27,6 +28,12 @@ func init() {
 
 func handleRemoveRaftVoter(rc *requestContext, req *kmsg.RemoveRaftVoterRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.RemoveRaftVoterResponse)
+	if fwd, ok := rc.forwardVoterChange(req, req.ClusterID, 0); ok {
+		if r, ok := fwd.(*kmsg.RemoveRaftVoterResponse); ok {
+			resp.ErrorCode, resp.ErrorMessage = rc.countError(r.ErrorCode), r.ErrorMessage
+			return resp
+		}
+	}
 	code, msg := rc.removeRaftVoter(req)
 	resp.ErrorCode = rc.countError(code)
 	if code != 0 {
@@ -43,6 +50,9 @@ func (rc *requestContext) removeRaftVoter(req *kmsg.RemoveRaftVoterRequest) (int
 		return kerr.ClusterAuthorizationFailed.Code, ""
 	}
 	node, code := rc.quorumLeaderNode(req.ClusterID)
+	if code == kerr.NotLeaderForPartition.Code {
+		return code, rc.notLeaderMessage()
+	}
 	if code != 0 {
 		return code, ""
 	}

@@ -235,6 +235,11 @@ func TestACLs(t *testing.T) {
 	if ps, err := aliceAdm.DescribeProducers(ctx, kadm.TopicsSet{"orders": {0: {}}}); err != nil || ps["orders"].Partitions[0].Err != nil {
 		t.Fatalf("alice DescribeProducers on orders (READ granted): %v %+v", err, ps)
 	}
+	// UpdateRaftVoter, a request between controllers, needs CLUSTER_ACTION.
+	uv := kmsg.NewPtrUpdateRaftVoterRequest()
+	if r, err := uv.RequestWith(ctx, alice); err != nil || r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice UpdateRaftVoter: %v %+v", err, r)
+	}
 
 	// bob has no ACL: not even an idempotent producer id.
 	bob := aclClient(t, tb, "bob")

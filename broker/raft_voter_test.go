@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,8 +51,9 @@ func quorumVoters(ctx context.Context, cl *kgo.Client, ids []int32) (int32, []in
 
 // TestRaftVoterAPIs: a fourth node started with --controller-join is added
 // to a three-voter quorum with AddRaftVoter (kmsg through kgo), shows up
-// among DescribeQuorum's voters, and is removed again; the error paths
-// answer with Kafka's codes.
+// among DescribeQuorum's voters, and is removed again, both sent to a
+// follower, which forwards them to the leader; the error paths answer
+// with Kafka's codes.
 func TestRaftVoterAPIs(t *testing.T) {
 	c := startTestCluster(t, 3)
 	ctx := testContext(t)
@@ -74,9 +76,24 @@ func TestRaftVoterAPIs(t *testing.T) {
 	if r, err := rm.RequestWith(ctx, cl.Broker(int(leader))); err != nil || r.ErrorCode != kerr.VoterNotFound.Code {
 		t.Fatalf("removing unknown voter 99: %v %+v", err, r)
 	}
+	// A follower forwards to the leader (Kafka's brokers forward to the
+	// active controller): the leader's answer comes back.
+	if r, err := rm.RequestWith(ctx, cl.Broker(int(follower))); err != nil || r.ErrorCode != kerr.VoterNotFound.Code {
+		t.Fatalf("RemoveRaftVoter(99) through follower %d: %v %+v", follower, err, r)
+	}
+	if r, err := addRaftVoterRequest(2, c.node(2).cfg.ControllerListen).RequestWith(ctx, cl.Broker(int(follower))); err != nil || r.ErrorCode != kerr.DuplicateVoter.Code {
+		t.Fatalf("AddRaftVoter(2) through follower %d: %v %+v", follower, err, r)
+	}
+	// A request that came forwarded (from a peer) is not forwarded again.
+	peer, err := kgo.NewClient(kgo.SeedBrokers(c.bootstrap()...), kgo.ClientID(peerClientID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer peer.Close()
 	rm.VoterID = leader
-	if r, err := rm.RequestWith(ctx, cl.Broker(int(follower))); err != nil || r.ErrorCode != kerr.NotLeaderForPartition.Code {
-		t.Fatalf("RemoveRaftVoter to follower %d: %v %+v", follower, err, r)
+	r, err := rm.RequestWith(ctx, peer.Broker(int(follower)))
+	if err != nil || r.ErrorCode != kerr.NotLeaderForPartition.Code || r.ErrorMessage == nil || !strings.Contains(*r.ErrorMessage, "leader is node "+strconv.Itoa(int(leader))) {
+		t.Fatalf("a peer's RemoveRaftVoter to follower %d: %v %+v", follower, err, r)
 	}
 	other := "other-cluster"
 	add := addRaftVoterRequest(4, freeLoopbackAddr(t))
@@ -103,9 +120,9 @@ func TestRaftVoterAPIs(t *testing.T) {
 			joiner.stop()
 		}
 	})
-	r, err := addRaftVoterRequest(4, cfg.ControllerListen).RequestWith(ctx, cl.Broker(int(leader)))
-	if err != nil || r.ErrorCode != 0 {
-		t.Fatalf("AddRaftVoter(4): %v %+v", err, r)
+	ar, err := addRaftVoterRequest(4, cfg.ControllerListen).RequestWith(ctx, cl.Broker(int(follower)))
+	if err != nil || ar.ErrorCode != 0 {
+		t.Fatalf("AddRaftVoter(4) through follower %d: %v %+v", follower, err, ar)
 	}
 	select {
 	case err := <-started:
@@ -131,8 +148,8 @@ func TestRaftVoterAPIs(t *testing.T) {
 		t.Fatalf("removing voter 4 with another directory id: %v %+v", err, r)
 	}
 	rm.VoterDirectoryID = [16]byte{4, 1}
-	if r, err := rm.RequestWith(ctx, cl.Broker(int(leader))); err != nil || r.ErrorCode != 0 {
-		t.Fatalf("RemoveRaftVoter(4): %v %+v", err, r)
+	if r, err := rm.RequestWith(ctx, cl.Broker(int(follower))); err != nil || r.ErrorCode != 0 {
+		t.Fatalf("RemoveRaftVoter(4) through follower %d: %v %+v", follower, err, r)
 	}
 	waitUntil(t, 20*time.Second, "DescribeQuorum without voter 4", func() bool {
 		_, voters := quorumVoters(ctx, cl, ids)

@@ -186,3 +186,50 @@ func TestQuorumGrowFromOne(t *testing.T) {
 		return err == nil && md.Has("grown-without-1")
 	})
 }
+
+// TestQuorumObserverLearnsControllers: a broker-only node started with
+// --controllers naming node 1 alone keeps following the metadata log after
+// node 4 joined and node 1 was removed and killed: it learns node 4's
+// address from the log (the membership record) and reconnects there.
+func TestQuorumObserverLearnsControllers(t *testing.T) {
+	brokertest.UseBinary(strataBin)
+	c := brokertest.StartCluster(t, 3, "--set", "group.initial.rebalance.delay.ms=0")
+	obs := brokertest.Launch(t, "node 10", "--node-id", "10", "--roles", "broker",
+		"--controllers", "1@"+c.RaftAddr(1), "--set", "group.initial.rebalance.delay.ms=0")
+	if err := obs.AwaitReady(failoverWait); err != nil {
+		t.Fatal(err)
+	}
+	voters := fmt.Sprintf("1@%s,2@%s,3@%s", c.RaftAddr(1), c.RaftAddr(2), c.RaftAddr(3))
+	b4, raft4 := joinController(t, 4, voters)
+	if out := quorumCLI(t, c.Addrs(1, 2, 3), "add-voter", "--id", "4", "--address", raft4); !strings.Contains(out, "Added controller 4") {
+		t.Fatalf("add-voter printed %q", out)
+	}
+	if err := b4.AwaitReady(failoverWait); err != nil {
+		t.Fatal(err)
+	}
+	rest := append(c.Addrs(2, 3), b4.Addr)
+	if out := quorumCLI(t, rest, "remove-voter", "--id", "1"); !strings.Contains(out, "Removed KRaft controller 1") {
+		t.Fatalf("remove-voter printed %q", out)
+	}
+	waitVoters(t, rest, []int32{2, 3, 4})
+	c.Kill(1)
+
+	createReplicatedTopic(t, clusterAdmin(t, rest), "after-node-1", 1, 2, map[string]string{"min.insync.replicas": "1"})
+	// Node 10 answers Metadata from the log it applied.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(obs.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	brokertest.WaitFor(t, failoverWait, "node 10 to apply the topic made after node 1 left", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr("after-node-1")
+		req.AllowAutoTopicCreation = false
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl.SeedBrokers()[0])
+		return err == nil && len(resp.Topics) == 1 && resp.Topics[0].ErrorCode == 0 && len(resp.Topics[0].Partitions) == 1
+	})
+}

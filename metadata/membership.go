@@ -44,12 +44,13 @@ var (
 )
 
 // QuorumMember is one controller of the quorum with the raft address this
-// node uses for it.
+// node uses for it, and the listeners it announced (UpdateRaftVoter).
 type QuorumMember struct {
 	ID          int32
 	Addr        string
 	DirectoryID [16]byte
 	Learner     bool
+	Listeners   []cluster.ControllerListener
 }
 
 // Members is the quorum's membership as this node has applied it: the
@@ -58,24 +59,37 @@ type QuorumMember struct {
 func (n *Node) Members() []QuorumMember { return n.membersOf(n.State()) }
 
 func (n *Node) membersOf(st cluster.State) []QuorumMember {
+	voters := n.cfg.Voters
+	if n.cfg.Join && len(st.Controllers) == 0 {
+		voters = slices.DeleteFunc(slices.Clone(voters), func(v Voter) bool { return v.ID == n.cfg.NodeID }) // not a member until added
+	}
+	return MembersOf(st, voters)
+}
+
+// MembersOf is the quorum's membership in st (the log's record, see
+// cluster.SetControllers and cluster.UpdateController) with flagVoters
+// (--controllers) supplying the addresses the log does not hold, or
+// flagVoters alone while the log holds no membership. Ascending ids.
+func MembersOf(st cluster.State, flagVoters []Voter) []QuorumMember {
 	if len(st.Controllers) == 0 {
-		out := make([]QuorumMember, 0, len(n.cfg.Voters))
-		for _, v := range n.cfg.Voters {
-			if n.cfg.Join && v.ID == n.cfg.NodeID {
-				continue // not a member until added
-			}
+		out := make([]QuorumMember, 0, len(flagVoters))
+		for _, v := range flagVoters {
 			out = append(out, QuorumMember{ID: v.ID, Addr: v.Addr})
 		}
 		slices.SortFunc(out, func(a, b QuorumMember) int { return int(a.ID - b.ID) })
 		return out
 	}
+	flagAddrs := map[int32]string{}
+	for _, v := range flagVoters {
+		flagAddrs[v.ID] = v.Addr
+	}
 	out := make([]QuorumMember, 0, len(st.Controllers))
 	for _, c := range st.Controllers {
 		addr := c.Addr
 		if addr == "" {
-			addr = n.flagAddrs[c.ID]
+			addr = flagAddrs[c.ID]
 		}
-		out = append(out, QuorumMember{ID: c.ID, Addr: addr, DirectoryID: c.DirectoryID, Learner: c.Learner})
+		out = append(out, QuorumMember{ID: c.ID, Addr: addr, DirectoryID: c.DirectoryID, Learner: c.Learner, Listeners: slices.Clone(c.Listeners)})
 	}
 	return out
 }
@@ -169,6 +183,55 @@ func (n *Node) AddVoter(ctx context.Context, id int32, addr string, dir [16]byte
 // non-zero dir must match the directory id it was added with. Leader only.
 func (n *Node) RemoveVoter(ctx context.Context, id int32, dir [16]byte) error {
 	_, err := n.changeMembership(ctx, confRequest{kind: confRemove, id: id, dir: dir})
+	return err
+}
+
+// VoterUpdate is what a voter announces with UpdateRaftVoter (KIP-853):
+// its raft address (what the other members dial), its named listeners
+// and its supported kraft.version range.
+type VoterUpdate struct {
+	ID          int32
+	DirectoryID [16]byte
+	Addr        string
+	Listeners   []cluster.ControllerListener
+	KRaftMin    int16
+	KRaftMax    int16
+}
+
+// UpdateVoter records u for a member of the quorum (leader only,
+// *NotLeaderError elsewhere) through an UpdateController record; every
+// member then dials u.Addr, and observers learn it from the log. A node
+// that is not a member, or whose recorded directory id differs, is
+// ErrVoterNotFound. It returns once the record is applied here.
+func (n *Node) UpdateVoter(ctx context.Context, u VoterUpdate) error {
+	if !n.IsLeader() {
+		return &NotLeaderError{Leader: n.LeaderID()}
+	}
+	st := n.State()
+	members := n.membersOf(st)
+	i := slices.IndexFunc(members, func(m QuorumMember) bool { return m.ID == u.ID })
+	if i < 0 {
+		return fmt.Errorf("%w: node %d", ErrVoterNotFound, u.ID)
+	}
+	if d := members[i].DirectoryID; d != ([16]byte{}) && d != u.DirectoryID {
+		return fmt.Errorf("%w: node %d has another directory id", ErrVoterNotFound, u.ID)
+	}
+	rec := cluster.UpdateController{
+		ID: u.ID, DirectoryID: u.DirectoryID, Addr: u.Addr,
+		Listeners: u.Listeners, KRaftMin: u.KRaftMin, KRaftMax: u.KRaftMax,
+	}
+	if len(st.Controllers) == 0 {
+		for _, m := range members {
+			rec.Voters = append(rec.Voters, m.ID)
+		}
+	}
+	if err := rec.Validate(); err != nil {
+		return err
+	}
+	_, err := n.Propose(ctx, rec)
+	if errors.Is(err, cluster.ErrControllerNotFound) {
+		return fmt.Errorf("%w: %w", ErrVoterNotFound, err)
+	}
 	return err
 }
 

@@ -223,3 +223,57 @@ func TestMembershipLastVoter(t *testing.T) {
 		t.Fatalf("removing the only voter: %v, want ErrLastVoter", err)
 	}
 }
+
+// A voter restarted on a new raft address is cut off until the leader
+// records the address (UpdateVoter, KIP-853's UpdateRaftVoter); then every
+// member dials it and it catches up. Error paths: not the leader, not a
+// member, another directory id.
+func TestMembershipUpdateVoterAddress(t *testing.T) {
+	c := metadatatest.NewCluster(t, 3, metadatatest.Options{})
+	leader := c.WaitLeader(10 * time.Second)
+	moved := int32(3)
+	if moved == leader {
+		moved = 2
+	}
+	dir := [16]byte{3, 3}
+	var nl *metadata.NotLeaderError
+	if err := c.Node(moved).UpdateVoter(ctxFor(t, 5*time.Second), metadata.VoterUpdate{ID: moved, DirectoryID: dir, Addr: c.Addr(moved)}); !errors.As(err, &nl) || nl.Leader != leader {
+		t.Fatalf("UpdateVoter on a follower: %v, want NotLeaderError naming %d", err, leader)
+	}
+	if err := c.Node(leader).UpdateVoter(ctxFor(t, 5*time.Second), metadata.VoterUpdate{ID: 9, Addr: "127.0.0.1:1"}); !errors.Is(err, metadata.ErrVoterNotFound) {
+		t.Fatalf("UpdateVoter of node 9: %v, want ErrVoterNotFound", err)
+	}
+
+	c.Kill(moved)
+	newAddr := c.Move(moved)
+	c.Restart(moved)
+	last := allocate(t, c, leader)
+	if got := c.Node(moved).AppliedIndex(); got >= last.Index {
+		t.Fatalf("node %d on an address nobody dials applied %d (>= %d)", moved, got, last.Index)
+	}
+	listeners := []cluster.ControllerListener{{Name: "CONTROLLER", Addr: newAddr}}
+	err := c.Node(leader).UpdateVoter(ctxFor(t, 10*time.Second), metadata.VoterUpdate{ID: moved, DirectoryID: dir, Addr: newAddr, Listeners: listeners, KRaftMax: 1})
+	if err != nil {
+		t.Fatalf("UpdateVoter(%d, %s): %v", moved, newAddr, err)
+	}
+	c.WaitConverged(last.Index, 20*time.Second)
+	for _, id := range c.IDs() {
+		i := slices.IndexFunc(c.Node(id).Members(), func(m metadata.QuorumMember) bool { return m.ID == moved })
+		ms := c.Node(id).Members()
+		if len(ms) != 3 || i < 0 || ms[i].Addr != newAddr || ms[i].DirectoryID != dir {
+			t.Fatalf("node %d members %+v, want node %d at %s", id, ms, moved, newAddr)
+		}
+		rec, _ := c.Node(id).State().ControllerByID(moved)
+		if !slices.Equal(rec.Listeners, listeners) || rec.KRaftMax != 1 {
+			t.Fatalf("node %d records %+v", id, rec)
+		}
+	}
+	if err := c.Node(leader).UpdateVoter(ctxFor(t, 5*time.Second), metadata.VoterUpdate{ID: moved, DirectoryID: [16]byte{7}, Addr: newAddr}); !errors.Is(err, metadata.ErrVoterNotFound) {
+		t.Fatalf("UpdateVoter with another directory id: %v, want ErrVoterNotFound", err)
+	}
+	// The moved node votes at its new address: the quorum commits with
+	// the third node down.
+	other := 6 - leader - moved
+	c.Kill(other)
+	allocate(t, c, moved)
+}

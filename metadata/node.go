@@ -86,9 +86,6 @@ type Node struct {
 	statusc chan chan raft.Status
 	// confc takes membership changes to the raft loop (membership.go).
 	confc chan confRequest
-	// flagAddrs are the raft addresses of cfg.Voters (--controllers):
-	// the address of a member the log records none for.
-	flagAddrs map[int32]string
 	// obs are the observers this node streams to (quorum_status.go).
 	obs    observers
 	failed chan struct{} // closed when the loop stops on an error
@@ -104,6 +101,7 @@ type Node struct {
 	view     atomic.Pointer[appliedView]
 	leader   atomic.Int64 // raft id of the leader, 0 when unknown
 	isLeader atomic.Bool
+	term     atomic.Uint64 // the raft term of the latest hard state
 	nextID   atomic.Uint64
 	// snapshotsInstalled counts snapshots received from the leader.
 	snapshotsInstalled atomic.Uint64
@@ -144,10 +142,6 @@ func StartNode(cfg Config) (*Node, error) {
 		confc:   make(chan confRequest),
 
 		becameLeader: make(chan struct{}, 1),
-	}
-	n.flagAddrs = map[int32]string{}
-	for _, v := range cfg.Voters {
-		n.flagAddrs[v.ID] = v.Addr
 	}
 	n.mu.appliedCh = make(chan struct{})
 	n.mu.waiters = map[uint64]chan proposeResult{}
@@ -203,6 +197,7 @@ func StartNode(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("metadata: load entries: %w", err)
 	}
 	if loaded.HardState != nil {
+		n.term.Store(loaded.HardState.GetTerm())
 		if err := n.storage.SetHardState(loaded.HardState); err != nil {
 			w.Close()
 			return nil, err
@@ -310,6 +305,10 @@ func (n *Node) lastHeard(id int32) int64 {
 
 // LeaderID is the current leader's node id, -1 when unknown.
 func (n *Node) LeaderID() int32 { return nodeID(uint64(n.leader.Load())) }
+
+// Term is the raft term this node is in (KIP-595's epoch), as of its
+// latest persisted hard state.
+func (n *Node) Term() uint64 { return n.term.Load() }
 
 // IsLeader reports whether this node is the raft leader.
 func (n *Node) IsLeader() bool { return n.isLeader.Load() }
@@ -533,6 +532,7 @@ func (n *Node) handleReady(rd raft.Ready) error {
 		}
 	}
 	if rd.HardState != nil {
+		n.term.Store(rd.HardState.GetTerm())
 		if err := n.storage.SetHardState(rd.HardState); err != nil {
 			return err
 		}
@@ -619,6 +619,9 @@ func (n *Node) applyEntries(ents []*raftpb.Entry) error {
 				a = Applied{Index: e.GetIndex(), Record: rec, Before: n.state, After: next}
 				n.state = next
 				applied = append(applied, a)
+				if _, ok := rec.(cluster.UpdateController); ok {
+					n.syncPeers() // a member's raft address changed
+				}
 			}
 		}
 		n.mu.Lock()

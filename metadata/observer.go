@@ -58,7 +58,9 @@ type ObserverConfig struct {
 	// NodeID is this node's id (--node-id).
 	NodeID int32
 	// Controllers are the controllers' raft addresses (--controllers); the
-	// observer connects to one at a time, trying them in turn.
+	// observer connects to one at a time, trying them in turn. Once the
+	// log it applied records the quorum's membership, it tries those
+	// members at their recorded addresses instead (controllerTargets).
 	Controllers []Voter
 	// DialTimeout bounds one connection attempt (2 s).
 	DialTimeout time.Duration
@@ -392,7 +394,8 @@ func (o *Observer) run() {
 	var backoff time.Duration
 	failures := 0
 	for i := 0; ; i++ {
-		v := o.cfg.Controllers[i%len(o.cfg.Controllers)]
+		targets := o.controllerTargets()
+		v := targets[i%len(targets)]
 		progressed, err := o.follow(v)
 		if o.ctx.Err() != nil {
 			return
@@ -402,7 +405,7 @@ func (o *Observer) run() {
 			failures, backoff = 0, 0
 			continue
 		}
-		if failures++; failures%len(o.cfg.Controllers) != 0 {
+		if failures++; failures%len(targets) != 0 {
 			continue
 		}
 		backoff = min(max(2*backoff, 50*time.Millisecond), o.cfg.MaxBackoff)
@@ -412,6 +415,29 @@ func (o *Observer) run() {
 		case <-time.After(backoff):
 		}
 	}
+}
+
+// controllerTargets are the controllers to connect to: the quorum's
+// membership as this observer has applied it (AddRaftVoter,
+// RemoveRaftVoter and UpdateRaftVoter change it: a removed controller is
+// left, an added or moved one found at its recorded address), with
+// --controllers supplying addresses the log does not hold; --controllers
+// alone while the log holds no membership (or none with an address).
+func (o *Observer) controllerTargets() []Voter {
+	st := o.view.Load().state
+	if len(st.Controllers) == 0 {
+		return o.cfg.Controllers // in the order given
+	}
+	var out []Voter
+	for _, m := range MembersOf(st, o.cfg.Controllers) {
+		if m.Addr != "" && m.ID != o.cfg.NodeID {
+			out = append(out, Voter{ID: m.ID, Addr: m.Addr})
+		}
+	}
+	if len(out) == 0 {
+		return o.cfg.Controllers
+	}
+	return out
 }
 
 // follow runs one connection to controller v until it fails; progressed

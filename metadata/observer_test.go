@@ -487,3 +487,54 @@ func TestObserverOfLoneController(t *testing.T) {
 		t.Fatalf("observer's leader: %d", obs.LeaderID())
 	}
 }
+
+// TestObserverLearnsControllers: an observer started with --controllers
+// 1,2,3 keeps following after the quorum became 3,4,5 with node 3 moved
+// to a new address: none of the addresses it was started with answers,
+// so it can only use what the log taught it (SetControllers,
+// UpdateController).
+func TestObserverLearnsControllers(t *testing.T) {
+	c := metadatatest.NewCluster(t, 3, metadatatest.Options{})
+	c.WaitLeader(10 * time.Second)
+	o := startObserver(t, c, 10)
+	proposeAnywhere(t, c, topicRecord("before"))
+	for _, id := range []int32{4, 5} {
+		addr := c.Join(id)
+		leader := c.WaitLeader(10 * time.Second)
+		if err := c.Node(leader).AddVoter(ctxFor(t, 20*time.Second), id, addr, [16]byte{byte(id)}); err != nil {
+			t.Fatalf("AddVoter(%d): %v", id, err)
+		}
+	}
+	for _, id := range []int32{1, 2} {
+		leader := c.WaitLeader(10 * time.Second)
+		if err := c.Node(leader).RemoveVoter(ctxFor(t, 20*time.Second), id, [16]byte{}); err != nil {
+			t.Fatalf("RemoveVoter(%d): %v", id, err)
+		}
+		c.Kill(id)
+	}
+	waitVoters(t, c, []int32{3, 4, 5}, []int32{3, 4, 5})
+	c.Kill(3)
+	newAddr := c.Move(3)
+	c.Restart(3)
+	var leader int32
+	c.WaitFor("a leader among 4 and 5", 20*time.Second, func() bool {
+		leader = c.Leader()
+		return leader == 4 || leader == 5
+	})
+	if err := c.Node(leader).UpdateVoter(ctxFor(t, 20*time.Second), metadata.VoterUpdate{ID: 3, DirectoryID: [16]byte{3}, Addr: newAddr}); err != nil {
+		t.Fatalf("UpdateVoter(3, %s): %v", newAddr, err)
+	}
+	for i := range 5 {
+		proposeAnywhere(t, c, topicRecord(fmt.Sprintf("after%d", i)))
+	}
+	sameAs(t, c, o, leader, 30*time.Second)
+	if ctl := o.Controller(); ctl < 3 || ctl > 5 {
+		t.Fatalf("observer follows controller %d, want one of 3, 4, 5", ctl)
+	}
+	// Its proposals go through the learned controllers too.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := o.Propose(ctx, topicRecord("from-observer")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -98,3 +98,33 @@ func TestLogDirsMove(t *testing.T) {
 		}
 	}
 }
+
+// TestQuorumUpdateVoter: update-voter records a controller's endpoints
+// (UpdateRaftVoter), which describe then lists; an unknown controller, a
+// later update with another directory id and a missing directory id fail.
+func TestQuorumUpdateVoter(t *testing.T) {
+	addr := startBroker(t, nil)
+	const dir = "AQEBAQEBAQEBAQEBAQEBAQ"
+	out := cli(t, addr, "", "quorum", "update-voter", "--id", "1", "--directory-id", dir, "--address", "127.0.0.1:19093", "--listener", "EXTRA=127.0.0.1:19094")
+	if !strings.Contains(out, "Updated controller 1 with directory id "+dir+" and endpoints: CONTROLLER://127.0.0.1:19093, EXTRA://127.0.0.1:19094") {
+		t.Fatalf("update-voter: %q", out)
+	}
+	out = cli(t, addr, "", "quorum", "describe")
+	if !strings.Contains(out, "Endpoints of 1: CONTROLLER://127.0.0.1:19093, EXTRA://127.0.0.1:19094\n") {
+		t.Fatalf("describe after update-voter: %q", out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--id", "9", "--directory-id", dir, "--address", "127.0.0.1:19093"}, "VOTER_NOT_FOUND"},
+		{[]string{"--id", "1", "--directory-id", "AgICAgICAgICAgICAgICAg", "--address", "127.0.0.1:19093"}, "VOTER_NOT_FOUND"},
+		{[]string{"--id", "1", "--address", "127.0.0.1:19093"}, "--directory-id is required"},
+		{[]string{"--id", "1", "--directory-id", dir, "--address", "nowhere"}, "--address"},
+	} {
+		err := cliErr(t, addr, "", append([]string{"quorum", "update-voter"}, tc.args...)...)
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("update-voter %v: %v, want %s", tc.args, err, tc.want)
+		}
+	}
+}

@@ -4,7 +4,9 @@ package main
 // (kafka-metadata-quorum describe --status/--replication), asked of the
 // raft leader (found by asking any broker first). strata quorum add-voter
 // and remove-voter (kafka-metadata-quorum add-controller/remove-controller)
-// send AddRaftVoter and RemoveRaftVoter to that leader.
+// send AddRaftVoter and RemoveRaftVoter to that leader; update-voter
+// sends UpdateRaftVoter (a controller's new endpoints) with the leader's
+// epoch, following CurrentLeader when the leader moved meanwhile.
 
 import (
 	"context"
@@ -13,6 +15,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -66,8 +69,16 @@ func newQuorumCmd() *cobra.Command {
 				return fmt.Errorf("describing the quorum: %w", e)
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "LeaderId: %d\nLeaderEpoch: %d\nHighWatermark: %d\nCurrentVoters: %d\nCurrentObservers: %d\n\n",
+			fmt.Fprintf(out, "LeaderId: %d\nLeaderEpoch: %d\nHighWatermark: %d\nCurrentVoters: %d\nCurrentObservers: %d\n",
 				p.LeaderID, p.LeaderEpoch, p.HighWatermark, len(p.CurrentVoters), len(p.Observers))
+			for _, n := range resp.Nodes { // v2: the voters' endpoints
+				var eps []string
+				for _, l := range n.Listeners {
+					eps = append(eps, l.Name+"://"+net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))))
+				}
+				fmt.Fprintf(out, "Endpoints of %d: %s\n", n.NodeID, strings.Join(eps, ", "))
+			}
+			fmt.Fprintln(out)
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "NODE\tLOG-END-OFFSET\tLAG\tLAST-FETCH\tLAST-CAUGHT-UP\tSTATUS")
 			row := func(r kmsg.DescribeQuorumResponseTopicPartitionReplicaState, status string) {
@@ -90,7 +101,7 @@ func newQuorumCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	})
-	cmd.AddCommand(newAddVoterCmd(), newRemoveVoterCmd())
+	cmd.AddCommand(newAddVoterCmd(), newRemoveVoterCmd(), newUpdateVoterCmd())
 	return cmd
 }
 
@@ -116,6 +127,32 @@ func quorumLeader(ctx context.Context, cl *kgo.Client) (int32, error) {
 		return -1, errors.New("the metadata quorum has no leader")
 	}
 	return p.LeaderID, nil
+}
+
+// quorumLeaderEpoch is the raft leader's node id and epoch, from
+// DescribeQuorum asked of any broker and then of the leader.
+func quorumLeaderEpoch(ctx context.Context, cl *kgo.Client) (int32, int32, error) {
+	leader, err := quorumLeader(ctx, cl)
+	if err != nil {
+		return -1, -1, err
+	}
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	rt := kmsg.NewDescribeQuorumRequestTopic()
+	rt.Topic = "__cluster_metadata"
+	rt.Partitions = append(rt.Partitions, kmsg.NewDescribeQuorumRequestTopicPartition())
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(ctx, cl.Broker(int(leader)))
+	if err != nil {
+		return -1, -1, err
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		return -1, -1, errors.New("describing the quorum: malformed answer")
+	}
+	p := resp.Topics[0].Partitions[0]
+	if e := kerr.ErrorForCode(p.ErrorCode); e != nil {
+		return -1, -1, fmt.Errorf("describing the quorum at node %d: %w", leader, e)
+	}
+	return p.LeaderID, p.LeaderEpoch, nil
 }
 
 // parseDirectoryID reads a Kafka Uuid (22 characters of URL-safe base64);
@@ -249,6 +286,97 @@ func newRemoveVoterCmd() *cobra.Command {
 	f := cmd.Flags()
 	f.Int32Var(&id, "id", -1, "the controller's node id")
 	f.StringVar(&dirID, "directory-id", "", "its directory id, a Kafka Uuid (default: any)")
+	return cmd
+}
+
+func newUpdateVoterCmd() *cobra.Command {
+	var (
+		id        int32
+		address   string
+		dirID     string
+		listeners []string
+	)
+	cmd := &cobra.Command{
+		Use:   "update-voter --id N --directory-id UUID --address host:port",
+		Short: "Record a controller's new raft address and listeners (UpdateRaftVoter)",
+		Long: "Record a controller's new endpoints in the metadata log (KIP-853's UpdateRaftVoter):\n" +
+			"restart the node with its new --controller-listen, then run this; every member and\n" +
+			"observer then connects to it there. A voter the quorum started with has no directory\n" +
+			"id yet and takes the one given; later updates must repeat it.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if id < 0 {
+				return errors.New("--id is required")
+			}
+			dir, err := parseDirectoryID(dirID)
+			if err != nil {
+				return err
+			}
+			if dir == ([16]byte{}) {
+				return errors.New("--directory-id is required (a Kafka Uuid)")
+			}
+			var ls []kmsg.UpdateRaftVoterRequestListener
+			for i, spec := range append([]string{"CONTROLLER=" + address}, listeners...) {
+				name, hp, ok := strings.Cut(spec, "=")
+				host, portStr, err := net.SplitHostPort(hp)
+				port, perr := strconv.ParseUint(portStr, 10, 16)
+				if !ok || name == "" || err != nil || perr != nil || host == "" || port == 0 {
+					if i == 0 {
+						return fmt.Errorf("--address %q: want host:port of the node's raft listener (--controller-listen)", address)
+					}
+					return fmt.Errorf("--listener %q: want NAME=host:port", spec)
+				}
+				l := kmsg.NewUpdateRaftVoterRequestListener()
+				l.Name, l.Host, l.Port = name, host, uint16(port)
+				ls = append(ls, l)
+			}
+			cl, ctx, done, err := openClient(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			leader, epoch, err := quorumLeaderEpoch(ctx, cl)
+			if err != nil {
+				return err
+			}
+			req := kmsg.NewPtrUpdateRaftVoterRequest()
+			req.VoterID, req.VoterDirectoryID, req.Listeners = id, dir, ls
+			req.KRaftVersionFeature.MinSupportedVersion, req.KRaftVersionFeature.MaxSupportedVersion = 0, 0
+			for attempt := 0; ; attempt++ {
+				req.CurrentLeaderEpoch = epoch
+				resp, err := req.RequestWith(ctx, cl.Broker(int(leader)))
+				if err != nil {
+					return err
+				}
+				switch resp.ErrorCode {
+				case kerr.NotLeaderForPartition.Code, kerr.FencedLeaderEpoch.Code, kerr.UnknownLeaderEpoch.Code:
+					if attempt < 3 { // the leader changed meanwhile
+						if cur := resp.CurrentLeader; cur.LeaderID >= 0 && cur.LeaderEpoch >= 0 && cur.LeaderID != leader {
+							leader, epoch = cur.LeaderID, cur.LeaderEpoch
+						} else if leader, epoch, err = quorumLeaderEpoch(ctx, cl); err != nil {
+							return err
+						}
+						continue
+					}
+				}
+				if err := voterError(fmt.Sprintf("updating controller %d", id), resp.ErrorCode, nil); err != nil {
+					return err
+				}
+				break
+			}
+			var eps []string
+			for _, l := range ls {
+				eps = append(eps, l.Name+"://"+net.JoinHostPort(l.Host, strconv.Itoa(int(l.Port))))
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "Updated controller %d with directory id %s and endpoints: %s\n", id, formatDirectoryID(dir), strings.Join(eps, ", "))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.Int32Var(&id, "id", -1, "the controller's node id")
+	f.StringVar(&address, "address", "", "its raft listener, host:port (its new --controller-listen)")
+	f.StringVar(&dirID, "directory-id", "", "its directory id, a Kafka Uuid (required)")
+	f.StringArrayVar(&listeners, "listener", nil, "another endpoint to announce, NAME=host:port (repeatable)")
 	return cmd
 }
 

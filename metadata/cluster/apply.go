@@ -93,6 +93,8 @@ func Apply(s State, rec Record) (State, error) {
 		next = applySetControllers(s, r)
 	case OfflineReplicas:
 		next, err = applyOfflineReplicas(s, r)
+	case UpdateController:
+		next, err = applyUpdateController(s, r)
 	default:
 		return s, invalid("unknown record %T", rec)
 	}

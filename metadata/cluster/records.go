@@ -525,6 +525,8 @@ func DecodeRecord(b []byte) (Record, error) {
 		r = decodeInto[SetControllers](b[1:])
 	case TypeOfflineReplicas:
 		r = decodeInto[OfflineReplicas](b[1:])
+	case TypeUpdateController:
+		r = decodeInto[UpdateController](b[1:])
 	default:
 		return nil, fmt.Errorf("%w: unknown record type %d", ErrMalformed, b[0])
 	}

@@ -215,6 +215,27 @@ func (c *Cluster) Restart(id int32) {
 	}
 }
 
+// Move gives node id, which must be down and on loopback TCP, a new free
+// address and returns it: the next Restart listens there. The others keep
+// dialing the old address until the quorum records the new one
+// (metadata.Node.UpdateVoter).
+func (c *Cluster) Move(id int32) string {
+	c.t.Helper()
+	if c.mem != nil || c.Node(id) != nil {
+		c.t.Fatalf("node %d: Move needs a stopped node on TCP", id)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // start listens again, retrying briefly
+	c.mu.Lock()
+	c.members[id].addr = addr
+	c.mu.Unlock()
+	return addr
+}
+
 // StopAll kills every running node.
 func (c *Cluster) StopAll() {
 	for _, id := range c.IDs() {
