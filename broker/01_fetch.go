@@ -285,7 +285,10 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		out.errorCode = rc.countError(kerr.TopicAuthorizationFailed.Code)
 		return out, nil
 	}
-	p, code := rc.s.topics.leaderPartition(t.key.topic, t.key.partition)
+	// KIP-392: from v11 a consumer may read from a follower (up to the
+	// follower's high watermark), as Kafka's followers serve such fetches.
+	fromFollower := fetchReplicaID(req) < 0 && req.Version >= 11
+	p, code := rc.s.topics.servingPartition(t.key.topic, t.key.partition, fromFollower)
 	if p == nil {
 		out.errorCode = rc.countError(code)
 		return out, nil
@@ -306,6 +309,15 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		return out, p
 	}
 	replica := fetchReplicaID(req)
+	if fromFollower && p.IsLeader() {
+		if id, ok := rc.s.preferredReadReplica(p, req.Rack); ok {
+			// The consumer's rack has an in-sync replica: it reads there
+			// (no records from here, as Kafka answers).
+			out.highWatermark, out.lastStable, out.logStartOffset = p.HighWatermark(), p.LastStableOffset(), p.logStartOffset()
+			out.readReplicaPlus1 = id + 1
+			return out, p
+		}
+	}
 	if replica >= 0 {
 		// A follower's fetch offset is its log end offset.
 		if c := p.FollowerFetched(replica, t.state.fetchOffset, time.Now().UnixMilli()); c != nil {

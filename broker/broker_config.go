@@ -73,6 +73,7 @@ type Config struct {
 
 	// Cluster membership and replication (cluster.go, broker/replica).
 	BrokerRack                string // broker.rack
+	ReplicaSelectorClass      string // replica.selector.class (KIP-392)
 	BrokerHeartbeatIntervalMs int64  // broker.heartbeat.interval.ms
 	BrokerSessionTimeoutMs    int64  // broker.session.timeout.ms: missed heartbeats this long fence a broker
 	ReplicaLagTimeMaxMs       int64  // replica.lag.time.max.ms
@@ -427,6 +428,7 @@ var brokerProperties = map[string]brokerProperty{
 	"log.dir":                   stringProp(func(c *Config) *string { return &c.DataDir }),
 
 	"broker.rack":                              stringProp(func(c *Config) *string { return &c.BrokerRack }),
+	"replica.selector.class":                   stringProp(func(c *Config) *string { return &c.ReplicaSelectorClass }, "", leaderSelectorClass, rackAwareSelectorClass),
 	"broker.heartbeat.interval.ms":             intProp(func(c *Config) *int64 { return &c.BrokerHeartbeatIntervalMs }, 1),
 	"broker.session.timeout.ms":                intProp(func(c *Config) *int64 { return &c.BrokerSessionTimeoutMs }, 1),
 	"replica.lag.time.max.ms":                  intProp(func(c *Config) *int64 { return &c.ReplicaLagTimeMaxMs }, 1),

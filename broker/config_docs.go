@@ -57,6 +57,7 @@ var configDocs = map[string]string{
 	"controller.quorum.voters":                     "The metadata quorum's voters as id@host:port,…; empty runs a one-voter quorum of this node.",
 	"process.roles":                                "broker, controller, or both.",
 	"broker.rack":                                  "This node's rack, used to spread replicas.",
+	"replica.selector.class":                       "How a partition's leader picks the replica a consumer reads from (KIP-392): empty or org.apache.kafka.common.replica.LeaderSelector for the leader, org.apache.kafka.common.replica.RackAwareReplicaSelector for an in-sync replica in the consumer's client.rack.",
 	"strata.balancer.enable":                       "Whether the active controller moves replicas and preferred leaders to keep the cluster balanced (racks, replica and leader counts, local disk, bytes in), and drains decommissioned and long-dead nodes.",
 	"strata.balancer.interval.ms":                  "How often the balancer plans, on the active controller.",
 	"strata.balancer.max.concurrent.moves":         "The most partition reassignments in flight the balancer lets run (its own and others).",

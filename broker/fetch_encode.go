@@ -63,6 +63,9 @@ type fetchPartitionOut struct {
 	// aborted in the returned range (v4+); nil encodes null, as for
 	// read_uncommitted and for a partition that answers with an error.
 	abortedTxns []storage.AbortedTxn
+	// readReplica+1 is the preferred read replica the leader names
+	// (KIP-392; 0: none, encoded -1).
+	readReplicaPlus1 int32
 }
 
 // recordsLen is the size of the partition's records field.
@@ -155,7 +158,7 @@ func encodeFetchBody(version int16, errorCode int16, sessionID int32, topics []f
 				}
 			}
 			if version >= 11 {
-				buf = binary.BigEndian.AppendUint32(buf, 0xffffffff) // preferred_read_replica -1
+				buf = binary.BigEndian.AppendUint32(buf, uint32(p.readReplicaPlus1-1)) // preferred_read_replica, -1: none
 			}
 			// records: never null. A partition that answers with an error
 			// carries an empty record set, as Kafka's does; librdkafka

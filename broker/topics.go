@@ -184,6 +184,13 @@ func (m *topicManager) exists(topic string, index int32) bool {
 // error code to answer: UNKNOWN_TOPIC_OR_PARTITION when it does not exist,
 // NOT_LEADER_OR_FOLLOWER when another node (or none) leads it.
 func (m *topicManager) leaderPartition(topic string, index int32) (*partition, int16) {
+	return m.servingPartition(topic, index, false)
+}
+
+// servingPartition is leaderPartition that, with followers, also returns
+// a partition this node follows (a consumer's fetch from a follower,
+// KIP-392).
+func (m *topicManager) servingPartition(topic string, index int32, followers bool) (*partition, int16) {
 	m.mu.RLock()
 	t := m.byName[topic]
 	var p *partition
@@ -197,7 +204,7 @@ func (m *topicManager) leaderPartition(topic string, index int32) (*partition, i
 		return nil, kerr.UnknownTopicOrPartition.Code
 	case p != nil && m.s.partitionOffline(p):
 		return nil, kerr.KafkaStorageError.Code
-	case p == nil || !p.IsLeader():
+	case p == nil || (!p.IsLeader() && !followers):
 		return nil, kerr.NotLeaderForPartition.Code
 	}
 	return p, 0
