@@ -59,6 +59,8 @@ var dynamicBrokerConfigs = map[string]bool{
 	"log.cleaner.backoff.ms": true, "log.retention.check.interval.ms": true,
 	"log.flush.scheduler.interval.ms": true, "log.flush.offset.checkpoint.interval.ms": true,
 	"remote.log.manager.task.interval.ms": true,
+	// Pool sizes read at each admission (limiter.go).
+	"remote.log.manager.thread.pool.size": true, "remote.log.reader.threads": true,
 	// Self-balancing (balancer.go), read every round.
 	"strata.balancer.enable": true, "strata.balancer.interval.ms": true, "strata.balancer.max.concurrent.moves": true,
 	"strata.balancer.dead.node.timeout.ms": true, "strata.balancer.disk.threshold.percent": true, decommissionConfig: true,

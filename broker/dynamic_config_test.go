@@ -237,6 +237,16 @@ func TestDynamicBrokerConfigsSarama(t *testing.T) {
 	if err := sa.AlterConfig(sarama.BrokerResource, "1", map[string]*string{"num.partitions": ptr("3")}, false); err == nil || !strings.Contains(err.Error(), "num.partitions") {
 		t.Errorf("sarama altering a static property: %v", err)
 	}
+	// Pool sizes are dynamic: the tiered-storage limiters read them at
+	// each admission.
+	if err := sa.IncrementalAlterConfig(sarama.BrokerResource, "1", map[string]sarama.IncrementalAlterConfigsEntry{
+		"remote.log.reader.threads": {Operation: sarama.IncrementalAlterConfigsOperationSet, Value: ptr("3")},
+	}, false); err != nil {
+		t.Fatalf("sarama setting remote.log.reader.threads: %v", err)
+	}
+	if tb.srv.conf().RemoteLogReaderThreads != 3 {
+		t.Errorf("remote.log.reader.threads after the change: %d", tb.srv.conf().RemoteLogReaderThreads)
+	}
 	// AlterConfigs replaces the node's whole set: an empty set clears it.
 	if err := sa.AlterConfig(sarama.BrokerResource, "1", map[string]*string{}, false); err != nil {
 		t.Fatal(err)

@@ -29,8 +29,8 @@ type tieredStorage struct {
 	s       *Server
 	store   tiering.ObjectStore
 	cache   *tiering.ChunkCache
-	readers chan struct{}  // remote.log.reader.threads: background remote reads in flight
-	workers chan struct{}  // remote.log.manager.thread.pool.size: partitions in a task at once
+	readers *limiter       // remote.log.reader.threads (dynamic): background remote reads in flight
+	workers *limiter       // remote.log.manager.thread.pool.size (dynamic): partitions in a task at once
 	reads   sync.WaitGroup // background remote reads, waited for by close
 	// reset wakes the task loop when remote.log.manager.task.interval.ms
 	// changed (a dynamic broker config).
@@ -58,8 +58,8 @@ func newTieredStorage(s *Server, store tiering.ObjectStore) (*tieredStorage, err
 		store:   store,
 		cache:   cache,
 		reset:   make(chan struct{}, 1),
-		readers: make(chan struct{}, max(s.cfg.RemoteLogReaderThreads, 1)),
-		workers: make(chan struct{}, max(s.cfg.RemoteLogThreadPoolSize, 1)),
+		readers: newLimiter(func() int { return int(s.conf().RemoteLogReaderThreads) }),
+		workers: newLimiter(func() int { return int(s.conf().RemoteLogThreadPoolSize) }),
 		uploadedBytes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_remote_uploaded_bytes_total", Help: "Segment bytes uploaded to the object store and recorded in a manifest, per topic.",
 		}, []string{"topic"}),
@@ -124,6 +124,7 @@ func (t *tieredStorage) intervalChanged() {
 	case t.reset <- struct{}{}:
 	default:
 	}
+	t.readers.changed() // remote.log.reader.threads may have grown
 }
 
 // loop runs the remote-log tasks every remote.log.manager.task.interval.ms
@@ -155,16 +156,14 @@ func (t *tieredStorage) loop() {
 			if !r.enabled() || (leader && !r.dueAt(now)) || !r.running.CompareAndSwap(false, true) {
 				return
 			}
-			select {
-			case t.workers <- struct{}{}:
-			default:
+			if !t.workers.tryAcquire() {
 				r.running.Store(false) // pool busy: next tick
 				return
 			}
 			running.Add(1)
 			go func() {
 				defer running.Done()
-				defer func() { <-t.workers }()
+				defer t.workers.release()
 				defer r.running.Store(false)
 				if !leader {
 					if err := r.refresh(r.ctx); err != nil {

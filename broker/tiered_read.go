@@ -315,12 +315,10 @@ func (r *remoteLog) fetchRemote(offset int64, maxBytes int, minOneBatch, readCom
 			r.loadingMu.Unlock()
 			close(done)
 		}()
-		select {
-		case t.readers <- struct{}{}:
-		case <-t.s.ctx.Done():
+		if !t.readers.acquire(t.s.ctx.Done()) {
 			return
 		}
-		defer func() { <-t.readers }()
+		defer t.readers.release()
 		ctx, cancel := context.WithTimeout(t.s.ctx, remoteReadTimeout)
 		defer cancel()
 		rw := remoteReader{r: r, ctx: ctx, wait: true}
