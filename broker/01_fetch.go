@@ -318,6 +318,8 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 			return out, p
 		}
 	}
+	leaderThrottled := replica >= 0 && !rc.s.leaderThrottle.unlimited() &&
+		rc.s.replicaThrottled(rc.s.clusterState(), p, replica, leaderThrottledReplicas)
 	if replica >= 0 {
 		// A follower's fetch offset is its log end offset.
 		if c := p.FollowerFetched(replica, t.state.fetchOffset, time.Now().UnixMilli()); c != nil {
@@ -335,6 +337,9 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 	hw := p.HighWatermark()
 	lso := p.LastStableOffset()
 	out.highWatermark, out.lastStable, out.logStartOffset = hw, lso, p.logStartOffset()
+	if leaderThrottled && rc.s.leaderThrottle.exceeded() {
+		return out, p // leader.replication.throttled.rate: no records this time
+	}
 	// read_committed reads stop at the last stable offset and carry the
 	// transactions aborted in the range, so the client can drop their
 	// records (KIP-98).
@@ -350,6 +355,9 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 	limit := int64(t.state.maxBytes)
 	if remaining < limit {
 		limit = remaining
+	}
+	if leaderThrottled {
+		limit = min(limit, max(rc.s.conf().LeaderThrottledRate, 1)) // a second's worth at most
 	}
 	if limit <= 0 && !first {
 		return out, p
@@ -409,6 +417,9 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		out.errorCode = rc.countError(kerr.KafkaStorageError.Code)
 	default:
 		out.chunk = chunk
+		if leaderThrottled {
+			rc.s.leaderThrottle.record(chunk.Len)
+		}
 	}
 	return out, p
 }

@@ -74,6 +74,8 @@ type Config struct {
 	// Cluster membership and replication (cluster.go, broker/replica).
 	BrokerRack                string // broker.rack
 	ReplicaSelectorClass      string // replica.selector.class (KIP-392)
+	LeaderThrottledRate       int64  // leader.replication.throttled.rate (bytes/s; dynamic)
+	FollowerThrottledRate     int64  // follower.replication.throttled.rate (bytes/s; dynamic)
 	BrokerHeartbeatIntervalMs int64  // broker.heartbeat.interval.ms
 	BrokerSessionTimeoutMs    int64  // broker.session.timeout.ms: missed heartbeats this long fence a broker
 	ReplicaLagTimeMaxMs       int64  // replica.lag.time.max.ms
@@ -194,6 +196,8 @@ func DefaultConfig() Config {
 		ControlledShutdownEnable:             true,
 		AutoLeaderRebalanceEnable:            true,
 		BalancerEnable:                       true,
+		LeaderThrottledRate:                  math.MaxInt64,
+		FollowerThrottledRate:                math.MaxInt64,
 		BalancerIntervalMs:                   30000,
 		BalancerMaxMoves:                     5,
 		BalancerDeadNodeTimeoutMs:            10 * 60 * 1000,
@@ -428,6 +432,8 @@ var brokerProperties = map[string]brokerProperty{
 	"log.dir":                   stringProp(func(c *Config) *string { return &c.DataDir }),
 
 	"broker.rack":                              stringProp(func(c *Config) *string { return &c.BrokerRack }),
+	"leader.replication.throttled.rate":        intProp(func(c *Config) *int64 { return &c.LeaderThrottledRate }, 1),
+	"follower.replication.throttled.rate":      intProp(func(c *Config) *int64 { return &c.FollowerThrottledRate }, 1),
 	"replica.selector.class":                   stringProp(func(c *Config) *string { return &c.ReplicaSelectorClass }, "", leaderSelectorClass, rackAwareSelectorClass),
 	"broker.heartbeat.interval.ms":             intProp(func(c *Config) *int64 { return &c.BrokerHeartbeatIntervalMs }, 1),
 	"broker.session.timeout.ms":                intProp(func(c *Config) *int64 { return &c.BrokerSessionTimeoutMs }, 1),

@@ -59,6 +59,8 @@ var dynamicBrokerConfigs = map[string]bool{
 	"log.cleaner.backoff.ms": true, "log.retention.check.interval.ms": true,
 	"log.flush.scheduler.interval.ms": true, "log.flush.offset.checkpoint.interval.ms": true,
 	"remote.log.manager.task.interval.ms": true,
+	// Replication throttles (replication_throttle.go), read per fetch.
+	"leader.replication.throttled.rate": true, "follower.replication.throttled.rate": true,
 	// Pool sizes read at each admission (limiter.go).
 	"remote.log.manager.thread.pool.size": true, "remote.log.reader.threads": true,
 	// Self-balancing (balancer.go), read every round.

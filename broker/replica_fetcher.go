@@ -163,10 +163,19 @@ func (f *replicaFetcher) round(b *kgo.Broker) error {
 	parts := f.snapshot()
 	var active []*partition
 	roles := map[*partition]*replica.Role{}
+	st := f.s.clusterState()
+	throttled := map[*partition]bool{}
+	overQuota := f.s.followerThrottle.exceeded()
 	for _, p := range parts {
 		r := p.Role()
 		if r.Leader != f.leader || f.s.partitionOffline(p) {
 			continue
+		}
+		if !f.s.followerThrottle.unlimited() && f.s.replicaThrottled(st, p, f.s.cfg.NodeID, followerThrottledReplicas) {
+			if overQuota {
+				continue // follower.replication.throttled.rate: next round
+			}
+			throttled[p] = true
 		}
 		roles[p] = r
 		if p.TakeTruncation() {
@@ -178,10 +187,14 @@ func (f *replicaFetcher) round(b *kgo.Broker) error {
 		active = append(active, p)
 	}
 	if len(active) == 0 {
+		wait := time.Second
+		if overQuota {
+			wait = 100 * time.Millisecond // the bucket refills
+		}
 		select {
 		case <-f.ctx.Done():
 		case <-f.wake:
-		case <-time.After(time.Second):
+		case <-time.After(wait):
 		}
 		return nil
 	}
@@ -212,6 +225,10 @@ func (f *replicaFetcher) round(b *kgo.Broker) error {
 		rp.CurrentLeaderEpoch = roles[p].LeaderEpoch
 		rp.LogStartOffset = p.Log().LogStartOffset()
 		rp.PartitionMaxBytes = f.s.cfg.ReplicaFetchMaxBytes
+		if throttled[p] {
+			// At most a second's worth, so one fetch cannot overshoot.
+			rp.PartitionMaxBytes = int32(min(int64(rp.PartitionMaxBytes), max(f.s.conf().FollowerThrottledRate, 1)))
+		}
 		epochs[p] = rp.CurrentLeaderEpoch
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
@@ -248,6 +265,9 @@ func (f *replicaFetcher) round(b *kgo.Broker) error {
 			p := byKey[name][rp.Partition]
 			if p == nil {
 				continue
+			}
+			if throttled[p] {
+				f.s.followerThrottle.record(int64(len(rp.RecordBatches)))
 			}
 			if err := f.handle(p, epochs[p], &rp); err != nil && firstErr == nil {
 				firstErr = err

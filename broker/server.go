@@ -30,6 +30,9 @@ type Server struct {
 	// intervals it sets.
 	dyn         atomic.Pointer[dynamicConfig]
 	confChanged chan struct{}
+	// leaderThrottle and followerThrottle bound throttled replication
+	// (replication_throttle.go).
+	leaderThrottle, followerThrottle *throttle
 	// offlineDirs wakes the heartbeat loop when a log dir goes offline,
 	// to report its replicas at once (capacity 1).
 	offlineDirs chan struct{}
@@ -165,6 +168,8 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		cancel:      cancel,
 	}
 	s.initDynamic()
+	s.leaderThrottle = newThrottle(func() int64 { return s.conf().LeaderThrottledRate })
+	s.followerThrottle = newThrottle(func() int64 { return s.conf().FollowerThrottledRate })
 	logDirs.onFailure = func(d *logDir, cause error) {
 		logger.Error("log directory offline: its partitions answer KAFKA_STORAGE_ERROR until a restart; their leadership moves to other replicas", "dir", d.path, "err", cause)
 		select {

@@ -147,6 +147,8 @@ func init() {
 		{name: "segment.jitter.ms", defaultValue: constant("0"), validate: validateLong(0)},
 		{name: "segment.ms", brokerSynonyms: []string{"log.roll.ms", "log.roll.hours"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogRollMs }), validate: validateLong(1)},
 		{name: "unclean.leader.election.enable", defaultValue: constant("false"), validate: validateBool},
+		{name: leaderThrottledReplicas, defaultValue: constant(""), validate: validateThrottledReplicas},
+		{name: followerThrottledReplicas, defaultValue: constant(""), validate: validateThrottledReplicas},
 	}
 	for _, d := range defs {
 		topicConfigDefs[d.name] = d

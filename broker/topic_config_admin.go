@@ -32,7 +32,7 @@ func (s *Server) topicConfigSource(name string, overrides map[string]string) kms
 // topicConfigType is the type Kafka reports for each topic config.
 func topicConfigType(name string) kmsg.ConfigType {
 	switch name {
-	case "cleanup.policy":
+	case "cleanup.policy", leaderThrottledReplicas, followerThrottledReplicas:
 		return kmsg.ConfigTypeList
 	case "compression.type", "message.timestamp.type":
 		return kmsg.ConfigTypeString
