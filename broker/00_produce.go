@@ -171,7 +171,9 @@ func (rc *requestContext) awaitAcks(resp *kmsg.ProduceResponse, waits []*pending
 		switch {
 		case errors.Is(err, replica.ErrReplicationTimeout):
 			code = kerr.RequestTimedOut.Code
-		case err != nil:
+		case err != nil, !w.p.IsLeader():
+			// No longer the leader (or the partition closed, its topic
+			// deleted) while the records replicated.
 			code = kerr.NotLeaderForPartition.Code
 		case int64(len(w.p.Role().ISR)) < w.minISR:
 			code = kerr.NotEnoughReplicasAfterAppend.Code

@@ -408,7 +408,9 @@ func TestTxnCoordinatorRestartMidTransaction(t *testing.T) {
 	tb.restart()
 	waitFor(t, 15*time.Second, "the abandoned transaction to time out after the restart", func() bool {
 		p := part()
-		return p.LastStableOffset() == p.HighWatermark()
+		// The markers (LSO back at the HW) come before the coordinator
+		// records CompleteAbort: wait for both.
+		return p.LastStableOffset() == p.HighWatermark() && describeTxn(t, tb.dialRaw(), id).State == "CompleteAbort"
 	})
 	if d := describeTxn(t, tb.dialRaw(), id); d.State != "CompleteAbort" || d.ProducerEpoch <= p3.epoch {
 		t.Fatalf("abandoned transaction: %+v (epoch must be bumped past %d)", d, p3.epoch)
