@@ -523,6 +523,8 @@ func DecodeRecord(b []byte) (Record, error) {
 		r = decodeInto[AlterResourceConfigs](b[1:])
 	case TypeSetControllers:
 		r = decodeInto[SetControllers](b[1:])
+	case TypeTopicBatch:
+		r = decodeInto[TopicBatch](b[1:])
 	default:
 		return nil, fmt.Errorf("%w: unknown record type %d", ErrMalformed, b[0])
 	}

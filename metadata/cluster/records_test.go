@@ -38,6 +38,11 @@ var sampleRecords = []Record{
 	AlterClientMetrics{Name: "producers", Configs: map[string]string{"metrics": "org.apache.kafka.producer.", "interval.ms": "60000"}},
 	AlterResourceConfigs{Kind: ConfigBroker, Name: "", Configs: map[string]string{"log.retention.ms": "60000"}},
 	SetControllers{Controllers: []Controller{{ID: 1}, {ID: 4, Addr: "127.0.0.1:9094", DirectoryID: TopicID{7}, Learner: true}}},
+	TopicBatch{Records: []Record{
+		CreateTopic{Name: "a", ID: TopicID{9}, Partitions: []PartitionAssignment{{Replicas: []int32{1}}}},
+		CreatePartitions{Topic: "a", Partitions: []PartitionAssignment{{Replicas: []int32{1}}}},
+		DeleteTopic{Name: "orders"},
+	}},
 }
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -59,7 +64,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		}
 		seen[r.Type()] = true
 	}
-	if len(seen) != int(TypeSetControllers) {
+	if len(seen) != int(TypeSetControllers)+1 { // + TopicBatch (25)
 		t.Errorf("only %d record types covered", len(seen))
 	}
 }
@@ -99,6 +104,12 @@ func TestDecodeRecordRejects(t *testing.T) {
 		{"features level out of int16", append([]byte{byte(TypeUpdateFeatures)}, `{"updates":[{"feature":"group.version","level":40000}]}`...), ErrMalformed},
 		{"features unknown field", append([]byte{byte(TypeUpdateFeatures)}, `{"updates":[{"feature":"group.version","level":1,"upgrade_type":2}]}`...), ErrMalformed},
 		{"features as a map", append([]byte{byte(TypeUpdateFeatures)}, `{"updates":{"group.version":1}}`...), ErrMalformed},
+		{"empty topic batch", append([]byte{byte(TypeTopicBatch)}, `{"records":[]}`...), ErrInvalid},
+		{"topic batch of an unbatchable type", append([]byte{byte(TypeTopicBatch)}, `{"records":[{"type":4,"record":{"node_id":1}}]}`...), ErrMalformed},
+		{"nested topic batch", append([]byte{byte(TypeTopicBatch)}, `{"records":[{"type":25,"record":{"records":[]}}]}`...), ErrMalformed},
+		{"topic batch bad body", append([]byte{byte(TypeTopicBatch)}, `{"records":[{"type":7,"record":{"name":"a","x":1}}]}`...), ErrMalformed},
+		{"topic batch unknown field", append([]byte{byte(TypeTopicBatch)}, `{"records":[],"more":1}`...), ErrMalformed},
+		{"topic batch invalid record", append([]byte{byte(TypeTopicBatch)}, `{"records":[{"type":7,"record":{"name":"a/b"}}]}`...), ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := DecodeRecord(tc.in)
