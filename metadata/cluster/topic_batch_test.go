@@ -99,3 +99,30 @@ func TestTopicBatchAllRejected(t *testing.T) {
 		t.Fatalf("unbatchable record: %v", errs[0])
 	}
 }
+
+// TestAssignerPlansLikeAppliedTopics: planning two topics with one
+// Assigner places the second as PlanAssignment would once the first is
+// applied.
+func TestAssignerPlansLikeAppliedTopics(t *testing.T) {
+	s := scenarioState(t)
+	a := NewAssigner(s)
+	first, err := a.Plan(4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := a.Plan(5, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied, err := Apply(s, CreateTopic{Name: "first", ID: TopicID{77}, Partitions: first})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := PlanAssignment(applied, 5, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(second, want) {
+		t.Errorf("second topic: %v, want %v", second, want)
+	}
+}
