@@ -16,6 +16,9 @@ package broker
 //     INVALID_REQUEST.
 //   - v5+ responses carry the resulting partitions, replication factor and
 //     configs; v7 the topic ID.
+//   - Every topic is checked first; those that pass are created together
+//     as one TopicBatch record (one raft round for the request) and each
+//     still gets its own answer (topic_batch.go).
 //   - The partitions created count against controller_mutation_rate; once
 //     it is used up, v6+ topics get THROTTLING_QUOTA_EXCEEDED (KIP-599),
 //     older versions are created and throttled.

@@ -8,12 +8,16 @@ package broker
 //     answer comes once this node has. A crash in between is finished at
 //     the next start (orphan directories are removed).
 //   - UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID, TOPIC_DELETION_DISABLED.
+//   - The topics that pass the checks are deleted together as one
+//     TopicBatch record (topic_batch.go).
 //   - Each node that applies the deletion refuses, for recreateGuardWindow
 //     (5 s), to auto-create the name through Metadata (03_metadata.go), so
 //     the metadata refreshes that follow a deletion do not bring the topic
 //     back; CreateTopics recreates it at once.
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -85,7 +89,7 @@ func handleDeleteTopics(rc *requestContext, req *kmsg.DeleteTopicsRequest) kmsg.
 		names = append(names, name)
 		at = append(at, len(resp.Topics)-1)
 	}
-	for i, terr := range rc.s.topics.deleteMany(names) {
+	for i, terr := range rc.s.topics.deleteMany(names, time.Duration(req.TimeoutMillis)*time.Millisecond) {
 		if terr != nil {
 			st := &resp.Topics[at[i]]
 			st.ErrorCode = rc.countError(terr.code)

@@ -11,8 +11,12 @@ package broker
 //     exactly the new partitions, each with the topic's replication factor
 //     and distinct registered brokers (INVALID_REPLICA_ASSIGNMENT with a
 //     message); the partitions are placed as it says.
+//   - The topics that pass the checks grow together as one TopicBatch
+//     record (topic_batch.go).
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -32,7 +36,7 @@ func handleCreatePartitions(rc *requestContext, req *kmsg.CreatePartitionsReques
 	}
 	// Every topic is checked first; those that pass grow together with
 	// one metadata record (growBatch) and are answered after it.
-	batch := rc.s.topics.newGrowBatch()
+	batch := rc.s.topics.newGrowBatch(time.Duration(req.TimeoutMillis) * time.Millisecond)
 	var at []int
 	for _, rt := range req.Topics {
 		resp.Topics = append(resp.Topics, kmsg.NewCreatePartitionsResponseTopic())

@@ -209,11 +209,12 @@ func (m *topicManager) commitTopicBatch(recs []cluster.Record, wait time.Duratio
 	return errs, nil
 }
 
-// deleteMany deletes topics by name with one TopicBatch; it returns one
-// answer per name (nil: deleted and removed on this node). A name given
+// deleteMany deletes topics by name with one TopicBatch, waiting up to
+// wait (at least proposeTimeout) for this node to remove them; it returns
+// one answer per name (nil: deleted and removed on this node). A name given
 // twice is deleted once; the second answer is UNKNOWN_TOPIC_OR_PARTITION,
 // as if asked after the first.
-func (m *topicManager) deleteMany(names []string) []*topicError {
+func (m *topicManager) deleteMany(names []string, wait time.Duration) []*topicError {
 	out := make([]*topicError, len(names))
 	st := m.s.clusterState()
 	var recs []cluster.Record
@@ -234,7 +235,7 @@ func (m *topicManager) deleteMany(names []string) []*topicError {
 	if len(recs) == 0 {
 		return out
 	}
-	errs, terr := m.commitTopicBatch(recs, proposeTimeout, "deleting topics", "the topics are deleted but this node has not removed them yet")
+	errs, terr := m.commitTopicBatch(recs, max(wait, proposeTimeout), "deleting topics", "the topics are deleted but this node has not removed them yet")
 	for j, i := range at {
 		switch {
 		case terr != nil:
@@ -262,10 +263,13 @@ type growBatch struct {
 	st       cluster.State
 	assigner *cluster.Assigner
 	pending  []growth
+	// wait bounds the commit and the wait for this node to open the new
+	// partitions (at least proposeTimeout).
+	wait time.Duration
 }
 
-func (m *topicManager) newGrowBatch() *growBatch {
-	return &growBatch{m: m, st: m.s.clusterState()}
+func (m *topicManager) newGrowBatch(wait time.Duration) *growBatch {
+	return &growBatch{m: m, st: m.s.clusterState(), wait: max(wait, proposeTimeout)}
 }
 
 // add validates adding partitions to name up to count (see grow) and
@@ -337,7 +341,7 @@ func (b *growBatch) commit() []*topicError {
 	for i, g := range b.pending {
 		recs[i] = cluster.CreatePartitions{Topic: g.name, Partitions: assignmentsOf(g.placement)}
 	}
-	errs, terr := m.commitTopicBatch(recs, proposeTimeout, "storing partitions", "the partitions are created but this node has not opened them yet")
+	errs, terr := m.commitTopicBatch(recs, b.wait, "storing partitions", "the partitions are created but this node has not opened them yet")
 	for i, g := range b.pending {
 		switch err := errs[i]; {
 		case terr != nil:

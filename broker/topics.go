@@ -54,6 +54,10 @@ type topicManager struct {
 	// being recovered from the bucket (recoverFromBucket), for reconcile
 	// to create their logs at.
 	recovering map[metadata.TopicID]map[int32]int64
+	// reconciled is the state the last reconcile pass brought the open
+	// partitions in line with (changedTopics). Only reconcile, which runs
+	// on one goroutine at a time, reads and writes it.
+	reconciled cluster.State
 
 	// deleted remembers, for recreateGuardWindow, when this node applied
 	// the deletion of each recently deleted topic: Metadata does not
@@ -475,7 +479,7 @@ func (m *topicManager) recreateRefused(name string) *topicError {
 // before removal. It returns once this node has removed its own. A
 // DeleteTopics request deletes all its topics with one deleteMany.
 func (m *topicManager) delete(name string) *topicError {
-	return m.deleteMany([]string{name})[0]
+	return m.deleteMany([]string{name}, proposeTimeout)[0]
 }
 
 // grow adds partitions (CreatePartitions). assignments, when not nil,
@@ -486,7 +490,7 @@ func (m *topicManager) delete(name string) *topicError {
 // this node has opened the new partitions it hosts. A CreatePartitions
 // request grows all its topics with one growBatch.
 func (m *topicManager) grow(name string, count int32, assignments [][]int32, validateOnly bool) *topicError {
-	b := m.newGrowBatch()
+	b := m.newGrowBatch(proposeTimeout)
 	if terr := b.add(name, count, assignments, validateOnly); terr != nil || validateOnly {
 		return terr
 	}
