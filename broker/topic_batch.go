@@ -157,8 +157,6 @@ func (b *createBatch) commit() []createResult {
 	var undo []cluster.Record
 	for i, c := range b.pending {
 		switch err := errs[i]; {
-		case terr != nil:
-			out[i].err = terr
 		case errors.Is(err, cluster.ErrTopicExists):
 			// Created elsewhere between our check and the commit.
 			out[i].err = m.alreadyExists(c.name)
@@ -166,6 +164,8 @@ func (b *createBatch) commit() []createResult {
 			out[i].err = newTopicError(kerr.TopicAlreadyExists, "a topic with id %x already exists", c.id[:])
 		case err != nil:
 			out[i].err = newTopicError(kerr.UnknownServerError, "storing topic %s: %v", c.name, err)
+		case terr != nil:
+			out[i].err = terr
 		default:
 			if oerr := m.openFailure(c.id); oerr != nil {
 				out[i].err = newTopicError(kerr.KafkaStorageError, "creating topic %s: %v", c.name, oerr)
@@ -186,9 +186,10 @@ func (b *createBatch) commit() []createResult {
 // commitTopicBatch proposes recs as TopicBatch records (one per
 // cluster.MaxTopicBatch records) and waits, within wait, until this node
 // has acted on them. It returns each record's rejection by the state
-// machine (nil: applied), or one answer for every record when the quorum
-// failed (what says what was being stored) or the wait timed out
-// (notYet says what has not happened).
+// machine (nil: applied), and terr when the quorum failed (then every
+// outcome is nil; what says what was being stored) or the wait for this
+// node timed out (notYet says what has not happened): the answer for the
+// records that were not rejected.
 func (m *topicManager) commitTopicBatch(recs []cluster.Record, wait time.Duration, what, notYet string) ([]error, *topicError) {
 	ctx, cancel := context.WithTimeout(m.s.ctx, wait)
 	defer cancel()
@@ -238,12 +239,12 @@ func (m *topicManager) deleteMany(names []string, wait time.Duration) []*topicEr
 	errs, terr := m.commitTopicBatch(recs, max(wait, proposeTimeout), "deleting topics", "the topics are deleted but this node has not removed them yet")
 	for j, i := range at {
 		switch {
-		case terr != nil:
-			out[i] = terr
 		case errors.Is(errs[j], cluster.ErrTopicNotFound):
 			out[i] = newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", names[i]) // deleted meanwhile
 		case errs[j] != nil:
 			out[i] = newTopicError(kerr.UnknownServerError, "deleting topic %s: %v", names[i], errs[j])
+		case terr != nil:
+			out[i] = terr
 		}
 	}
 	return out
@@ -344,14 +345,14 @@ func (b *growBatch) commit() []*topicError {
 	errs, terr := m.commitTopicBatch(recs, b.wait, "storing partitions", "the partitions are created but this node has not opened them yet")
 	for i, g := range b.pending {
 		switch err := errs[i]; {
-		case terr != nil:
-			out[i] = terr
 		case errors.Is(err, cluster.ErrTopicNotFound):
 			out[i] = newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", g.name)
 		case errors.Is(err, cluster.ErrReplicaCountDiffering), errors.Is(err, cluster.ErrInvalid):
 			out[i] = newTopicError(kerr.InvalidReplicaAssignment, "%v", err)
 		case err != nil:
 			out[i] = newTopicError(kerr.UnknownServerError, "storing partitions of %s: %v", g.name, err)
+		case terr != nil:
+			out[i] = terr
 		default:
 			if oerr := m.openFailure(g.id); oerr != nil {
 				out[i] = newTopicError(kerr.KafkaStorageError, "creating partitions: %v", oerr)
