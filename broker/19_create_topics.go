@@ -16,12 +16,16 @@ package broker
 //     INVALID_REQUEST.
 //   - v5+ responses carry the resulting partitions, replication factor and
 //     configs; v7 the topic ID.
+//   - Every topic is checked first; those that pass are created together
+//     as one TopicBatch record (one raft round for the request) and each
+//     still gets its own answer (topic_batch.go).
 //   - The partitions created count against controller_mutation_rate; once
 //     it is used up, v6+ topics get THROTTLING_QUOTA_EXCEEDED (KIP-599),
 //     older versions are created and throttled.
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -41,8 +45,19 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
 	}
+	// Every topic is checked first; those that pass are created together
+	// with one metadata record (createBatch) and answered after it.
+	batch := rc.s.topics.newCreateBatch(time.Duration(req.TimeoutMillis) * time.Millisecond)
+	type queued struct {
+		at         int // index in resp.Topics
+		partitions int32
+		rf         int16
+		configs    map[string]string
+	}
+	var waiting []queued
 	for _, rt := range req.Topics {
-		st := kmsg.NewCreateTopicsResponseTopic()
+		resp.Topics = append(resp.Topics, kmsg.NewCreateTopicsResponseTopic())
+		st := &resp.Topics[len(resp.Topics)-1]
 		st.Topic = rt.Topic
 		fail := func(code int16, msg string) {
 			st.ErrorCode = rc.countError(code)
@@ -51,17 +66,14 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 		}
 		if seen[rt.Topic] > 1 {
 			fail(kerr.InvalidRequest.Code, "topic named more than once in the request")
-			resp.Topics = append(resp.Topics, st)
 			continue
 		}
 		if !rc.authorizeCluster(acl.OpCreate) && !rc.authorize(acl.OpCreate, acl.ResourceTopic, rt.Topic) {
 			fail(kerr.TopicAuthorizationFailed.Code, "creating a topic needs CREATE on the cluster or the topic")
-			resp.Topics = append(resp.Topics, st)
 			continue
 		}
 		if rc.mutationQuotaExceeded() && req.Version >= 6 {
 			fail(kerr.ThrottlingQuotaExceeded.Code, "controller_mutation_rate quota exceeded; retry after the throttle time")
-			resp.Topics = append(resp.Topics, st)
 			continue
 		}
 		partitions, rf := rt.NumPartitions, rt.ReplicationFactor
@@ -69,13 +81,11 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 		if len(rt.ReplicaAssignment) > 0 {
 			if partitions != -1 || rf != -1 {
 				fail(kerr.InvalidRequest.Code, "num_partitions and replication_factor must be -1 with a replica assignment")
-				resp.Topics = append(resp.Topics, st)
 				continue
 			}
 			var msg string
 			if assignments, msg = replicaAssignment(rc.s.clusterState(), rt.ReplicaAssignment); msg != "" {
 				fail(kerr.InvalidReplicaAssignment.Code, msg)
-				resp.Topics = append(resp.Topics, st)
 				continue
 			}
 			partitions, rf = int32(len(assignments)), int16(len(assignments[0]))
@@ -86,50 +96,76 @@ func handleCreateTopics(rc *requestContext, req *kmsg.CreateTopicsRequest) kmsg.
 				configs[c.Name] = *c.Value
 			}
 		}
-		var t *topicState
-		var terr *topicError
 		if v, ok := configs[recoverFromBucketConfig]; ok {
-			// strata topic recover NAME --from-bucket
-			t, terr = rc.s.topics.recoverFromBucket(rc.s.ctx, rt.Topic, v, req.ValidateOnly)
+			// strata topic recover NAME --from-bucket: one topic at a time.
+			t, terr := rc.s.topics.recoverFromBucket(rc.s.ctx, rt.Topic, v, req.ValidateOnly)
+			if terr != nil {
+				fail(terr.code, terr.message)
+				continue
+			}
 			if t != nil {
 				parts, _, meta := rc.s.topics.snapshot(t)
 				partitions, configs = int32(len(parts)), meta.Configs
+				rc.recordMutations(int(partitions))
 			}
-		} else {
-			t, terr = rc.s.topics.createAssigned(rt.Topic, partitions, rf, configs, assignments, req.ValidateOnly)
+			rc.createdTopic(req, st, t, partitions, rf, configs)
+			continue
 		}
-		if terr != nil {
+		if terr := batch.add(rt.Topic, partitions, rf, configs, assignments, req.ValidateOnly, nil); terr != nil {
 			fail(terr.code, terr.message)
-			resp.Topics = append(resp.Topics, st)
+			continue
+		}
+		if req.ValidateOnly {
+			rc.createdTopic(req, st, nil, partitions, rf, configs)
 			continue
 		}
 		if partitions == -1 {
 			partitions = rc.s.cfg.NumPartitions
 		}
-		if rf == -1 {
-			rf = rc.s.cfg.DefaultReplicationFactor
+		// Counted as checked, as Kafka's controller does: the next
+		// topic's quota check sees it.
+		rc.recordMutations(int(partitions))
+		waiting = append(waiting, queued{at: len(resp.Topics) - 1, partitions: partitions, rf: rf, configs: configs})
+	}
+	for i, res := range batch.commit() {
+		q := waiting[i]
+		st := &resp.Topics[q.at]
+		if res.err != nil {
+			st.ErrorCode = rc.countError(res.err.code)
+			st.ErrorMessage = &res.err.message
+			st.NumPartitions, st.ReplicationFactor = -1, -1
+			continue
 		}
-		st.NumPartitions, st.ReplicationFactor = partitions, rf
-		if !req.ValidateOnly {
-			rc.recordMutations(int(partitions))
-		}
-		if t != nil {
-			st.TopicID = t.id
-		}
-		if req.Version >= 5 {
-			eff := resolveTopicConfig(rc.s.conf(), configs)
-			for _, name := range sortedTopicConfigNames() {
-				c := kmsg.NewCreateTopicsResponseTopicConfig()
-				c.Name = name
-				v := eff.values[name]
-				c.Value = &v
-				c.Source = int8(rc.s.topicConfigSource(name, configs))
-				st.Configs = append(st.Configs, c)
-			}
-		}
-		resp.Topics = append(resp.Topics, st)
+		rc.createdTopic(req, st, res.topic, q.partitions, q.rf, q.configs)
 	}
 	return resp
+}
+
+// createdTopic fills in the answer for a topic created (or, validate_only,
+// that would be): partitions, replication factor, topic ID (v7) and the
+// resulting configs (v5+).
+func (rc *requestContext) createdTopic(req *kmsg.CreateTopicsRequest, st *kmsg.CreateTopicsResponseTopic, t *topicState, partitions int32, rf int16, configs map[string]string) {
+	if partitions == -1 {
+		partitions = rc.s.cfg.NumPartitions
+	}
+	if rf == -1 {
+		rf = rc.s.cfg.DefaultReplicationFactor
+	}
+	st.NumPartitions, st.ReplicationFactor = partitions, rf
+	if t != nil {
+		st.TopicID = t.id
+	}
+	if req.Version >= 5 {
+		eff := resolveTopicConfig(rc.s.conf(), configs)
+		for _, name := range sortedTopicConfigNames() {
+			c := kmsg.NewCreateTopicsResponseTopicConfig()
+			c.Name = name
+			v := eff.values[name]
+			c.Value = &v
+			c.Source = int8(rc.s.topicConfigSource(name, configs))
+			st.Configs = append(st.Configs, c)
+		}
+	}
 }
 
 // replicaAssignment checks a manual replica assignment against the applied

@@ -8,12 +8,16 @@ package broker
 //     answer comes once this node has. A crash in between is finished at
 //     the next start (orphan directories are removed).
 //   - UNKNOWN_TOPIC_OR_PARTITION / UNKNOWN_TOPIC_ID, TOPIC_DELETION_DISABLED.
+//   - The topics that pass the checks are deleted together as one
+//     TopicBatch record (topic_batch.go).
 //   - Each node that applies the deletion refuses, for recreateGuardWindow
 //     (5 s), to auto-create the name through Metadata (03_metadata.go), so
 //     the metadata refreshes that follow a deletion do not bring the topic
 //     back; CreateTopics recreates it at once.
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -42,8 +46,13 @@ func handleDeleteTopics(rc *requestContext, req *kmsg.DeleteTopicsRequest) kmsg.
 			targets = append(targets, target{name: &req.TopicNames[i]})
 		}
 	}
+	// Every topic is checked first; those that pass are deleted together
+	// with one metadata record (deleteMany) and answered after it.
+	var names []string
+	var at []int
 	for _, t := range targets {
-		st := kmsg.NewDeleteTopicsResponseTopic()
+		resp.Topics = append(resp.Topics, kmsg.NewDeleteTopicsResponseTopic())
+		st := &resp.Topics[len(resp.Topics)-1]
 		st.TopicID = t.id
 		applied := rc.s.clusterState()
 		name := ""
@@ -53,7 +62,6 @@ func handleDeleteTopics(rc *requestContext, req *kmsg.DeleteTopicsRequest) kmsg.
 			name = ct.Name
 		} else {
 			st.ErrorCode = rc.countError(kerr.UnknownTopicID.Code)
-			resp.Topics = append(resp.Topics, st)
 			continue
 		}
 		st.Topic = &name
@@ -61,13 +69,11 @@ func handleDeleteTopics(rc *requestContext, req *kmsg.DeleteTopicsRequest) kmsg.
 			if t.name == nil {
 				st.Topic = nil // asked by id: the name is not told
 			}
-			resp.Topics = append(resp.Topics, st)
 			continue
 		}
 		if rc.mutationQuotaExceeded() && req.Version >= 5 {
 			st.ErrorCode = rc.countError(kerr.ThrottlingQuotaExceeded.Code)
 			st.ErrorMessage = kmsg.StringPtr("controller_mutation_rate quota exceeded; retry after the throttle time")
-			resp.Topics = append(resp.Topics, st)
 			continue
 		}
 		partitions := 0
@@ -75,13 +81,20 @@ func handleDeleteTopics(rc *requestContext, req *kmsg.DeleteTopicsRequest) kmsg.
 			st.TopicID = ct.ID
 			partitions = len(ct.Partitions)
 		}
-		if terr := rc.s.topics.delete(name); terr != nil {
-			st.ErrorCode = rc.countError(terr.code)
-			st.ErrorMessage = &terr.message
-		} else {
+		// Counted as checked (the next topic's quota check sees it), not
+		// for a topic that does not exist.
+		if partitions > 0 && rc.s.cfg.DeleteTopicEnable && !isInternalTopic(name) {
 			rc.recordMutations(partitions)
 		}
-		resp.Topics = append(resp.Topics, st)
+		names = append(names, name)
+		at = append(at, len(resp.Topics)-1)
+	}
+	for i, terr := range rc.s.topics.deleteMany(names, time.Duration(req.TimeoutMillis)*time.Millisecond) {
+		if terr != nil {
+			st := &resp.Topics[at[i]]
+			st.ErrorCode = rc.countError(terr.code)
+			st.ErrorMessage = &terr.message
+		}
 	}
 	return resp
 }

@@ -11,8 +11,12 @@ package broker
 //     exactly the new partitions, each with the topic's replication factor
 //     and distinct registered brokers (INVALID_REPLICA_ASSIGNMENT with a
 //     message); the partitions are placed as it says.
+//   - The topics that pass the checks grow together as one TopicBatch
+//     record (topic_batch.go).
 
 import (
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -30,8 +34,13 @@ func handleCreatePartitions(rc *requestContext, req *kmsg.CreatePartitionsReques
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
 	}
+	// Every topic is checked first; those that pass grow together with
+	// one metadata record (growBatch) and are answered after it.
+	batch := rc.s.topics.newGrowBatch(time.Duration(req.TimeoutMillis) * time.Millisecond)
+	var at []int
 	for _, rt := range req.Topics {
-		st := kmsg.NewCreatePartitionsResponseTopic()
+		resp.Topics = append(resp.Topics, kmsg.NewCreatePartitionsResponseTopic())
+		st := &resp.Topics[len(resp.Topics)-1]
 		st.Topic = rt.Topic
 		fail := func(code int16, msg string) {
 			st.ErrorCode = rc.countError(code)
@@ -39,17 +48,14 @@ func handleCreatePartitions(rc *requestContext, req *kmsg.CreatePartitionsReques
 		}
 		if seen[rt.Topic] > 1 {
 			fail(kerr.InvalidRequest.Code, "topic named more than once in the request")
-			resp.Topics = append(resp.Topics, st)
 			continue
 		}
 		if !rc.authorize(acl.OpAlter, acl.ResourceTopic, rt.Topic) {
 			fail(kerr.TopicAuthorizationFailed.Code, "adding partitions needs ALTER on the topic")
-			resp.Topics = append(resp.Topics, st)
 			continue
 		}
 		if rc.mutationQuotaExceeded() && req.Version >= 3 {
 			fail(kerr.ThrottlingQuotaExceeded.Code, "controller_mutation_rate quota exceeded; retry after the throttle time")
-			resp.Topics = append(resp.Topics, st)
 			continue
 		}
 		var assignments [][]int32
@@ -60,12 +66,22 @@ func handleCreatePartitions(rc *requestContext, req *kmsg.CreatePartitionsReques
 		if ct, ok := rc.s.clusterState().Topic(rt.Topic); ok {
 			before = len(ct.Partitions)
 		}
-		if terr := rc.s.topics.grow(rt.Topic, rt.Count, assignments, req.ValidateOnly); terr != nil {
+		if terr := batch.add(rt.Topic, rt.Count, assignments, req.ValidateOnly); terr != nil {
 			fail(terr.code, terr.message)
-		} else if !req.ValidateOnly {
-			rc.recordMutations(int(rt.Count) - before)
+			continue
 		}
-		resp.Topics = append(resp.Topics, st)
+		if !req.ValidateOnly {
+			// Counted as checked: the next topic's quota check sees it.
+			rc.recordMutations(int(rt.Count) - before)
+			at = append(at, len(resp.Topics)-1)
+		}
+	}
+	for i, terr := range batch.commit() {
+		if terr != nil {
+			st := &resp.Topics[at[i]]
+			st.ErrorCode = rc.countError(terr.code)
+			st.ErrorMessage = &terr.message
+		}
 	}
 	return resp
 }

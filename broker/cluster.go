@@ -315,7 +315,7 @@ func (m *topicManager) reconcile(st cluster.State) map[string]error {
 	now := time.Now().UnixMilli()
 	var changes []leadershipChange
 	var removed []*partition
-	for _, name := range st.TopicNames() {
+	for _, name := range m.changedTopics(st, dynChanged) {
 		t := st.Topics[name]
 		meta := metadata.Topic{Name: name, ID: metadata.TopicID(t.ID), LeaderEpochs: make([]int32, len(t.Partitions)), Configs: maps.Clone(t.Configs)}
 		if meta.Configs == nil {
@@ -400,6 +400,7 @@ func (m *topicManager) reconcile(st cluster.State) map[string]error {
 			s.logger.Info("topic opened", "topic", name, "partitions", len(t.Partitions), "topic_id", meta.ID.String())
 		}
 	}
+	m.reconciled = st
 	if s.fetchers != nil {
 		s.fetchers.update(st, m.allPartitions())
 	}
@@ -410,6 +411,48 @@ func (m *topicManager) reconcile(st cluster.State) map[string]error {
 		s.onLeadershipChange(c)
 	}
 	return failed
+}
+
+// changedTopics lists, sorted, the topics of st that reconcile must look
+// at: all of them after a change of the dynamic broker configs (topic
+// defaults) or when nothing was reconciled before; otherwise those whose
+// topic value differs from the state the last pass reconciled, those not
+// open here, and those with a partition that failed to open (tried again).
+// States are immutable and Apply copies what it changes, so a topic whose
+// partitions slice and configs are the ones of the last pass is unchanged:
+// a pass costs O(changed topics), not O(topics), past this scan.
+func (m *topicManager) changedTopics(st cluster.State, all bool) []string {
+	prev := m.reconciled
+	if all || prev.Topics == nil {
+		return st.TopicNames()
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var names []string
+	for name, t := range st.Topics {
+		pt, ok := prev.Topics[name]
+		ts := m.byName[name]
+		unchanged := ok && ts != nil && ts.id == metadata.TopicID(t.ID) && sameTopic(pt, t) &&
+			m.openFailed[ts.id] == nil
+		if !unchanged {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// sameTopic reports whether b is topic a unchanged: same id, the same
+// partitions slice (Apply replaces it on any partition change) and equal
+// configs.
+func sameTopic(a, b cluster.Topic) bool {
+	return a.ID == b.ID && sameSlice(a.Partitions, b.Partitions) && maps.Equal(a.Configs, b.Configs)
+}
+
+// sameSlice reports whether a and b are the same slice (same backing array
+// and length): nothing in an immutable state changed it.
+func sameSlice[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 type leadershipChange struct {

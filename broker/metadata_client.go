@@ -111,18 +111,24 @@ func (c *metadataClient) controlledShutdown(ctx context.Context, node int32, inc
 // createTopic creates a topic with the given placement (one replica list
 // per partition, first replica the preferred leader). The state machine
 // refuses a name or id in use (cluster.ErrTopicExists, ErrTopicIDExists).
+// Admin requests create topics with topicBatch.
 func (c *metadataClient) createTopic(ctx context.Context, name string, id metadata.TopicID, placement [][]int32, configs map[string]string) (uint64, error) {
 	return c.proposeIndex(ctx, cluster.CreateTopic{Name: name, ID: cluster.TopicID(id), Partitions: assignmentsOf(placement), Configs: maps.Clone(configs)})
 }
 
-// deleteTopic deletes the topic of that name if it still has that id.
-func (c *metadataClient) deleteTopic(ctx context.Context, name string, id metadata.TopicID) (uint64, error) {
-	return c.proposeIndex(ctx, cluster.DeleteTopic{Name: name, ID: cluster.TopicID(id)})
-}
-
-// createPartitions adds partitions placed as given to a topic.
-func (c *metadataClient) createPartitions(ctx context.Context, topic string, placement [][]int32) (uint64, error) {
-	return c.proposeIndex(ctx, cluster.CreatePartitions{Topic: topic, Partitions: assignmentsOf(placement)})
+// topicBatch commits recs (CreateTopic, DeleteTopic, CreatePartitions) as
+// one cluster.TopicBatch: one quorum round for all of them. It returns the
+// batch's log index and each record's outcome (nil, or the state
+// machine's rejection of that record alone), worked out from the state
+// the batch applied to exactly as every replica applied it.
+func (c *metadataClient) topicBatch(ctx context.Context, recs []cluster.Record) (uint64, []error, error) {
+	batch := cluster.TopicBatch{Records: recs}
+	a, err := c.propose(ctx, batch)
+	if err != nil {
+		return 0, nil, err
+	}
+	_, errs := cluster.ApplyTopicBatch(a.Before, batch)
+	return a.Index, errs, nil
 }
 
 // alterConfigs replaces a topic's config overrides as a whole.

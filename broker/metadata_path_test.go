@@ -26,7 +26,7 @@ import (
 func blockCreates(tb *testBroker, name string, entered chan<- int32, release <-chan struct{}) {
 	id := tb.cfg.NodeID
 	tb.srv.meta.setHook(func(ctx context.Context, rec cluster.Record) {
-		if ct, ok := rec.(cluster.CreateTopic); !ok || ct.Name != name {
+		if !createsTopic(rec, name) {
 			return
 		}
 		entered <- id
@@ -35,6 +35,22 @@ func blockCreates(tb *testBroker, name string, entered chan<- int32, release <-c
 		case <-ctx.Done():
 		}
 	})
+}
+
+// createsTopic reports whether rec (a CreateTopic, or a TopicBatch
+// holding one) creates the topic name.
+func createsTopic(rec cluster.Record, name string) bool {
+	switch r := rec.(type) {
+	case cluster.CreateTopic:
+		return r.Name == name
+	case cluster.TopicBatch:
+		for _, item := range r.Records {
+			if createsTopic(item, name) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // localLeader is the leader the node's own replica of the partition
@@ -142,7 +158,7 @@ func TestMetadataConcurrentCreateSameName(t *testing.T) {
 		both    = make(chan struct{})
 	)
 	tb.srv.meta.setHook(func(hctx context.Context, rec cluster.Record) {
-		if ct, ok := rec.(cluster.CreateTopic); !ok || ct.Name != "twin" {
+		if !createsTopic(rec, "twin") {
 			return
 		}
 		mu.Lock()

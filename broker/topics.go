@@ -54,6 +54,10 @@ type topicManager struct {
 	// being recovered from the bucket (recoverFromBucket), for reconcile
 	// to create their logs at.
 	recovering map[metadata.TopicID]map[int32]int64
+	// reconciled is the state the last reconcile pass brought the open
+	// partitions in line with (changedTopics). Only reconcile, which runs
+	// on one goroutine at a time, reads and writes it.
+	reconciled cluster.State
 
 	// deleted remembers, for recreateGuardWindow, when this node applied
 	// the deletion of each recently deleted topic: Metadata does not
@@ -285,55 +289,15 @@ func (m *topicManager) createAssigned(name string, partitions int32, replication
 // The checks read the applied metadata state; no lock is held from them to
 // the commit: should another creation of the name commit first, the state
 // machine rejects this one (TOPIC_ALREADY_EXISTS). The call returns once
-// this node has opened what it hosts of the new topic.
+// this node has opened what it hosts of the new topic. A CreateTopics
+// request creates all its topics with one createBatch.
 func (m *topicManager) createChecked(name string, partitions int32, replicationFactor int16, configs map[string]string, assignments [][]int32, validateOnly bool, refuse func() *topicError) (*topicState, *topicError) {
-	if err := validateTopicName(name); err != nil {
-		return nil, newTopicError(kerr.InvalidTopicException, "%v", err)
+	b := m.newCreateBatch(proposeTimeout)
+	if terr := b.add(name, partitions, replicationFactor, configs, assignments, validateOnly, refuse); terr != nil || validateOnly {
+		return nil, terr
 	}
-	if partitions == -1 {
-		partitions = m.s.cfg.NumPartitions
-	}
-	if replicationFactor == -1 {
-		replicationFactor = m.s.cfg.DefaultReplicationFactor
-	}
-	if partitions <= 0 {
-		return nil, newTopicError(kerr.InvalidPartitions, "number of partitions must be positive, got %d", partitions)
-	}
-	if partitions > 100000 {
-		return nil, newTopicError(kerr.InvalidPartitions, "number of partitions %d is over the limit of 100000", partitions)
-	}
-	if replicationFactor <= 0 {
-		return nil, newTopicError(kerr.InvalidReplicationFactor, "replication factor must be positive, got %d", replicationFactor)
-	}
-	if live := m.s.eligibleBrokers(); assignments == nil && int(replicationFactor) > live {
-		return nil, newTopicError(kerr.InvalidReplicationFactor, "replication factor %d is larger than the %d available brokers", replicationFactor, live)
-	}
-	if err := validateTopicConfigs(configs); err != nil {
-		return nil, newTopicError(kerr.InvalidConfig, "%v", err)
-	}
-	st := m.s.clusterState()
-	if _, ok := st.Topics[name]; ok {
-		return nil, m.alreadyExists(name)
-	}
-	if other := collidingTopic(st, name); other != "" {
-		return nil, newTopicError(kerr.InvalidTopicException, "topic %q collides with existing topic %q ('.' and '_' are interchangeable in metric names)", name, other)
-	}
-	if refuse != nil {
-		if terr := refuse(); terr != nil {
-			return nil, terr
-		}
-	}
-	if validateOnly {
-		return nil, nil
-	}
-	placement := assignments
-	if placement == nil {
-		var err error
-		if placement, err = placeReplicas(st, m.s.cfg.NodeID, int(partitions), int(replicationFactor)); err != nil {
-			return nil, newTopicError(kerr.InvalidReplicationFactor, "%v", err)
-		}
-	}
-	return m.commitCreate(name, metadata.NewTopicID(), placement, configs, nil)
+	res := b.commit()[0]
+	return res.topic, res.err
 }
 
 // proposeTimeout bounds one metadata change proposed from here, with the
@@ -345,44 +309,10 @@ const proposeTimeout = 10 * time.Second
 // starts its (empty) local log there (recovery from the bucket). A topic
 // this node cannot open is deleted again (KAFKA_STORAGE_ERROR).
 func (m *topicManager) commitCreate(name string, id metadata.TopicID, placement [][]int32, configs map[string]string, startOffsets map[int32]int64) (*topicState, *topicError) {
-	if startOffsets != nil {
-		m.mu.Lock()
-		m.recovering[id] = startOffsets
-		m.mu.Unlock()
-		defer func() {
-			m.mu.Lock()
-			delete(m.recovering, id)
-			m.mu.Unlock()
-		}()
-	}
-	ctx, cancel := context.WithTimeout(m.s.ctx, proposeTimeout)
-	defer cancel()
-	index, err := m.s.meta.createTopic(ctx, name, id, placement, configs)
-	switch {
-	case errors.Is(err, cluster.ErrTopicExists):
-		// Created elsewhere between our check and the commit.
-		return nil, m.alreadyExists(name)
-	case errors.Is(err, cluster.ErrTopicIDExists):
-		return nil, newTopicError(kerr.TopicAlreadyExists, "a topic with id %x already exists", id[:])
-	case err != nil:
-		return nil, quorumError(err, "storing topic")
-	}
-	if err := m.s.meta.waitApplied(ctx, index); err != nil {
-		return nil, newTopicError(kerr.RequestTimedOut, "topic %s is created but this node has not opened it yet: %v", name, err)
-	}
-	if err := m.openFailure(id); err != nil {
-		undo, cancelUndo := context.WithTimeout(m.s.ctx, proposeTimeout)
-		if index, derr := m.s.meta.deleteTopic(undo, name, id); derr == nil {
-			_ = m.s.meta.waitApplied(undo, index)
-		}
-		cancelUndo()
-		return nil, newTopicError(kerr.KafkaStorageError, "creating topic %s: %v", name, err)
-	}
-	t := m.getByID(id)
-	if t == nil {
-		return nil, newTopicError(kerr.UnknownServerError, "topic %s was deleted while it was being created", name)
-	}
-	return t, nil
+	b := m.newCreateBatch(proposeTimeout)
+	b.queue(topicCreation{name: name, id: id, placement: placement, configs: configs, startOffsets: startOffsets})
+	res := b.commit()[0]
+	return res.topic, res.err
 }
 
 // alreadyExists answers TOPIC_ALREADY_EXISTS for a name the applied state
@@ -421,8 +351,13 @@ func (m *topicManager) recoveryStarts(id metadata.TopicID) map[int32]int64 {
 // (cluster.PlanAssignment). With one replica and no eligible broker (a node
 // migrating its old data directory before it registers) they go to self.
 func placeReplicas(st cluster.State, self int32, n, rf int) ([][]int32, error) {
+	return placeWith(cluster.NewAssigner(st), self, n, rf)
+}
+
+// placeWith is placeReplicas planned with a (which counts the placement).
+func placeWith(a *cluster.Assigner, self int32, n, rf int) ([][]int32, error) {
 	rf = max(rf, 1)
-	plan, err := cluster.PlanAssignment(st, n, rf)
+	plan, err := a.Plan(n, rf)
 	if err != nil && rf > 1 {
 		return nil, fmt.Errorf("not enough live brokers for replication factor %d: %w", rf, err)
 	}
@@ -548,31 +483,10 @@ func (m *topicManager) recreateRefused(name string) *topicError {
 
 // delete removes a topic: from the metadata first (the point of no
 // return), then, as each node applies it, its directories, renamed aside
-// before removal. It returns once this node has removed its own.
+// before removal. It returns once this node has removed its own. A
+// DeleteTopics request deletes all its topics with one deleteMany.
 func (m *topicManager) delete(name string) *topicError {
-	if !m.s.cfg.DeleteTopicEnable {
-		return newTopicError(kerr.TopicDeletionDisabled, "delete.topic.enable is false")
-	}
-	if isInternalTopic(name) {
-		return newTopicError(kerr.InvalidRequest, "%s is an internal topic and cannot be deleted", name)
-	}
-	ct, ok := m.s.clusterState().Topic(name)
-	if !ok {
-		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
-	}
-	ctx, cancel := context.WithTimeout(m.s.ctx, proposeTimeout)
-	defer cancel()
-	index, err := m.s.meta.deleteTopic(ctx, name, metadata.TopicID(ct.ID))
-	switch {
-	case errors.Is(err, cluster.ErrTopicNotFound):
-		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name) // deleted meanwhile
-	case err != nil:
-		return quorumError(err, "deleting topic")
-	}
-	if err := m.s.meta.waitApplied(ctx, index); err != nil {
-		return newTopicError(kerr.RequestTimedOut, "topic %s is deleted but this node has not removed it yet: %v", name, err)
-	}
-	return nil
+	return m.deleteMany([]string{name}, proposeTimeout)[0]
 }
 
 // grow adds partitions (CreatePartitions). assignments, when not nil,
@@ -580,68 +494,14 @@ func (m *topicManager) delete(name string) *topicError {
 // first replica the preferred leader); it must list exactly the partitions
 // added, each with the topic's replication factor and distinct registered
 // brokers. Without it the controller's plan places them. It returns once
-// this node has opened the new partitions it hosts.
+// this node has opened the new partitions it hosts. A CreatePartitions
+// request grows all its topics with one growBatch.
 func (m *topicManager) grow(name string, count int32, assignments [][]int32, validateOnly bool) *topicError {
-	if isInternalTopic(name) {
-		// Groups are placed by partition count: adding partitions would move them.
-		return newTopicError(kerr.InvalidRequest, "%s is an internal topic; its partition count cannot change", name)
+	b := m.newGrowBatch(proposeTimeout)
+	if terr := b.add(name, count, assignments, validateOnly); terr != nil || validateOnly {
+		return terr
 	}
-	st := m.s.clusterState()
-	ct, ok := st.Topic(name)
-	if !ok {
-		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
-	}
-	current := int32(len(ct.Partitions))
-	switch {
-	case count < current:
-		return newTopicError(kerr.InvalidPartitions, "topic %q has %d partitions; the count can only grow", name, current)
-	case count == current:
-		return newTopicError(kerr.InvalidPartitions, "topic %q already has %d partitions", name, current)
-	case count > 100000:
-		return newTopicError(kerr.InvalidPartitions, "number of partitions %d is over the limit of 100000", count)
-	case assignments != nil && len(assignments) != int(count-current):
-		return newTopicError(kerr.InvalidReplicaAssignment, "%d new partitions but %d assignments", count-current, len(assignments))
-	}
-	// The replica count a reassignment of partition 0 is heading for, as
-	// the state machine checks.
-	rf := len(ct.Partitions[0].TargetReplicas())
-	for i, replicas := range assignments {
-		partition := current + int32(i)
-		if len(replicas) != rf {
-			return newTopicError(kerr.InvalidReplicaAssignment, "partition %d: %d replicas, but the topic's partitions have %d", partition, len(replicas), rf)
-		}
-		if msg := replicaSetProblem(st, replicas); msg != "" {
-			return newTopicError(kerr.InvalidReplicaAssignment, "partition %d: %s", partition, msg)
-		}
-	}
-	if validateOnly {
-		return nil
-	}
-	placement := assignments
-	if placement == nil {
-		var err error
-		if placement, err = placeReplicas(st, m.s.cfg.NodeID, int(count-current), rf); err != nil {
-			return newTopicError(kerr.InvalidReplicationFactor, "%v", err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(m.s.ctx, proposeTimeout)
-	defer cancel()
-	index, err := m.s.meta.createPartitions(ctx, name, placement)
-	switch {
-	case errors.Is(err, cluster.ErrTopicNotFound):
-		return newTopicError(kerr.UnknownTopicOrPartition, "unknown topic %q", name)
-	case errors.Is(err, cluster.ErrReplicaCountDiffering), errors.Is(err, cluster.ErrInvalid):
-		return newTopicError(kerr.InvalidReplicaAssignment, "%v", err)
-	case err != nil:
-		return quorumError(err, "storing partitions")
-	}
-	if err := m.s.meta.waitApplied(ctx, index); err != nil {
-		return newTopicError(kerr.RequestTimedOut, "the partitions are created but this node has not opened them yet: %v", err)
-	}
-	if err := m.openFailure(metadata.TopicID(ct.ID)); err != nil {
-		return newTopicError(kerr.KafkaStorageError, "creating partitions: %v", err)
-	}
-	return nil
+	return b.commit()[0]
 }
 
 // replicaSetProblem checks one partition's replica list: non-empty,

@@ -60,6 +60,23 @@ func memberContract(t *testing.T, m metadata.Member) {
 	if _, err := m.Propose(ctx, cluster.DeleteTopic{Name: "gone"}); !errors.Is(err, cluster.ErrTopicNotFound) {
 		t.Fatalf("second delete: %v", err)
 	}
+	// A TopicBatch: each record's outcome follows from the Before state
+	// the member hands back, the same on every member.
+	batch := cluster.TopicBatch{Records: []cluster.Record{
+		cluster.CreateTopic{Name: "batched", ID: cluster.TopicID(metadata.NewTopicID()), Partitions: onNode(1, 2)},
+		create, // orders exists
+		cluster.DeleteTopic{Name: "batched"},
+	}}
+	a, err := m.Propose(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, errs := cluster.ApplyTopicBatch(a.Before, batch); errs[0] != nil || !errors.Is(errs[1], cluster.ErrTopicExists) || errs[2] != nil {
+		t.Fatalf("batch outcomes: %v", errs)
+	}
+	if _, ok := a.After.Topic("batched"); ok {
+		t.Fatal("the batch's topic outlived its deletion in the batch")
+	}
 	first, err := m.Propose(ctx, cluster.AllocateProducerIDs{N: 1000})
 	if err != nil {
 		t.Fatal(err)

@@ -95,6 +95,8 @@ func Apply(s State, rec Record) (State, error) {
 		next, err = applyOfflineReplicas(s, r)
 	case UpdateController:
 		next, err = applyUpdateController(s, r)
+	case TopicBatch:
+		next, _ = ApplyTopicBatch(s, r)
 	default:
 		return s, invalid("unknown record %T", rec)
 	}
@@ -342,49 +344,77 @@ func newPartitions(s State, parts []PartitionAssignment) []Partition {
 }
 
 func applyCreateTopic(s State, r CreateTopic) (State, error) {
+	t, err := createdTopic(s, r)
+	if err != nil {
+		return s, err
+	}
+	return withTopics(s, t), nil
+}
+
+// createdTopic is the topic r creates in s, or why s does not allow it.
+// It does not change s (applyCreateTopic and ApplyTopicBatch store it).
+func createdTopic(s State, r CreateTopic) (Topic, error) {
 	if _, ok := s.Topics[r.Name]; ok {
-		return s, fmt.Errorf("%w: %s", ErrTopicExists, r.Name)
+		return Topic{}, fmt.Errorf("%w: %s", ErrTopicExists, r.Name)
 	}
 	if other, ok := s.TopicIDs[r.ID]; ok {
-		return s, fmt.Errorf("%w: %s is used by %s", ErrTopicIDExists, r.ID, other)
+		return Topic{}, fmt.Errorf("%w: %s is used by %s", ErrTopicIDExists, r.ID, other)
 	}
 	rf := len(r.Partitions[0].Replicas)
 	for _, p := range r.Partitions {
 		if len(p.Replicas) != rf {
-			return s, fmt.Errorf("%w: topic %s", ErrReplicaCountDiffering, r.Name)
+			return Topic{}, fmt.Errorf("%w: topic %s", ErrReplicaCountDiffering, r.Name)
 		}
 	}
-	t := Topic{Name: r.Name, ID: r.ID, Partitions: newPartitions(s, r.Partitions), Configs: maps.Clone(r.Configs)}
-	return withTopics(s, t), nil
+	return Topic{Name: r.Name, ID: r.ID, Partitions: newPartitions(s, r.Partitions), Configs: maps.Clone(r.Configs)}, nil
 }
 
 func applyDeleteTopic(s State, r DeleteTopic) (State, error) {
-	t, ok := s.Topics[r.Name]
-	if !ok || (r.ID != (TopicID{}) && r.ID != t.ID) {
-		return s, fmt.Errorf("%w: %s", ErrTopicNotFound, r.Name)
+	t, err := topicToDelete(s, r)
+	if err != nil {
+		return s, err
 	}
 	topics := maps.Clone(s.Topics)
 	ids := maps.Clone(s.TopicIDs)
-	delete(topics, r.Name)
+	delete(topics, t.Name)
 	delete(ids, t.ID)
 	s.Topics, s.TopicIDs = topics, ids
 	return s, nil
 }
 
+// topicToDelete is the topic r deletes from s, or ErrTopicNotFound.
+func topicToDelete(s State, r DeleteTopic) (Topic, error) {
+	t, ok := s.Topics[r.Name]
+	if !ok || (r.ID != (TopicID{}) && r.ID != t.ID) {
+		return Topic{}, fmt.Errorf("%w: %s", ErrTopicNotFound, r.Name)
+	}
+	return t, nil
+}
+
 func applyCreatePartitions(s State, r CreatePartitions) (State, error) {
+	t, err := grownTopic(s, r)
+	if err != nil {
+		return s, err
+	}
+	return withTopics(s, t), nil
+}
+
+// grownTopic is r's topic with the new partitions, or why s does not
+// allow them. It does not change s.
+func grownTopic(s State, r CreatePartitions) (Topic, error) {
 	t, ok := s.Topics[r.Topic]
 	if !ok {
-		return s, fmt.Errorf("%w: %s", ErrTopicNotFound, r.Topic)
+		return Topic{}, fmt.Errorf("%w: %s", ErrTopicNotFound, r.Topic)
 	}
 	// The replica count a reassignment of partition 0 is heading for.
 	rf := len(t.Partitions[0].TargetReplicas())
 	for _, p := range r.Partitions {
 		if len(p.Replicas) != rf {
-			return s, fmt.Errorf("%w: topic %s", ErrReplicaCountDiffering, r.Topic)
+			return Topic{}, fmt.Errorf("%w: topic %s", ErrReplicaCountDiffering, r.Topic)
 		}
 	}
 	t.Partitions = append(slices.Clone(t.Partitions), newPartitions(s, r.Partitions)...)
-	return withTopics(s, t), nil
+	return t, nil
 }
 
 func applyAlterConfigs(s State, r AlterConfigs) (State, error) {

@@ -13,29 +13,56 @@ import (
 // the partition does not use yet while there are any (when brokers
 // registered a rack). Ties go to the lower node id. Deterministic.
 func PlanAssignment(s State, n, rf int) ([]PartitionAssignment, error) {
+	return NewAssigner(s).Plan(n, rf)
+}
+
+// Assigner plans the partitions of several new topics (one admin request)
+// against one state: it counts the existing leaders and replicas once,
+// and each Plan or Count adds to the counts, so later topics of the batch
+// spread around the earlier ones as if those had been applied.
+type Assigner struct {
+	s        State
+	live     []int32
+	leaders  map[int32]int
+	replicas map[int32]int
+}
+
+// NewAssigner counts the preferred leaders and replicas of s's topics.
+func NewAssigner(s State) *Assigner {
+	a := &Assigner{s: s, leaders: map[int32]int{}, replicas: map[int32]int{}}
+	for _, id := range s.BrokerIDs() {
+		if s.Eligible(id) {
+			a.live = append(a.live, id)
+		}
+	}
+	for _, t := range s.Topics {
+		for _, p := range t.Partitions {
+			a.Count(p.Replicas)
+		}
+	}
+	return a
+}
+
+// Count adds one partition placed elsewhere (a manual assignment) to the
+// counts.
+func (a *Assigner) Count(replicas []int32) {
+	if len(replicas) > 0 {
+		a.leaders[replicas[0]]++
+	}
+	for _, r := range replicas {
+		a.replicas[r]++
+	}
+}
+
+// Plan is PlanAssignment against the counts so far; it adds what it
+// plans to them.
+func (a *Assigner) Plan(n, rf int) ([]PartitionAssignment, error) {
 	if n <= 0 || rf <= 0 {
 		return nil, invalid("assignment of %d partitions with replication factor %d", n, rf)
 	}
-	var live []int32
-	for _, id := range s.BrokerIDs() {
-		if s.Eligible(id) {
-			live = append(live, id)
-		}
-	}
+	s, live, leaders, replicas := a.s, a.live, a.leaders, a.replicas
 	if rf > len(live) {
 		return nil, fmt.Errorf("%w: replication factor %d, %d eligible brokers", ErrInsufficientReplicas, rf, len(live))
-	}
-	leaders := map[int32]int{}
-	replicas := map[int32]int{}
-	for _, t := range s.Topics {
-		for _, p := range t.Partitions {
-			if len(p.Replicas) > 0 {
-				leaders[p.Replicas[0]]++
-			}
-			for _, r := range p.Replicas {
-				replicas[r]++
-			}
-		}
 	}
 	out := make([]PartitionAssignment, n)
 	for i := range out {

@@ -527,6 +527,8 @@ func DecodeRecord(b []byte) (Record, error) {
 		r = decodeInto[OfflineReplicas](b[1:])
 	case TypeUpdateController:
 		r = decodeInto[UpdateController](b[1:])
+	case TypeTopicBatch:
+		r = decodeInto[TopicBatch](b[1:])
 	default:
 		return nil, fmt.Errorf("%w: unknown record type %d", ErrMalformed, b[0])
 	}

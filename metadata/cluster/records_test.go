@@ -42,6 +42,11 @@ var sampleRecords = []Record{
 	OfflineReplicas{NodeID: 2, IncarnationID: "inc-2", Partitions: []ReplicaRef{{TopicID: TopicID{1}, Partition: 0}, {TopicID: TopicID{1}, Partition: 3}}},
 	SetControllers{Controllers: []Controller{{ID: 2, Addr: "127.0.0.1:9095", Listeners: []ControllerListener{{Name: "CONTROLLER", Addr: "127.0.0.1:9095"}}, KRaftMax: 1}}},
 	UpdateController{ID: 2, DirectoryID: TopicID{2}, Addr: "127.0.0.1:9096", Listeners: []ControllerListener{{Name: "CONTROLLER", Addr: "127.0.0.1:9096"}}, KRaftMax: 1, Voters: []int32{1, 2, 3}},
+	TopicBatch{Records: []Record{
+		CreateTopic{Name: "a", ID: TopicID{9}, Partitions: []PartitionAssignment{{Replicas: []int32{1}}}},
+		CreatePartitions{Topic: "a", Partitions: []PartitionAssignment{{Replicas: []int32{1}}}},
+		DeleteTopic{Name: "orders"},
+	}},
 }
 
 func TestRecordRoundTrip(t *testing.T) {
@@ -107,6 +112,12 @@ func TestDecodeRecordRejects(t *testing.T) {
 		{"features level out of int16", append([]byte{byte(TypeUpdateFeatures)}, `{"updates":[{"feature":"group.version","level":40000}]}`...), ErrMalformed},
 		{"features unknown field", append([]byte{byte(TypeUpdateFeatures)}, `{"updates":[{"feature":"group.version","level":1,"upgrade_type":2}]}`...), ErrMalformed},
 		{"features as a map", append([]byte{byte(TypeUpdateFeatures)}, `{"updates":{"group.version":1}}`...), ErrMalformed},
+		{"empty topic batch", append([]byte{byte(TypeTopicBatch)}, `{"records":[]}`...), ErrInvalid},
+		{"topic batch of an unbatchable type", append([]byte{byte(TypeTopicBatch)}, `{"records":[{"type":4,"record":{"node_id":1}}]}`...), ErrMalformed},
+		{"nested topic batch", append([]byte{byte(TypeTopicBatch)}, `{"records":[{"type":25,"record":{"records":[]}}]}`...), ErrMalformed},
+		{"topic batch bad body", append([]byte{byte(TypeTopicBatch)}, `{"records":[{"type":7,"record":{"name":"a","x":1}}]}`...), ErrMalformed},
+		{"topic batch unknown field", append([]byte{byte(TypeTopicBatch)}, `{"records":[],"more":1}`...), ErrMalformed},
+		{"topic batch invalid record", append([]byte{byte(TypeTopicBatch)}, `{"records":[{"type":7,"record":{"name":"a/b"}}]}`...), ErrInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := DecodeRecord(tc.in)
