@@ -40,6 +40,8 @@ package broker
 //     (NOT_ENOUGH_REPLICAS), then waits until the ISR has the batch
 //     (REQUEST_TIMED_OUT past the request's timeout;
 //     NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank meanwhile).
+//   - NOT_LEADER_OR_FOLLOWER carries the applied leader and its endpoint
+//     (v10+, KIP-951; leader_hints.go).
 
 import (
 	"context"
@@ -84,6 +86,7 @@ func handleProduce(rc *requestContext, req *kmsg.ProduceRequest) kmsg.Response {
 func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	var waits []*pendingAck
+	names := make([]string, 0, len(req.Topics)) // the topic of each resp.Topics entry
 	// WRITE on the transactional id, then on each topic (authorize.go).
 	txnDenied := req.TransactionID != nil && !rc.authorize(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID)
 	for ti, rt := range req.Topics {
@@ -127,10 +130,16 @@ func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceRespo
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
+		if topic != nil {
+			names = append(names, name)
+		} else {
+			names = append(names, "")
+		}
 	}
 	if len(waits) > 0 {
 		rc.awaitAcks(resp, waits, time.Duration(req.TimeoutMillis)*time.Millisecond)
 	}
+	rc.addProduceLeaderHints(req.Version, resp, names)
 	return resp
 }
 
