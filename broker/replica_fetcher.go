@@ -148,6 +148,7 @@ func (f *replicaFetcher) run() {
 			return
 		}
 		f.s.logger.Debug("replica fetch failed", "leader", f.leader, "err", err)
+		f.s.connectionRefused(f.leader, err)
 		select {
 		case <-f.ctx.Done():
 			return
