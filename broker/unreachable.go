@@ -23,12 +23,19 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
 // refusalMetadataWait bounds how long Metadata waits for the fence of a
-// leader this node saw refuse connections.
-const refusalMetadataWait = time.Second
+// leader this node saw refuse connections: a raft election, if the node
+// was the controller too.
+const refusalMetadataWait = 2500 * time.Millisecond
+
+// brokenDoubt is how long after a lost connection to a leader (before
+// its redial is refused or works) Metadata waits for the verdict.
+const brokenDoubt = 200 * time.Millisecond
 
 // refusals is what this node has seen refuse connections.
 type refusals struct {
@@ -37,6 +44,9 @@ type refusals struct {
 	reported map[int32]string
 	// suspect is the latest refusal per node: incarnation and time.
 	suspect map[int32]refusal
+	// broken is when a connection to the node failed otherwise (EOF, a
+	// reset, a timeout) and has not worked or been refused since.
+	broken map[int32]int64
 }
 
 type refusal struct {
@@ -44,12 +54,45 @@ type refusal struct {
 	atMs        int64
 }
 
-// connectionRefused notes err from a connection to node: if it is a
-// refusal, the node's current incarnation is reported once.
-func (s *Server) connectionRefused(node int32, err error) {
-	if !errors.Is(err, syscall.ECONNREFUSED) || node == s.cfg.NodeID {
-		return
+// connectionFailed notes err from a request to node and reports whether
+// it is a connection failure (not a Kafka error code). A refusal reports
+// the node's current incarnation once; another failure marks the node in
+// doubt until its connection works again or is refused.
+func (s *Server) connectionFailed(node int32, err error) bool {
+	var kafkaErr *kerr.Error
+	if err == nil || errors.As(err, &kafkaErr) || node == s.cfg.NodeID {
+		return false
 	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		r := &s.refusals
+		r.mu.Lock()
+		if r.broken == nil {
+			r.broken = map[int32]int64{}
+		}
+		if _, ok := r.broken[node]; !ok {
+			r.broken[node] = time.Now().UnixMilli()
+		}
+		r.mu.Unlock()
+		return true
+	}
+	s.connectionRefused(node)
+	return true
+}
+
+// connectionHealthy notes a request to node that worked.
+func (s *Server) connectionHealthy(node int32) {
+	r := &s.refusals
+	r.mu.Lock()
+	delete(r.broken, node)
+	r.mu.Unlock()
+}
+
+// connectionRefused reports node's current incarnation once.
+func (s *Server) connectionRefused(node int32) {
+	r0 := &s.refusals
+	r0.mu.Lock()
+	delete(r0.broken, node)
+	r0.mu.Unlock()
 	st := s.clusterState()
 	b, ok := st.Brokers[node]
 	if !ok || b.Fenced || b.RefusalFenced {
@@ -69,6 +112,10 @@ func (s *Server) connectionRefused(node int32, err error) {
 		return
 	}
 	s.logger.Info("connection refused: reporting the node unreachable", "node", node, "incarnation", b.IncarnationID)
+	if m, ok := s.member.(interface{ LeaderUnreachable(int32) }); ok && s.member.LeaderID() == node {
+		// The raft leader's process is gone too: elect another now.
+		m.LeaderUnreachable(node)
+	}
 	s.goTask(func() {
 		// Short attempts: a proposal forwarded to a raft leader that died
 		// with the node is lost, and the next attempt reaches the new one.
@@ -111,12 +158,22 @@ func (s *Server) suspectLeader(st cluster.State, node int32) bool {
 	return ok && !b.Fenced && !b.RefusalFenced && b.IncarnationID == sus.incarnation && sus.atMs > b.LastHeartbeatMs
 }
 
+// doubtfulLeader reports whether this node's connection to node failed in
+// the last brokenDoubt and its redial has not answered yet.
+func (s *Server) doubtfulLeader(node int32) bool {
+	r := &s.refusals
+	r.mu.Lock()
+	at, ok := r.broken[node]
+	r.mu.Unlock()
+	return ok && time.Now().UnixMilli()-at < brokenDoubt.Milliseconds()
+}
+
 // awaitSuspectFences waits, at most refusalMetadataWait, until no
 // partition of the named topics (nil: all) is led by a suspect.
 func (s *Server) awaitSuspectFences(ctx context.Context, topics []string) {
 	r := &s.refusals
 	r.mu.Lock()
-	none := len(r.suspect) == 0
+	none := len(r.suspect) == 0 && len(r.broken) == 0
 	r.mu.Unlock()
 	if none {
 		return
@@ -125,7 +182,7 @@ func (s *Server) awaitSuspectFences(ctx context.Context, topics []string) {
 		st := s.clusterState()
 		check := func(t cluster.Topic) bool {
 			for _, p := range t.Partitions {
-				if s.suspectLeader(st, p.Leader) {
+				if s.suspectLeader(st, p.Leader) || s.doubtfulLeader(p.Leader) {
 					return true
 				}
 			}

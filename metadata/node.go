@@ -86,6 +86,8 @@ type Node struct {
 	statusc chan chan raft.Status
 	// confc takes membership changes to the raft loop (membership.go).
 	confc chan confRequest
+	// deadLeaderc carries LeaderUnreachable reports to the raft loop.
+	deadLeaderc chan int32
 	// flagAddrs are the raft addresses of cfg.Voters (--controllers):
 	// the address of a member the log records none for.
 	flagAddrs map[int32]string
@@ -134,14 +136,15 @@ func StartNode(cfg Config) (*Node, error) {
 	}
 	cfg.setDefaults()
 	n := &Node{
-		cfg:     cfg,
-		id:      raftID(cfg.NodeID),
-		recvc:   make(chan *raftpb.Message, 4096),
-		propc:   make(chan proposal, 256),
-		stopc:   make(chan struct{}),
-		failed:  make(chan struct{}),
-		statusc: make(chan chan raft.Status),
-		confc:   make(chan confRequest),
+		cfg:         cfg,
+		id:          raftID(cfg.NodeID),
+		recvc:       make(chan *raftpb.Message, 4096),
+		propc:       make(chan proposal, 256),
+		stopc:       make(chan struct{}),
+		failed:      make(chan struct{}),
+		statusc:     make(chan chan raft.Status),
+		confc:       make(chan confRequest),
+		deadLeaderc: make(chan int32, 1),
 
 		becameLeader: make(chan struct{}, 1),
 	}
@@ -492,6 +495,8 @@ func (n *Node) run() {
 			reply <- n.rn.Status()
 		case req := <-n.confc:
 			req.reply <- n.proposeConfChange(req)
+		case dead := <-n.deadLeaderc:
+			n.campaignForDeadLeader(dead)
 		case p := <-n.propc:
 			if err := n.rn.Propose(p.data); err != nil {
 				if errors.Is(err, raft.ErrProposalDropped) {
@@ -501,6 +506,41 @@ func (n *Node) run() {
 			}
 		}
 	}
+}
+
+// LeaderUnreachable tells the node that the process of node dead is not
+// running (a connection to it was refused). If dead is the raft leader,
+// the lowest-id other voter campaigns at once, as in a leadership transfer
+// (voters grant it although their leader lease has not run out), instead
+// of waiting out the election timeout; the others wait for it, so their
+// votes do not split. A no-op in every other case.
+func (n *Node) LeaderUnreachable(dead int32) {
+	select {
+	case n.deadLeaderc <- dead:
+	default:
+	}
+}
+
+// campaignForDeadLeader runs in the raft loop.
+func (n *Node) campaignForDeadLeader(dead int32) {
+	st := n.rn.Status()
+	if st.Lead != raftID(dead) || st.RaftState != raft.StateFollower || st.Lead == n.id {
+		return
+	}
+	voters := st.Config.Voters.IDs()
+	if _, ok := voters[n.id]; !ok {
+		return
+	}
+	for v := range voters {
+		if v != raftID(dead) && v < n.id {
+			return // a lower id campaigns
+		}
+	}
+	n.cfg.Logger.Info("metadata: raft leader's process is gone, campaigning now", "node", n.cfg.NodeID, "leader", dead)
+	// MsgTimeoutNow from the current leader at the current term is what a
+	// leadership transfer sends: the follower campaigns with the transfer
+	// flag at once.
+	_ = n.rn.Step(&raftpb.Message{Type: raftpb.MessageType_MsgTimeoutNow.Enum(), From: proto.Uint64(raftID(dead)), To: proto.Uint64(n.id), Term: proto.Uint64(st.GetTerm())})
 }
 
 // handleReady does the caller's duties of one raft Ready, in raft's order:
