@@ -1,9 +1,15 @@
 package broker
 
-// Produce (key 0), v3–v12 (record batch v2 only; v12 is v11 on the wire).
-// v13 (topics by id, KIP-516, UNKNOWN_TOPIC_ID for an id this node does not
-// know) is handled but not advertised; see init.
+// Produce (key 0), v3–v13 (record batch v2 only; v12 is v11 on the wire;
+// v13 names topics by id only, KIP-516).
 //
+//   - v13: an id this node does not know (a topic deleted, perhaps created
+//     again under its name with a new id) is UNKNOWN_TOPIC_ID, as in Kafka
+//     4.x; Metadata names the new id. Kafka's Java producer refreshes and
+//     resends with it; franz-go (v1.22) deliberately does not adopt a
+//     recreated topic's id: its records fail with UNKNOWN_TOPIC_ID until
+//     the application calls PurgeTopicsFromClient, after which it produces
+//     to the new topic (TestProduceV13RecreatedTopic).
 //   - Each partition's records are validated (magic 2, lengths, CRC-32C) and
 //     appended exactly as sent; only baseOffset and partitionLeaderEpoch are
 //     rewritten. No decompression, unless the topic's compression.type
@@ -60,11 +66,7 @@ import (
 )
 
 func init() {
-	// v13 is implemented but not advertised: franz-go producing by topic
-	// id to a topic deleted and created again kept its old id and failed
-	// with UNKNOWN_TOPIC_ID (TestTieredPurgeKeepsLiveTopic); v12 clients
-	// are unaffected.
-	registerAPI(kmsg.Produce, 3, 12, handleProduce)
+	registerAPI(kmsg.Produce, 3, 13, handleProduce)
 	checksACLs(kmsg.Produce)
 }
 
