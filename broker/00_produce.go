@@ -145,6 +145,20 @@ func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceRespo
 	return resp
 }
 
+// roleWait bounds how long a produce waits for this node to take a
+// leadership it has applied.
+const roleWait = 500 * time.Millisecond
+
+// appliedLeader is the leader of topic/partition in the applied metadata,
+// -1 if unknown.
+func (s *Server) appliedLeader(topic string, partition int32) int32 {
+	t, ok := s.clusterState().Topic(topic)
+	if !ok || partition < 0 || int(partition) >= len(t.Partitions) {
+		return -1
+	}
+	return t.Partitions[partition].Leader
+}
+
 // pendingAck is an acks=all append waiting for the ISR.
 type pendingAck struct {
 	topic, partition int // response positions
@@ -222,6 +236,14 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 	if p != nil && p.topic == topic && rc.s.partitionOffline(p) {
 		fail(kerr.KafkaStorageError.Code, "the partition's log directory is offline")
 		return
+	}
+	if p != nil && p.topic == topic && !p.IsLeader() && rc.s.appliedLeader(name, rp.Partition) == rc.s.cfg.NodeID {
+		// Leader in the applied metadata, the role not taken yet (reconcile
+		// runs after each batch of records): a producer told of the new
+		// leader by another node is not sent away.
+		ctx, cancel := context.WithTimeout(rc.s.ctx, roleWait)
+		_ = rc.s.meta.waitReconciled(ctx, p.IsLeader)
+		cancel()
 	}
 	if p == nil || p.topic != topic || !p.IsLeader() {
 		fail(kerr.NotLeaderForPartition.Code, "")

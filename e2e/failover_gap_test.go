@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/internal/brokertest"
 )
@@ -38,7 +40,9 @@ func TestClusterFailoverGapDefaults(t *testing.T) {
 
 	// Defaults only: the partitioner is manual so records stay on the
 	// partition whose leader is crashed; nothing about metadata or retries.
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	// The hook only watches when the client refreshed its metadata.
+	refreshes := &metadataRefreshes{}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.Addrs()...), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.WithHooks(refreshes))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,14 +55,16 @@ func TestClusterFailoverGapDefaults(t *testing.T) {
 	})
 
 	var gaps []time.Duration
-	lastRefresh := time.Now() // the producer's metadata was loaded at most now
 	for round := 1; round <= failoverGapRounds; round++ {
 		// franz-go refreshes metadata at most every metadata.min.age (5 s
 		// by default): a crash within 5 s of the previous refresh costs up
 		// to 5 s whatever the brokers do. A real producer's last refresh is
 		// usually older (metadata.max.age is 5 min), so each crash comes
-		// at least that long after the previous failover's refresh.
-		time.Sleep(time.Until(lastRefresh.Add(minMetadataAge)))
+		// at least that long after the client's last refresh (a refresh
+		// during the wait pushes it further).
+		for wait := time.Until(refreshes.last().Add(minMetadataAge)); wait > 0; wait = time.Until(refreshes.last().Add(minMetadataAge)) {
+			time.Sleep(wait)
+		}
 		before := probe.mustView(t, allNodes()[round%clusterSize], topic)
 		old, ok := before.partition(topic, 0)
 		if !ok || old.Leader < 1 {
@@ -84,7 +90,6 @@ func TestClusterFailoverGapDefaults(t *testing.T) {
 			}
 			return false, prod.describe(probe, survivors, topic)
 		})
-		lastRefresh = resumed
 		gap := prod.longestGap(0, killedAt, resumed)
 		gaps = append(gaps, gap)
 		// A crashed leader that was not the controller is fenced within
@@ -117,4 +122,26 @@ func roundAll(ds []time.Duration) []time.Duration {
 		out[i] = d.Round(time.Millisecond)
 	}
 	return out
+}
+
+// metadataRefreshes records when the client last received a Metadata
+// response (a kgo hook: it changes no setting).
+type metadataRefreshes struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func (m *metadataRefreshes) OnBrokerE2E(_ kgo.BrokerMetadata, key int16, e2e kgo.BrokerE2E) {
+	if key != int16(kmsg.Metadata) || e2e.Err() != nil {
+		return
+	}
+	m.mu.Lock()
+	m.at = time.Now()
+	m.mu.Unlock()
+}
+
+func (m *metadataRefreshes) last() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.at
 }

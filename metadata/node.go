@@ -87,7 +87,7 @@ type Node struct {
 	// confc takes membership changes to the raft loop (membership.go).
 	confc chan confRequest
 	// deadLeaderc carries LeaderUnreachable reports to the raft loop.
-	deadLeaderc chan int32
+	deadLeaderc chan deadLeader
 	// flagAddrs are the raft addresses of cfg.Voters (--controllers):
 	// the address of a member the log records none for.
 	flagAddrs map[int32]string
@@ -144,7 +144,7 @@ func StartNode(cfg Config) (*Node, error) {
 		failed:      make(chan struct{}),
 		statusc:     make(chan chan raft.Status),
 		confc:       make(chan confRequest),
-		deadLeaderc: make(chan int32, 1),
+		deadLeaderc: make(chan deadLeader, 1),
 
 		becameLeader: make(chan struct{}, 1),
 	}
@@ -510,37 +510,64 @@ func (n *Node) run() {
 
 // LeaderUnreachable tells the node that the process of node dead is not
 // running (a connection to it was refused). If dead is the raft leader,
-// the lowest-id other voter campaigns at once, as in a leadership transfer
-// (voters grant it although their leader lease has not run out), instead
-// of waiting out the election timeout; the others wait for it, so their
-// votes do not split. A no-op in every other case.
+// the other voters campaign at once instead of waiting out the election
+// timeout, one after another so their votes do not split: the lowest id
+// now, as in a leadership transfer (voters grant it although their leader
+// lease has not run out), the next deadLeaderStagger later if there is
+// still no leader (the first may have been refused for a shorter log),
+// and so on. A no-op in every other case.
 func (n *Node) LeaderUnreachable(dead int32) {
 	select {
-	case n.deadLeaderc <- dead:
+	case n.deadLeaderc <- deadLeader{node: dead}:
 	default:
 	}
 }
 
+// deadLeaderStagger separates the campaigns of LeaderUnreachable.
+const deadLeaderStagger = 300 * time.Millisecond
+
+// deadLeader is a LeaderUnreachable report; delayed once its turn came.
+type deadLeader struct {
+	node    int32
+	delayed bool
+}
+
 // campaignForDeadLeader runs in the raft loop.
-func (n *Node) campaignForDeadLeader(dead int32) {
+func (n *Node) campaignForDeadLeader(d deadLeader) {
 	st := n.rn.Status()
-	if st.Lead != raftID(dead) || st.RaftState != raft.StateFollower || st.Lead == n.id {
+	leaderGone := st.Lead == raftID(d.node)
+	if st.RaftState == raft.StateLeader || !(leaderGone || (d.delayed && st.Lead == 0)) {
 		return
 	}
 	voters := st.Config.Voters.IDs()
 	if _, ok := voters[n.id]; !ok {
 		return
 	}
+	rank := 0
 	for v := range voters {
-		if v != raftID(dead) && v < n.id {
-			return // a lower id campaigns
+		if v != raftID(d.node) && v < n.id {
+			rank++
 		}
 	}
-	n.cfg.Logger.Info("metadata: raft leader's process is gone, campaigning now", "node", n.cfg.NodeID, "leader", dead)
+	if rank > 0 && !d.delayed {
+		time.AfterFunc(time.Duration(rank)*deadLeaderStagger, func() {
+			select {
+			case n.deadLeaderc <- deadLeader{node: d.node, delayed: true}:
+			case <-n.stopc:
+			}
+		})
+		return
+	}
+	n.cfg.Logger.Info("metadata: raft leader's process is gone, campaigning now", "node", n.cfg.NodeID, "leader", d.node)
+	if !leaderGone {
+		// An earlier campaign ended the lease already.
+		_ = n.rn.Campaign()
+		return
+	}
 	// MsgTimeoutNow from the current leader at the current term is what a
 	// leadership transfer sends: the follower campaigns with the transfer
 	// flag at once.
-	_ = n.rn.Step(&raftpb.Message{Type: raftpb.MessageType_MsgTimeoutNow.Enum(), From: proto.Uint64(raftID(dead)), To: proto.Uint64(n.id), Term: proto.Uint64(st.GetTerm())})
+	_ = n.rn.Step(&raftpb.Message{Type: raftpb.MessageType_MsgTimeoutNow.Enum(), From: proto.Uint64(raftID(d.node)), To: proto.Uint64(n.id), Term: proto.Uint64(st.GetTerm())})
 }
 
 // handleReady does the caller's duties of one raft Ready, in raft's order:
