@@ -1,9 +1,15 @@
 package broker
 
-// Produce (key 0), v3–v12 (record batch v2 only; v12 is v11 on the wire).
-// v13 (topics by id, KIP-516, UNKNOWN_TOPIC_ID for an id this node does not
-// know) is handled but not advertised; see init.
+// Produce (key 0), v3–v13 (record batch v2 only; v12 is v11 on the wire;
+// v13 names topics by id only, KIP-516).
 //
+//   - v13: an id this node does not know (a topic deleted, perhaps created
+//     again under its name with a new id) is UNKNOWN_TOPIC_ID, as in Kafka
+//     4.x; Metadata names the new id. Kafka's Java producer refreshes and
+//     resends with it; franz-go (v1.22) deliberately does not adopt a
+//     recreated topic's id: its records fail with UNKNOWN_TOPIC_ID until
+//     the application calls PurgeTopicsFromClient, after which it produces
+//     to the new topic (TestProduceV13RecreatedTopic).
 //   - Each partition's records are validated (magic 2, lengths, CRC-32C) and
 //     appended exactly as sent; only baseOffset and partitionLeaderEpoch are
 //     rewritten. No decompression, unless the topic's compression.type
@@ -40,6 +46,8 @@ package broker
 //     (NOT_ENOUGH_REPLICAS), then waits until the ISR has the batch
 //     (REQUEST_TIMED_OUT past the request's timeout;
 //     NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank meanwhile).
+//   - NOT_LEADER_OR_FOLLOWER carries the applied leader and its endpoint
+//     (v10+, KIP-951; leader_hints.go).
 
 import (
 	"context"
@@ -58,11 +66,7 @@ import (
 )
 
 func init() {
-	// v13 is implemented but not advertised: franz-go producing by topic
-	// id to a topic deleted and created again kept its old id and failed
-	// with UNKNOWN_TOPIC_ID (TestTieredPurgeKeepsLiveTopic); v12 clients
-	// are unaffected.
-	registerAPI(kmsg.Produce, 3, 12, handleProduce)
+	registerAPI(kmsg.Produce, 3, 13, handleProduce)
 	checksACLs(kmsg.Produce)
 }
 
@@ -84,6 +88,7 @@ func handleProduce(rc *requestContext, req *kmsg.ProduceRequest) kmsg.Response {
 func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceResponse {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	var waits []*pendingAck
+	names := make([]string, 0, len(req.Topics)) // the topic of each resp.Topics entry
 	// WRITE on the transactional id, then on each topic (authorize.go).
 	txnDenied := req.TransactionID != nil && !rc.authorize(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID)
 	for ti, rt := range req.Topics {
@@ -127,11 +132,31 @@ func produceAll(rc *requestContext, req *kmsg.ProduceRequest) *kmsg.ProduceRespo
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
+		if topic != nil {
+			names = append(names, name)
+		} else {
+			names = append(names, "")
+		}
 	}
 	if len(waits) > 0 {
 		rc.awaitAcks(resp, waits, time.Duration(req.TimeoutMillis)*time.Millisecond)
 	}
+	rc.addProduceLeaderHints(req.Version, resp, names)
 	return resp
+}
+
+// roleWait bounds how long a produce waits for this node to take a
+// leadership it has applied.
+const roleWait = 500 * time.Millisecond
+
+// appliedLeader is the leader of topic/partition in the applied metadata,
+// -1 if unknown.
+func (s *Server) appliedLeader(topic string, partition int32) int32 {
+	t, ok := s.clusterState().Topic(topic)
+	if !ok || partition < 0 || int(partition) >= len(t.Partitions) {
+		return -1
+	}
+	return t.Partitions[partition].Leader
 }
 
 // pendingAck is an acks=all append waiting for the ISR.
@@ -213,6 +238,14 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 	if p != nil && p.topic == topic && rc.s.partitionOffline(p) {
 		fail(kerr.KafkaStorageError.Code, "the partition's log directory is offline")
 		return
+	}
+	if p != nil && p.topic == topic && !p.IsLeader() && rc.s.appliedLeader(name, rp.Partition) == rc.s.cfg.NodeID {
+		// Leader in the applied metadata, the role not taken yet (reconcile
+		// runs after each batch of records): a producer told of the new
+		// leader by another node is not sent away.
+		ctx, cancel := context.WithTimeout(rc.s.ctx, roleWait)
+		_ = rc.s.meta.waitReconciled(ctx, p.IsLeader)
+		cancel()
 	}
 	if p == nil || p.topic != topic || !p.IsLeader() {
 		fail(kerr.NotLeaderForPartition.Code, "")

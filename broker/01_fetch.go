@@ -12,6 +12,8 @@ package broker
 //     whole even if larger (KIP-74).
 //   - Sessions per KIP-227 (fetch_session.go); v13+ addresses topics by ID.
 //   - current_leader_epoch is checked: FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH.
+//   - NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH carry the applied
+//     leader (v12+) and its endpoint (v16+), KIP-951 (leader_hints.go).
 //   - read_committed reads stop at the last stable offset (the high
 //     watermark while no transaction is open) and carry the aborted
 //     transactions of the range (KIP-98); read_uncommitted reads stop at the
@@ -58,7 +60,7 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 
 	targets, session, code := rc.resolveFetchTargets(req)
 	if code != 0 {
-		resp.pieces = encodeFetchBody(version, rc.countError(code), 0, nil)
+		resp.pieces = encodeFetchBody(version, rc.countError(code), 0, nil, nil)
 		return resp
 	}
 	sessionID := int32(0)
@@ -96,7 +98,7 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 					}
 				}
 			}
-			resp.pieces = encodeFetchBody(version, 0, sessionID, topics)
+			resp.pieces = encodeFetchBody(version, 0, sessionID, topics, rc.fetchLeaderHints(version, topics))
 			return resp
 		}
 		closeRemote(topics)

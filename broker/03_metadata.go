@@ -23,6 +23,9 @@ package broker
 //     (sarama's RefreshMetadata, clients of the topic reacting to the
 //     deletion) do not bring it back. CreateTopics is not affected.
 //   - Illegal names get INVALID_TOPIC_EXCEPTION.
+//   - While a listed partition's leader refused this node's connections
+//     and its fence is not applied yet, the answer waits for it (at most
+//     1 s, unreachable.go), so it names the new leader.
 //   - v10+ requests may name topics by ID; unknown IDs get UNKNOWN_TOPIC_ID.
 //   - __consumer_offsets and __transaction_state are listed with
 //     is_internal; naming one creates it with its coordinator's settings
@@ -48,6 +51,7 @@ func init() {
 func handleMetadata(rc *requestContext, req *kmsg.MetadataRequest) kmsg.Response {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	defer rc.metadataAuthorizedOperations(req, resp)
+	rc.s.awaitSuspectFences(rc.s.ctx, metadataTopicNames(req))
 	st := rc.s.clusterState()
 	for _, b := range rc.s.liveBrokers(st, rc.conn.listener) {
 		mb := kmsg.NewMetadataResponseBroker()
@@ -125,6 +129,22 @@ func handleMetadata(rc *requestContext, req *kmsg.MetadataRequest) kmsg.Response
 }
 
 // metadataAuthorizedOperations fills KIP-430's fields a v8+ request asks for.
+// metadataTopicNames lists the topics a request names (nil: all of them,
+// or some named by id).
+func metadataTopicNames(req *kmsg.MetadataRequest) []string {
+	if req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0) {
+		return nil
+	}
+	names := make([]string, 0, len(req.Topics))
+	for _, t := range req.Topics {
+		if t.Topic == nil {
+			return nil
+		}
+		names = append(names, *t.Topic)
+	}
+	return names
+}
+
 func (rc *requestContext) metadataAuthorizedOperations(req *kmsg.MetadataRequest, resp *kmsg.MetadataResponse) {
 	if req.Version < 8 {
 		return

@@ -66,6 +66,9 @@ type fetchPartitionOut struct {
 	// readReplica+1 is the preferred read replica the leader names
 	// (KIP-392; 0: none, encoded -1).
 	readReplicaPlus1 int32
+	// currentLeader is KIP-951's hint for a NOT_LEADER_OR_FOLLOWER or
+	// FENCED_LEADER_EPOCH answer (v12+, a tagged field); nil: none.
+	currentLeader *leaderHint
 }
 
 // recordsLen is the size of the partition's records field.
@@ -98,7 +101,9 @@ type fetchTopicOut struct {
 // encodeFetchBody lays out a Fetch response body (after the response
 // header) for version v, exactly as Kafka's schema orders the fields; a test
 // checks it byte for byte against kmsg for every supported version.
-func encodeFetchBody(version int16, errorCode int16, sessionID int32, topics []fetchTopicOut) []fetchPiece {
+// endpoints are the NodeEndpoints of the leaders the partitions' hints
+// name (v16+, a tagged field).
+func encodeFetchBody(version int16, errorCode int16, sessionID int32, topics []fetchTopicOut, endpoints []brokerAddr) []fetchPiece {
 	flexible := version >= 12
 	var pieces []fetchPiece
 	buf := make([]byte, 0, 256)
@@ -178,7 +183,13 @@ func encodeFetchBody(version int16, errorCode int16, sessionID int32, topics []f
 				pieces = append(pieces, fetchPiece{bytes: buf, chunk: c, owned: true})
 				buf = make([]byte, 0, 64)
 			}
-			if flexible {
+			switch {
+			case flexible && p.currentLeader != nil: // tag 1, CurrentLeader
+				buf = append(buf, 1, 1, 9)
+				buf = binary.BigEndian.AppendUint32(buf, uint32(p.currentLeader.id))
+				buf = binary.BigEndian.AppendUint32(buf, uint32(p.currentLeader.epoch))
+				buf = append(buf, 0)
+			case flexible:
 				buf = append(buf, 0) // partition tagged fields
 			}
 		}
@@ -186,7 +197,27 @@ func encodeFetchBody(version int16, errorCode int16, sessionID int32, topics []f
 			buf = append(buf, 0) // topic tagged fields
 		}
 	}
-	if flexible {
+	switch {
+	case version >= 16 && len(endpoints) > 0: // tag 0, NodeEndpoints
+		var nodes []byte
+		nodes = binary.AppendUvarint(nodes, uint64(len(endpoints))+1)
+		for _, e := range endpoints {
+			nodes = binary.BigEndian.AppendUint32(nodes, uint32(e.id))
+			nodes = binary.AppendUvarint(nodes, uint64(len(e.host))+1)
+			nodes = append(nodes, e.host...)
+			nodes = binary.BigEndian.AppendUint32(nodes, uint32(e.port))
+			if e.rack == nil {
+				nodes = append(nodes, 0)
+			} else {
+				nodes = binary.AppendUvarint(nodes, uint64(len(*e.rack))+1)
+				nodes = append(nodes, *e.rack...)
+			}
+			nodes = append(nodes, 0) // node tagged fields
+		}
+		buf = append(buf, 1, 0)
+		buf = binary.AppendUvarint(buf, uint64(len(nodes)))
+		buf = append(buf, nodes...)
+	case flexible:
 		buf = append(buf, 0) // response tagged fields
 	}
 	return append(pieces, fetchPiece{bytes: buf})

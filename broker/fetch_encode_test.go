@@ -36,6 +36,8 @@ func TestEncodeFetchBodyMatchesKmsg(t *testing.T) {
 				{partition: 1, errorCode: 1, highWatermark: -1, lastStable: -1, logStartOffset: -1},
 				// A read_committed fetch that failed: no aborted list either.
 				{partition: 6, errorCode: 6, highWatermark: 9, lastStable: 9, logStartOffset: 0, abortedTxns: []storage.AbortedTxn{}},
+				// KIP-951: a leader error with the leader's hint.
+				{partition: 7, errorCode: 6, highWatermark: -1, lastStable: -1, logStartOffset: -1, currentLeader: &leaderHint{id: 3, epoch: 12}},
 				{partition: 2, highWatermark: 7, lastStable: 7, logStartOffset: 0},
 				{partition: 3, highWatermark: 9, lastStable: 4, logStartOffset: 0, chunk: chunk,
 					abortedTxns: []storage.AbortedTxn{{ProducerID: 42, FirstOffset: 5}, {ProducerID: 43, FirstOffset: 6}}},
@@ -46,7 +48,9 @@ func TestEncodeFetchBodyMatchesKmsg(t *testing.T) {
 			}},
 		}
 		var got []byte
-		for _, p := range encodeFetchBody(v, 0, 77, topics) {
+		rack := "r1"
+		endpoints := []brokerAddr{{id: 3, host: "127.0.0.1", port: 9093, rack: &rack}, {id: 4, host: "localhost", port: 9094}}
+		for _, p := range encodeFetchBody(v, 0, 77, topics, endpoints) {
 			got = append(got, p.bytes...)
 			if p.chunk.Len > 0 {
 				b, err := p.chunk.ReadAll()
@@ -67,6 +71,9 @@ func TestEncodeFetchBodyMatchesKmsg(t *testing.T) {
 				rp := kmsg.NewFetchResponseTopicPartition()
 				rp.Partition, rp.ErrorCode, rp.HighWatermark = po.partition, po.errorCode, po.highWatermark
 				rp.LastStableOffset, rp.LogStartOffset = po.lastStable, po.logStartOffset
+				if po.currentLeader != nil && v >= 12 {
+					rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = po.currentLeader.id, po.currentLeader.epoch
+				}
 				if po.abortedTxns != nil && po.errorCode == 0 && v >= 4 {
 					rp.AbortedTransactions = []kmsg.FetchResponseTopicPartitionAbortedTransaction{}
 					for _, a := range po.abortedTxns {
@@ -83,6 +90,13 @@ func TestEncodeFetchBodyMatchesKmsg(t *testing.T) {
 				rt.Partitions = append(rt.Partitions, rp)
 			}
 			want.Topics = append(want.Topics, rt)
+		}
+		if v >= 16 { // NodeEndpoints
+			for _, e := range endpoints {
+				b := kmsg.NewFetchResponseBroker()
+				b.NodeID, b.Host, b.Port, b.Rack = e.id, e.host, e.port, e.rack
+				want.Brokers = append(want.Brokers, b)
+			}
 		}
 		if wantBytes := want.AppendTo(nil); !bytes.Equal(got, wantBytes) {
 			t.Fatalf("v%d: encoding differs from kmsg\n got %x\nwant %x", v, got, wantBytes)

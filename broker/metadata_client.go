@@ -101,6 +101,12 @@ func (c *metadataClient) heartbeat(ctx context.Context, node int32, incarnation 
 	return err
 }
 
+// brokerUnreachable reports a refused connection to node's incarnation.
+func (c *metadataClient) brokerUnreachable(ctx context.Context, node int32, incarnation string, reporter int32, timeMs int64) error {
+	_, err := c.propose(ctx, cluster.BrokerUnreachable{NodeID: node, IncarnationID: incarnation, ReporterID: reporter, TimeMs: timeMs})
+	return err
+}
+
 // controlledShutdown moves this incarnation's leaderships away and takes it
 // out of the ISRs.
 func (c *metadataClient) controlledShutdown(ctx context.Context, node int32, incarnation string) error {

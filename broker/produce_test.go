@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -475,5 +476,66 @@ func TestOlderClientProtocolVersions(t *testing.T) {
 			cons := tb.client(kgo.MaxVersions(versions), kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 			consumeAllFranz(t, ctx, cons, records)
 		})
+	}
+}
+
+// TestProduceV13RecreatedTopic: Produce v13 names topics by id. A topic
+// deleted and created again under its name while a franz-go producer
+// writes to it: the old id is UNKNOWN_TOPIC_ID (as in Kafka 4.x), Metadata
+// names the new id, and once the application purges the topic from the
+// client (franz-go never adopts a recreated topic's id by itself) it
+// produces to the new topic by its new id.
+func TestProduceV13RecreatedTopic(t *testing.T) {
+	tb := startTestBroker(t)
+	ctx := testContext(t)
+	adm := tb.admin()
+	if res, err := adm.CreateTopic(ctx, 1, 1, nil, "reborn13"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	cl := tb.client(kgo.DefaultProduceTopic("reborn13"))
+	if err := cl.ProduceSync(ctx, kgo.StringRecord("first")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	oldID := tb.srv.topics.get("reborn13").meta.ID
+	if _, err := adm.DeleteTopics(ctx, "reborn13"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := adm.CreateTopic(ctx, 1, 1, nil, "reborn13"); err != nil || res.Err != nil {
+		t.Fatalf("recreate: %v %v", err, res.Err)
+	}
+	newID := tb.srv.topics.get("reborn13").meta.ID
+	if newID == oldID {
+		t.Fatal("the recreated topic kept its id")
+	}
+	// The client still holds the old id (by name, v12 and below, this
+	// record would land in the new topic).
+	err := cl.ProduceSync(ctx, kgo.StringRecord("to the old id")).FirstErr()
+	if !errors.Is(err, kerr.UnknownTopicID) {
+		t.Fatalf("produce to the deleted topic's id: %v, want UNKNOWN_TOPIC_ID", err)
+	}
+	md, err := adm.Metadata(ctx, "reborn13")
+	if err != nil || md.Topics["reborn13"].ID != kadm.TopicID(newID) {
+		t.Fatalf("metadata: %v, id %x, want the new id %x", err, md.Topics["reborn13"].ID, newID)
+	}
+	cl.PurgeTopicsFromClient("reborn13")
+	r, err := cl.ProduceSync(ctx, kgo.StringRecord("to the new id")).First()
+	if err != nil || r.Offset != 0 {
+		t.Fatalf("produce after purge: offset %v, %v; want offset 0 of the new topic", r, err)
+	}
+	if end := tb.logEnd("reborn13", 0); end != 1 {
+		t.Fatalf("new topic's log end %d, want 1", end)
+	}
+	// Raw v13: the old id is unknown, the new one appends.
+	c := tb.dialRaw()
+	for _, tc := range []struct {
+		id   [16]byte
+		want int16
+	}{{oldID, kerr.UnknownTopicID.Code}, {newID, 0}} {
+		req := produceRequest(13, "", 0, buildBatch(t, plainBatch(fixtureRecords(1, 1)...)))
+		req.Topics[0].TopicID = tc.id
+		resp := roundTrip[*kmsg.ProduceResponse](c, req)
+		if got := resp.Topics[0].Partitions[0].ErrorCode; got != tc.want {
+			t.Fatalf("v13 to id %x: error %d, want %d", tc.id, got, tc.want)
+		}
 	}
 }

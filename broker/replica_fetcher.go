@@ -138,16 +138,26 @@ func (f *replicaFetcher) run() {
 	}
 	b := seeds[0]
 	backoff := 50 * time.Millisecond
+	redialed := false
 	for f.ctx.Err() == nil {
 		err := f.round(b)
 		if err == nil {
 			backoff = 50 * time.Millisecond
+			redialed = false
+			f.s.connectionHealthy(f.leader)
 			continue
 		}
 		if f.ctx.Err() != nil {
 			return
 		}
 		f.s.logger.Debug("replica fetch failed", "leader", f.leader, "err", err)
+		if f.s.connectionFailed(f.leader, err) && !redialed {
+			// A lost connection is redialed at once: a refusal (the
+			// leader's process is gone) is known within a millisecond,
+			// before the clients that lost it ask for metadata.
+			redialed = true
+			continue
+		}
 		select {
 		case <-f.ctx.Done():
 			return

@@ -64,6 +64,7 @@ type Server struct {
 	incarnation string
 	fetchers    *fetcherManager
 	peers       peerClients // clients to other nodes (transaction markers)
+	refusals    refusals    // nodes seen refusing connections (unreachable.go)
 	// roleTasks are goroutines started by the applied-state loop
 	// (coordinator loads, manifest refreshes); Close waits for them once
 	// the loop has stopped.

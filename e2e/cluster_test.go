@@ -466,8 +466,15 @@ type steadyProducer struct {
 
 func startSteadyProducer(t *testing.T, addrs []string, topic string, partitions int32, interval time.Duration, maxInFlight int) *steadyProducer {
 	t.Helper()
+	return startSteadyProducerWith(t, acksAllClient(t, addrs, kgo.RecordPartitioner(kgo.ManualPartitioner())), topic, partitions, interval, maxInFlight)
+}
+
+// startSteadyProducerWith is startSteadyProducer on a client of the
+// caller's (it must partition manually).
+func startSteadyProducerWith(t *testing.T, cl *kgo.Client, topic string, partitions int32, interval time.Duration, maxInFlight int) *steadyProducer {
+	t.Helper()
 	sp := &steadyProducer{
-		cl:   acksAllClient(t, addrs, kgo.RecordPartitioner(kgo.ManualPartitioner())),
+		cl:   cl,
 		done: make(chan struct{}),
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -83,6 +83,9 @@ func takeoverGrace(session time.Duration) time.Duration {
 // election's gap, while one that died with the old controller is fenced
 // takeoverGrace after the takeover.
 //
+// A refused connection (Broker.UnreachableMs) newer than the heartbeat
+// and the last raft message keeps counting: it is not raised to the floor.
+//
 // heard, when not nil, gives the last time a raft message arrived from a
 // node (0 if never): a voter whose process talks raft is alive even when
 // its heartbeat records commit slowly (an fsync stall on a loaded disk),
@@ -103,9 +106,13 @@ func (r *controllerRun) fencingView(s cluster.State, session time.Duration, hear
 	}
 	brokers := make(map[int32]cluster.Broker, len(s.Brokers))
 	for id, b := range s.Brokers {
-		b.LastHeartbeatMs = max(b.LastHeartbeatMs, floor)
 		if heard != nil {
 			b.LastHeartbeatMs = max(b.LastHeartbeatMs, heard(id))
+		}
+		// A refused connection newer than every sign of life is proof,
+		// not silence: the takeover floor does not cover it.
+		if b.UnreachableMs <= b.LastHeartbeatMs {
+			b.LastHeartbeatMs = max(b.LastHeartbeatMs, floor)
 		}
 		brokers[id] = b
 	}

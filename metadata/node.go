@@ -86,6 +86,8 @@ type Node struct {
 	statusc chan chan raft.Status
 	// confc takes membership changes to the raft loop (membership.go).
 	confc chan confRequest
+	// deadLeaderc carries LeaderUnreachable reports to the raft loop.
+	deadLeaderc chan deadLeader
 	// obs are the observers this node streams to (quorum_status.go).
 	obs    observers
 	failed chan struct{} // closed when the loop stops on an error
@@ -132,14 +134,15 @@ func StartNode(cfg Config) (*Node, error) {
 	}
 	cfg.setDefaults()
 	n := &Node{
-		cfg:     cfg,
-		id:      raftID(cfg.NodeID),
-		recvc:   make(chan *raftpb.Message, 4096),
-		propc:   make(chan proposal, 256),
-		stopc:   make(chan struct{}),
-		failed:  make(chan struct{}),
-		statusc: make(chan chan raft.Status),
-		confc:   make(chan confRequest),
+		cfg:         cfg,
+		id:          raftID(cfg.NodeID),
+		recvc:       make(chan *raftpb.Message, 4096),
+		propc:       make(chan proposal, 256),
+		stopc:       make(chan struct{}),
+		failed:      make(chan struct{}),
+		statusc:     make(chan chan raft.Status),
+		confc:       make(chan confRequest),
+		deadLeaderc: make(chan deadLeader, 1),
 
 		becameLeader: make(chan struct{}, 1),
 	}
@@ -491,6 +494,8 @@ func (n *Node) run() {
 			reply <- n.rn.Status()
 		case req := <-n.confc:
 			req.reply <- n.proposeConfChange(req)
+		case dead := <-n.deadLeaderc:
+			n.campaignForDeadLeader(dead)
 		case p := <-n.propc:
 			if err := n.rn.Propose(p.data); err != nil {
 				if errors.Is(err, raft.ErrProposalDropped) {
@@ -500,6 +505,68 @@ func (n *Node) run() {
 			}
 		}
 	}
+}
+
+// LeaderUnreachable tells the node that the process of node dead is not
+// running (a connection to it was refused). If dead is the raft leader,
+// the other voters campaign at once instead of waiting out the election
+// timeout, one after another so their votes do not split: the lowest id
+// now, as in a leadership transfer (voters grant it although their leader
+// lease has not run out), the next deadLeaderStagger later if there is
+// still no leader (the first may have been refused for a shorter log),
+// and so on. A no-op in every other case.
+func (n *Node) LeaderUnreachable(dead int32) {
+	select {
+	case n.deadLeaderc <- deadLeader{node: dead}:
+	default:
+	}
+}
+
+// deadLeaderStagger separates the campaigns of LeaderUnreachable.
+const deadLeaderStagger = 300 * time.Millisecond
+
+// deadLeader is a LeaderUnreachable report; delayed once its turn came.
+type deadLeader struct {
+	node    int32
+	delayed bool
+}
+
+// campaignForDeadLeader runs in the raft loop.
+func (n *Node) campaignForDeadLeader(d deadLeader) {
+	st := n.rn.Status()
+	leaderGone := st.Lead == raftID(d.node)
+	if st.RaftState == raft.StateLeader || !(leaderGone || (d.delayed && st.Lead == 0)) {
+		return
+	}
+	voters := st.Config.Voters.IDs()
+	if _, ok := voters[n.id]; !ok {
+		return
+	}
+	rank := 0
+	for v := range voters {
+		if v != raftID(d.node) && v < n.id {
+			rank++
+		}
+	}
+	if rank > 0 && !d.delayed {
+		time.AfterFunc(time.Duration(rank)*deadLeaderStagger, func() {
+			select {
+			case n.deadLeaderc <- deadLeader{node: d.node, delayed: true}:
+			case <-n.stopc:
+			}
+		})
+		return
+	}
+	n.cfg.Logger.Info("metadata: raft leader's process is gone, campaigning now", "node", n.cfg.NodeID, "leader", d.node)
+	if !leaderGone {
+		// An earlier campaign ended the lease already.
+		_ = n.rn.Campaign()
+		return
+	}
+	// MsgTimeoutNow from the current leader at the current term is what a
+	// leadership transfer sends: the follower campaigns with the transfer
+	// flag at once.
+	_ = n.rn.Step(&raftpb.Message{Type: raftpb.MessageType_MsgTimeoutNow.Enum(), From: proto.Uint64(raftID(d.node)), To: proto.Uint64(n.id), Term: proto.Uint64(st.GetTerm())})
 }
 
 // handleReady does the caller's duties of one raft Ready, in raft's order:

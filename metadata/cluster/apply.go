@@ -54,6 +54,8 @@ func Apply(s State, rec Record) (State, error) {
 		next, err = applyHeartbeat(s, r)
 	case FenceBroker:
 		next, err = applyFence(s, r.NodeID)
+	case BrokerUnreachable:
+		next, err = applyUnreachable(s, r)
 	case UnfenceBroker:
 		next, err = applyUnfence(s, r.NodeID)
 	case CreateTopic:
@@ -190,7 +192,29 @@ func applyFence(s State, node int32) (State, error) {
 		return s, nil
 	}
 	b.Fenced = true
+	if b.Refused() {
+		b.RefusalFenced = true
+	}
 	return fenceReplicas(withBroker(s, b), node), nil
+}
+
+// applyUnreachable records a refused connection to the broker's current
+// incarnation; a report of an old incarnation is rejected, one no newer
+// than its last heartbeat, or of a fenced or already refusal-fenced
+// broker, changes nothing.
+func applyUnreachable(s State, r BrokerUnreachable) (State, error) {
+	b, ok := s.Brokers[r.NodeID]
+	if !ok {
+		return s, fmt.Errorf("%w: %d", ErrBrokerNotRegistered, r.NodeID)
+	}
+	if b.IncarnationID != r.IncarnationID {
+		return s, fmt.Errorf("%w: broker %d is %s, refusal reported for %s", ErrStaleIncarnation, r.NodeID, b.IncarnationID, r.IncarnationID)
+	}
+	if b.Fenced || b.RefusalFenced || r.TimeMs <= b.LastHeartbeatMs || r.TimeMs <= b.UnreachableMs {
+		return s, nil
+	}
+	b.UnreachableMs = r.TimeMs
+	return withBroker(s, b), nil
 }
 
 func applyUnfence(s State, node int32) (State, error) {

@@ -112,17 +112,20 @@ func less3(a, b [3]int) bool {
 
 // PlanFencing returns the records the active controller proposes at nowMs:
 // FenceBroker for every unfenced broker whose last heartbeat is more than
-// sessionTimeoutMs old (broker.session.timeout.ms), UnfenceBroker for every
-// fenced broker that has heartbeated since. In node id order.
+// sessionTimeoutMs old (broker.session.timeout.ms) or against which a
+// refused connection counts (Broker.Refused: its process is not running),
+// UnfenceBroker for every fenced broker that has heartbeated since and
+// has no refusal counting against it. In node id order.
 func PlanFencing(s State, nowMs, sessionTimeoutMs int64) []Record {
 	var out []Record
 	for _, id := range s.BrokerIDs() {
 		b := s.Brokers[id]
 		stale := nowMs-b.LastHeartbeatMs > sessionTimeoutMs
+		refused := b.UnreachableMs > b.LastHeartbeatMs && (b.Fenced || !b.RefusalFenced)
 		switch {
-		case stale && !b.Fenced:
+		case (stale || refused) && !b.Fenced:
 			out = append(out, FenceBroker{NodeID: id})
-		case !stale && b.Fenced:
+		case !stale && !refused && b.Fenced:
 			out = append(out, UnfenceBroker{NodeID: id})
 		}
 	}

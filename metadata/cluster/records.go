@@ -39,6 +39,8 @@ const (
 	TypeAlterClientMetrics RecordType = 20
 	// Broker and group configs (configs.go).
 	TypeAlterResourceConfigs RecordType = 21
+	// A refused connection to a broker (fencing a crashed node at once).
+	TypeBrokerUnreachable RecordType = 26
 )
 
 // Errors of the codec and of Validate.
@@ -118,6 +120,19 @@ type BrokerHeartbeat struct {
 // the last member) and loses its leaderships.
 type FenceBroker struct {
 	NodeID int32 `json:"node_id"`
+}
+
+// BrokerUnreachable reports that a connection to the broker's incarnation
+// was refused (ECONNREFUSED) at TimeMs, as ReporterID saw it: nothing
+// listens at its address, so its process is not running. The controller
+// fences the broker at once (PlanFencing) unless it has heard from it
+// since; a session expiry is not waited for. An incarnation is fenced this
+// way at most once.
+type BrokerUnreachable struct {
+	NodeID        int32  `json:"node_id"`
+	IncarnationID string `json:"incarnation_id"`
+	ReporterID    int32  `json:"reporter_id"`
+	TimeMs        int64  `json:"time_ms"`
 }
 
 // UnfenceBroker makes a fenced broker eligible again for ISRs and leaderships.
@@ -219,6 +234,7 @@ func (InitCluster) Type() RecordType         { return TypeInitCluster }
 func (RegisterBroker) Type() RecordType      { return TypeRegisterBroker }
 func (BrokerHeartbeat) Type() RecordType     { return TypeBrokerHeartbeat }
 func (FenceBroker) Type() RecordType         { return TypeFenceBroker }
+func (BrokerUnreachable) Type() RecordType   { return TypeBrokerUnreachable }
 func (UnfenceBroker) Type() RecordType       { return TypeUnfenceBroker }
 func (CreateTopic) Type() RecordType         { return TypeCreateTopic }
 func (DeleteTopic) Type() RecordType         { return TypeDeleteTopic }
@@ -290,6 +306,14 @@ func ValidateHostPort(addr string) error {
 func (r BrokerHeartbeat) Validate() error {
 	if r.NodeID < 0 || r.IncarnationID == "" {
 		return invalid("heartbeat from node %d incarnation %q", r.NodeID, r.IncarnationID)
+	}
+	return nil
+}
+
+// Validate implements Record.
+func (r BrokerUnreachable) Validate() error {
+	if r.NodeID < 0 || r.IncarnationID == "" || r.ReporterID < 0 {
+		return invalid("node %d incarnation %q unreachable from %d", r.NodeID, r.IncarnationID, r.ReporterID)
 	}
 	return nil
 }
@@ -487,6 +511,8 @@ func DecodeRecord(b []byte) (Record, error) {
 		r = decodeInto[BrokerHeartbeat](b[1:])
 	case TypeFenceBroker:
 		r = decodeInto[FenceBroker](b[1:])
+	case TypeBrokerUnreachable:
+		r = decodeInto[BrokerUnreachable](b[1:])
 	case TypeUnfenceBroker:
 		r = decodeInto[UnfenceBroker](b[1:])
 	case TypeCreateTopic:

@@ -39,6 +39,7 @@ var sampleRecords = []Record{
 	AlterClientMetrics{Name: "producers", Configs: map[string]string{"metrics": "org.apache.kafka.producer.", "interval.ms": "60000"}},
 	AlterResourceConfigs{Kind: ConfigBroker, Name: "", Configs: map[string]string{"log.retention.ms": "60000"}},
 	SetControllers{Controllers: []Controller{{ID: 1}, {ID: 4, Addr: "127.0.0.1:9094", DirectoryID: TopicID{7}, Learner: true}}},
+	BrokerUnreachable{NodeID: 2, IncarnationID: "inc-2", ReporterID: 1, TimeMs: 1000},
 	OfflineReplicas{NodeID: 2, IncarnationID: "inc-2", Partitions: []ReplicaRef{{TopicID: TopicID{1}, Partition: 0}, {TopicID: TopicID{1}, Partition: 3}}},
 	SetControllers{Controllers: []Controller{{ID: 2, Addr: "127.0.0.1:9095", Listeners: []ControllerListener{{Name: "CONTROLLER", Addr: "127.0.0.1:9095"}}, KRaftMax: 1}}},
 	UpdateController{ID: 2, DirectoryID: TopicID{2}, Addr: "127.0.0.1:9096", Listeners: []ControllerListener{{Name: "CONTROLLER", Addr: "127.0.0.1:9096"}}, KRaftMax: 1, Voters: []int32{1, 2, 3}},

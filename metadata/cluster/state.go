@@ -74,6 +74,22 @@ type Broker struct {
 	// incarnation clears it.
 	ShuttingDown    bool  `json:"shutting_down,omitempty"`
 	LastHeartbeatMs int64 `json:"last_heartbeat_ms"`
+	// UnreachableMs is the latest refused connection to this incarnation
+	// (BrokerUnreachable) newer than its heartbeat when reported; 0: none.
+	// It counts while nothing was heard from the broker since.
+	UnreachableMs int64 `json:"unreachable_ms,omitempty"`
+	// RefusalFenced is set once this incarnation was fenced while a
+	// refusal counted: later refusals are ignored (no fence-unfence loop
+	// for a process that refuses connections but lives), and only a
+	// session expiry fences it again.
+	RefusalFenced bool `json:"refusal_fenced,omitempty"`
+}
+
+// Refused reports whether a refused connection counts against b: it is
+// newer than the last sign of life (heartbeat, or what the caller merged
+// into LastHeartbeatMs) and b was not refusal-fenced before.
+func (b Broker) Refused() bool {
+	return b.UnreachableMs > b.LastHeartbeatMs && !b.RefusalFenced
 }
 
 // Endpoint returns the broker's advertised address on the named listener.
