@@ -143,6 +143,7 @@ type Config struct {
 	RemoteLogRetryBackoffMs       int64 // remote.log.manager.task.retry.backoff.ms: first wait after a failed upload
 	RemoteLogRetryBackoffMaxMs    int64 // remote.log.manager.task.retry.backoff.max.ms: longest wait between retries
 	RemoteLogReaderThreads        int32 // remote.log.reader.threads: remote reads in flight at once
+	RemoteLogUploadOnRoll         bool  // strata.remote.log.upload.on.roll: upload a segment as soon as it is sealed
 	RemoteLogCacheBytes           int64 // remote.log.cache.size.bytes (Strata): on-disk chunk cache limit
 	RemoteLogCacheChunkBytes      int64 // remote.log.cache.chunk.size.bytes (Strata): bytes per ranged read
 	RemoteLogCacheReadAheadChunks int32 // remote.log.cache.read.ahead.chunks (Strata): chunks prefetched after a read
@@ -244,6 +245,7 @@ func DefaultConfig() Config {
 		RemoteLogRetryBackoffMs:       500,
 		RemoteLogRetryBackoffMaxMs:    30000,
 		RemoteLogReaderThreads:        10,
+		RemoteLogUploadOnRoll:         true,
 		RemoteLogCacheBytes:           1 << 30,
 		RemoteLogCacheChunkBytes:      4 << 20,
 		RemoteLogCacheReadAheadChunks: 2,
@@ -495,6 +497,7 @@ var brokerProperties = map[string]brokerProperty{
 	"remote.log.manager.task.retry.backoff.ms":     intProp(func(c *Config) *int64 { return &c.RemoteLogRetryBackoffMs }, 1),
 	"remote.log.manager.task.retry.backoff.max.ms": intProp(func(c *Config) *int64 { return &c.RemoteLogRetryBackoffMaxMs }, 1),
 	"remote.log.reader.threads":                    int32Prop(func(c *Config) *int32 { return &c.RemoteLogReaderThreads }, 1),
+	"strata.remote.log.upload.on.roll":             boolProp(func(c *Config) *bool { return &c.RemoteLogUploadOnRoll }),
 	"remote.log.cache.size.bytes":                  intProp(func(c *Config) *int64 { return &c.RemoteLogCacheBytes }, 1),
 	"remote.log.cache.chunk.size.bytes":            intProp(func(c *Config) *int64 { return &c.RemoteLogCacheChunkBytes }, 1),
 	"remote.log.cache.read.ahead.chunks":           int32Prop(func(c *Config) *int32 { return &c.RemoteLogCacheReadAheadChunks }, 1),

@@ -102,6 +102,7 @@ var configDocs = map[string]string{
 	"remote.log.reader.threads":                    "Remote reads running at once.",
 	"remote.log.cache.size.bytes":                  "Size of the on-disk cache of remote segment chunks.",
 	"remote.log.cache.chunk.size.bytes":            "Size of one cached remote chunk.",
+	"strata.remote.log.upload.on.roll":             "Upload a tiered partition's segment as soon as it is sealed (and run local retention right after), instead of at the next remote.log.manager.task.interval.ms.",
 	"remote.log.cache.read.ahead.chunks":           "Chunks prefetched for sequential remote readers.",
 	"offsets.topic.num.partitions":                 "Partitions of __consumer_offsets.",
 	"offsets.topic.segment.bytes":                  "segment.bytes of __consumer_offsets.",

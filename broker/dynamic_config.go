@@ -58,7 +58,7 @@ var dynamicBrokerConfigs = map[string]bool{
 	// Loops that reset their tickers.
 	"log.cleaner.backoff.ms": true, "log.retention.check.interval.ms": true,
 	"log.flush.scheduler.interval.ms": true, "log.flush.offset.checkpoint.interval.ms": true,
-	"remote.log.manager.task.interval.ms": true,
+	"remote.log.manager.task.interval.ms": true, "strata.remote.log.upload.on.roll": true,
 	// Replication throttles (replication_throttle.go), read per fetch.
 	"leader.replication.throttled.rate": true, "follower.replication.throttled.rate": true,
 	// Pool sizes read at each admission (limiter.go).

@@ -128,14 +128,20 @@ func (t *tieredStorage) intervalChanged() {
 }
 
 // loop runs the remote-log tasks every remote.log.manager.task.interval.ms
-// until the server stops, then waits for running tasks.
+// until the server stops, then waits for running tasks. Between those
+// rounds a poll every sealPollInterval starts the task of a leader whose
+// log rolled since (a segment sealed: upload it now, not up to an interval
+// later, and let local retention follow the upload).
 func (t *tieredStorage) loop() {
 	interval := time.Duration(t.s.conf().RemoteLogTaskIntervalMs) * time.Millisecond
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
+	seal := time.NewTicker(sealPollInterval)
+	defer seal.Stop()
 	var running sync.WaitGroup
 	defer running.Wait()
 	for {
+		sealedOnly := false
 		select {
 		case <-t.s.ctx.Done():
 			return
@@ -146,6 +152,8 @@ func (t *tieredStorage) loop() {
 			}
 			continue
 		case <-ticker.C:
+		case <-seal.C:
+			sealedOnly = true
 		}
 		now := time.Now()
 		t.s.topics.forEachPartition(func(p *partition) {
@@ -153,7 +161,13 @@ func (t *tieredStorage) loop() {
 			// Only the leader uploads. A follower re-reads the leader's
 			// manifest, so its local retention may drop what is uploaded.
 			leader := p.IsLeader()
-			if !r.enabled() || (leader && !r.dueAt(now)) || !r.running.CompareAndSwap(false, true) {
+			if !r.enabled() {
+				return
+			}
+			if sealedOnly && (!leader || !t.s.conf().RemoteLogUploadOnRoll || !r.rolled()) {
+				return
+			}
+			if (leader && !r.dueAt(now)) || !r.running.CompareAndSwap(false, true) {
 				return
 			}
 			if !t.workers.tryAcquire() {
@@ -175,6 +189,16 @@ func (t *tieredStorage) loop() {
 			}()
 		})
 	}
+}
+
+// sealPollInterval is how often the tiering loop looks for rolled logs.
+const sealPollInterval = 250 * time.Millisecond
+
+// rolled reports whether the log has more segments than when last asked
+// (a roll; fewer — retention — only updates the count).
+func (r *remoteLog) rolled() bool {
+	n := int64(r.local.Log().NumSegments())
+	return r.segments.Swap(n) < n
 }
 
 // close waits for background remote reads (the server's context is
@@ -211,6 +235,9 @@ type remoteLog struct {
 
 	lagSegments atomic.Int64 // sealed segments not yet uploaded
 	lagBytes    atomic.Int64
+	// segments is the local segment count the seal poll last saw: a roll
+	// (one more) starts a task at once instead of at the next interval.
+	segments atomic.Int64
 
 	// Guarded by taskMu (held by the running task and by DeleteRecords).
 	taskMu    sync.Mutex
@@ -249,6 +276,7 @@ type localReplica interface {
 	LastStableOffset() int64
 	Flush() error
 	SetRemoteOffset(next int64)
+	ApplyRetention() (int, error)
 }
 
 // stop cancels the partition's remote work and waits for a running task,
@@ -359,8 +387,19 @@ func (r *remoteLog) runTask(ctx context.Context) {
 	err := r.local.Flush()
 	r.taskMu.Lock()
 	defer r.taskMu.Unlock()
+	uploaded := 0
 	if err == nil {
-		err = r.uploadPending(ctx, durable)
+		uploaded, err = r.uploadPending(ctx, durable)
+	}
+	if err == nil && uploaded > 0 {
+		// Local retention (local.retention.*) right after the upload is
+		// confirmed, not at the next log.retention.check.interval.ms: the
+		// hot tail stays near its bound under a burst.
+		if n, rerr := r.local.ApplyRetention(); rerr != nil {
+			r.t.s.logger.Warn("local retention after an upload failed", "topic", r.topicState.name, "partition", r.index, "err", rerr)
+		} else if n > 0 {
+			r.t.s.logger.Debug("local retention after an upload", "topic", r.topicState.name, "partition", r.index, "segments", n)
+		}
 	}
 	if err == nil {
 		err = r.applyRetention(ctx)
@@ -390,14 +429,14 @@ func (r *remoteLog) runTask(ctx context.Context) {
 
 // uploadPending uploads the sealed segments below durable (flushed by the
 // caller) that the manifest lacks. Needs taskMu.
-func (r *remoteLog) uploadPending(ctx context.Context, durable int64) error {
+func (r *remoteLog) uploadPending(ctx context.Context, durable int64) (uploaded int, err error) {
 	m, err := r.load(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	segs, err := r.local.Log().SealedSegments(m.NextOffset())
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer func() {
 		for _, s := range segs {
@@ -420,11 +459,12 @@ func (r *remoteLog) uploadPending(ctx context.Context, durable int64) error {
 		// merged from uploaded segments and newer ones: it replaces the
 		// remote segments from its base on (upload).
 		if m, err = r.upload(ctx, m, seg); err != nil {
-			return err
+			return uploaded, err
 		}
+		uploaded++
 		r.updateLag(segs, m)
 	}
-	return nil
+	return uploaded, nil
 }
 
 func (r *remoteLog) updateLag(segs []storage.SealedSegment, m *tiering.Manifest) {

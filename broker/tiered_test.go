@@ -450,7 +450,7 @@ func TestTieredCompactedTopic(t *testing.T) {
 // segment's base replaces the remote segments from there on (their objects
 // deleted), and one starting inside a remote segment is refused.
 func TestTieredUploadReplacesMergedSegments(t *testing.T) {
-	tb := tieredBroker(t, func(c *Config) { c.RemoteLogTaskIntervalMs = 1 << 30 })
+	tb := tieredBroker(t, func(c *Config) { c.RemoteLogTaskIntervalMs, c.RemoteLogUploadOnRoll = 1<<30, false })
 	tb.createTopic("merged", 1, tieredTopicConfigs())
 	ctx := testContext(t)
 	r := tb.srv.topics.partition("merged", 0).remote
@@ -500,7 +500,7 @@ func TestTieredUploadReplacesMergedSegments(t *testing.T) {
 // whose segments are not uploaded yet is remembered in the manifest, so
 // the later upload never brings the deleted records back.
 func TestTieredDeleteRecordsBeforeUpload(t *testing.T) {
-	tb := tieredBroker(t, func(c *Config) { c.RemoteLogTaskIntervalMs = 1 << 30 })
+	tb := tieredBroker(t, func(c *Config) { c.RemoteLogTaskIntervalMs, c.RemoteLogUploadOnRoll = 1<<30, false })
 	tb.createTopic("purged", 1, tieredTopicConfigs())
 	produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10)), "purged", 2000)
 	p := tb.srv.topics.partition("purged", 0)
@@ -568,7 +568,10 @@ func TestTieredLocalLogBehindRemote(t *testing.T) {
 // manifest's own objects and young objects stay.
 func TestTieredSweepsOrphans(t *testing.T) {
 	objects := t.TempDir()
-	tb := tieredBroker(t, func(c *Config) { c.ObjectStore = "file://" + objects; c.RemoteLogTaskIntervalMs = 1 << 30 })
+	tb := tieredBroker(t, func(c *Config) {
+		c.ObjectStore = "file://" + objects
+		c.RemoteLogTaskIntervalMs, c.RemoteLogUploadOnRoll = 1<<30, false
+	})
 	tb.createTopic("swept", 1, tieredTopicConfigs())
 	produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10)), "swept", 1000)
 	ctx := testContext(t)
@@ -737,7 +740,7 @@ func TestTieredOffsetForLeaderEpoch(t *testing.T) {
 // its .txnindex to the bucket, named in the manifest, and it goes with the
 // segment.
 func TestTieredUploadsTxnIndex(t *testing.T) {
-	tb := tieredBroker(t, func(c *Config) { c.RemoteLogTaskIntervalMs = 1 << 30 })
+	tb := tieredBroker(t, func(c *Config) { c.RemoteLogTaskIntervalMs, c.RemoteLogUploadOnRoll = 1<<30, false })
 	tb.createTopic("txns", 1, tieredTopicConfigs())
 	ctx := testContext(t)
 	r := tb.srv.topics.partition("txns", 0).remote
@@ -883,5 +886,30 @@ func TestTieredReadCommitted(t *testing.T) {
 	}
 	if got := read(true, len(committed)); !slices.Equal(got, committed) {
 		t.Fatalf("read_committed after the open transaction aborted: %d records, want %d", len(got), len(committed))
+	}
+}
+
+// TestTieredUploadOnRoll: with the task interval and the retention check
+// both far away, a tiered partition's sealed segments are uploaded as the
+// log rolls and local retention follows each confirmed upload, so the
+// local log stays near local.retention.bytes under a burst; every record
+// is still read back (remote, then local).
+func TestTieredUploadOnRoll(t *testing.T) {
+	tb := tieredBroker(t, func(c *Config) {
+		c.RemoteLogTaskIntervalMs = 1 << 30
+		c.LogRetentionCheckIntervalMs = 1 << 30
+	})
+	tb.createTopic("rolling", 1, tieredTopicConfigs())
+	values := produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10)), "rolling", 4000)
+	p := tb.srv.topics.partition("rolling", 0)
+	waitFor(t, 20*time.Second, "sealed segments uploaded and the local log trimmed", func() bool {
+		m := p.remote.manifest.Load()
+		// 4000 records of ~230 bytes: about 14 segments of 64 KiB; all
+		// but the active one go remote, and local retention keeps
+		// 128 KiB plus the active segment.
+		return m != nil && len(m.Segments) >= 10 && p.Log().Size() <= 131072+2*65536
+	})
+	if got := consumeValues(t, tb, "rolling", len(values)); !slices.EqualFunc(got, values, bytes.Equal) {
+		t.Fatalf("read back %d records, not the %d produced", len(got), len(values))
 	}
 }
