@@ -158,3 +158,27 @@ func (l *Log) UnflushedRecords() int64 {
 	defer l.writeMu.Unlock()
 	return l.unflushedRecords
 }
+
+// RecoveryPointBehind reports whether a segment was rolled since the
+// recovery checkpoint on disk was written (the checkpoint names an older
+// segment, or there is none and the log has more than one segment). The
+// broker then calls Checkpoint from its background flusher, which fsyncs
+// the sealed segments and moves the recovery point into the active
+// segment, so that a restart after a crash scans only the active segment's
+// unflushed bytes (Kafka rescans every segment after its recovery point).
+// It answers false while another flush holds the log: the caller asks
+// again on its next round.
+func (l *Log) RecoveryPointBehind() bool {
+	if !l.flushMu.TryLock() {
+		return false
+	}
+	defer l.flushMu.Unlock()
+	l.mu.RLock()
+	closed, segments := l.mu.closed, l.mu.segments
+	l.mu.RUnlock()
+	if closed || len(segments) < 2 {
+		return false
+	}
+	active := segments[len(segments)-1]
+	return l.checkpointOnDisk == nil || l.checkpointOnDisk.segmentBase < active.baseOffset
+}

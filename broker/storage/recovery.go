@@ -35,7 +35,13 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
 	if r.changed {
-		// Make the repaired state durable so the next start scans nothing.
+		// Make the repaired state durable at once: a cut tail, removed
+		// segments or rebuilt indexes must not come back after another
+		// crash. A tail that was only scanned needs nothing: it is still
+		// after the recovery checkpoint on disk, so another crash scans it
+		// again, and the next background flush (after a roll) or
+		// checkpoint moves the recovery point past it. Not fsyncing here
+		// keeps a restart's cost at reading the unflushed bytes.
 		if err := l.Checkpoint(); err != nil {
 			l.Close()
 			return nil, fmt.Errorf("storage: open %s: %w", dir, err)
@@ -53,7 +59,7 @@ type recovery struct {
 	logStartFromFile int64 // -1 if there is no log-start-offset file
 	stats            RecoveryStats
 	truncatedAt      int  // index of the segment whose tail was cut, -1 if none
-	changed          bool // files were rebuilt, cut or removed
+	changed          bool // files were repaired (indexes rebuilt, a tail cut, files removed): checkpoint at once
 }
 
 func (r *recovery) run() error {
@@ -329,6 +335,7 @@ func (r *recovery) loadSegment(base, nextBase int64) error {
 		} else {
 			l.logger.Warn("storage: rebuilding index", "segment", path, "err", err)
 			r.stats.IndexesRebuilt++
+			r.changed = true
 		}
 	case cp != nil && base == cp.segmentBase:
 		if err := r.loadCheckpointed(s, fileSize); err == nil {
@@ -338,6 +345,7 @@ func (r *recovery) loadSegment(base, nextBase int64) error {
 		} else {
 			l.logger.Warn("storage: cannot resume at the checkpoint, scanning the segment", "segment", path, "err", err)
 			r.stats.IndexesRebuilt++
+			r.changed = true
 		}
 	}
 	return r.scan(s, fileSize, 0)
@@ -473,8 +481,7 @@ func (r *recovery) scan(s *segment, fileSize, pos int64) error {
 	if fileSize > pos {
 		r.stats.SegmentsScanned++
 		r.stats.BytesScanned += fileSize - pos
-		r.changed = true
-		s.unsynced = true
+		s.unsynced = true // its index entries are written by the next flush
 	}
 	sc := batchScanner{file: s.file, pos: pos, end: fileSize}
 	var stop error
@@ -509,6 +516,7 @@ func (r *recovery) scan(s *segment, fileSize, pos int64) error {
 	}
 	r.stats.BytesTruncated += fileSize - s.size
 	r.truncatedAt = len(r.segments) - 1
+	r.changed = true
 	return nil
 }
 
@@ -569,7 +577,9 @@ func (r *recovery) finish() {
 	l.mu.logStartOffset = start
 	l.mu.logEndOffset = leo
 	l.mu.epochs = r.epochs
-	l.logger.Info("storage: opened log", "dir", l.dir, "segments", len(r.segments),
+	// Debug: a broker opening thousands of logs logs one summary line
+	// (RecoveryStats) instead.
+	l.logger.Debug("storage: opened log", "dir", l.dir, "segments", len(r.segments),
 		"log_start_offset", start, "log_end_offset", leo,
 		"bytes_scanned", r.stats.BytesScanned, "bytes_truncated", r.stats.BytesTruncated)
 }
