@@ -493,13 +493,34 @@ func (n *Node) run() {
 		case req := <-n.confc:
 			req.reply <- n.proposeConfChange(req)
 		case p := <-n.propc:
-			if err := n.rn.Propose(p.data); err != nil {
-				if errors.Is(err, raft.ErrProposalDropped) {
-					err = &NotLeaderError{Leader: n.LeaderID()}
+			n.propose(p)
+			// Take the proposals already waiting too, so that one Ready
+			// (one log fsync) carries them all: concurrent proposers
+			// (the controller's elections) then cost a raft round per
+			// batch, not per record.
+			for range maxProposalsPerReady - 1 {
+				select {
+				case p := <-n.propc:
+					n.propose(p)
+					continue
+				default:
 				}
-				p.reply <- err
+				break
 			}
 		}
+	}
+}
+
+// maxProposalsPerReady bounds how many waiting proposals run takes before
+// it handles the next Ready.
+const maxProposalsPerReady = 1024
+
+func (n *Node) propose(p proposal) {
+	if err := n.rn.Propose(p.data); err != nil {
+		if errors.Is(err, raft.ErrProposalDropped) {
+			err = &NotLeaderError{Leader: n.LeaderID()}
+		}
+		p.reply <- err
 	}
 }
 
