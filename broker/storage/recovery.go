@@ -26,6 +26,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 	l.compact.Store(cfg.Compact)
 	l.remoteOffset.Store(noOffset)
 	l.offsetMapBudget = defaultOffsetMapBudget
+	l.scanBudget = recoveryScanBudget
 	l.cleaner = newCleanerCheckpoint()
 	r := &recovery{log: l, logStartFromFile: -1}
 	if err := r.run(); err != nil {
@@ -408,8 +409,13 @@ func (r *recovery) loadCheckpointed(s *segment, fileSize int64) error {
 	}
 	s.offsetIndex, s.offsetIndexOnDisk = offsets[:keepOffsets:keepOffsets], keepOffsets
 	s.timeIndex, s.timeIndexOnDisk = times[:keepTimes:keepTimes], keepTimes
-	if err := s.truncateIndexFiles(); err != nil {
-		return err
+	// Cut entries past the checkpoint from the files. Usually there are
+	// none (index entries reach the files only at a flush), and a restart
+	// writes nothing.
+	if keepOffsets < len(offsets) || keepTimes < len(times) {
+		if err := s.truncateIndexFiles(); err != nil {
+			return err
+		}
 	}
 	s.size, s.nextOffset = cp.position, cp.nextOffset
 	s.maxTimestamp, s.offsetOfMaxTimestamp = cp.maxTimestamp, cp.offsetOfMaxTimestamp
