@@ -312,6 +312,35 @@ func (m *topicManager) reconcile(st cluster.State) map[string]error {
 			m.dropTopic(ts)
 		}
 	}
+	// The partitions to open first, all at once on a bounded pool of
+	// workers (openPartitions): a restart opens thousands.
+	fresh := map[string]*topicState{} // topics new to this node, by name
+	var jobs []*openJob
+	opened := map[openKey]*openJob{}
+	for _, name := range st.TopicNames() {
+		t := st.Topics[name]
+		ts := m.get(name)
+		if ts == nil {
+			configs := t.Configs
+			if configs == nil {
+				configs = map[string]string{}
+			}
+			ts = &topicState{name: name, id: metadata.TopicID(t.ID), config: resolveTopicConfig(eff, configs)}
+			fresh[name] = ts
+		}
+		m.mu.RLock()
+		have := ts.partitions
+		for i, cp := range t.Partitions {
+			if s.hosted(cp) && (i >= len(have) || have[i] == nil) {
+				j := &openJob{ts: ts, index: int32(i), leaderEpoch: cp.LeaderEpoch}
+				jobs = append(jobs, j)
+				opened[openKey{ts, int32(i)}] = j
+			}
+		}
+		m.mu.RUnlock()
+	}
+	m.openPartitions(jobs)
+
 	now := time.Now().UnixMilli()
 	var changes []leadershipChange
 	var removed []*partition
@@ -324,10 +353,11 @@ func (m *topicManager) reconcile(st cluster.State) map[string]error {
 		for i, p := range t.Partitions {
 			meta.LeaderEpochs[i] = p.LeaderEpoch
 		}
-		ts := m.get(name)
-		isNew := ts == nil
+		ts, isNew := fresh[name]
 		if isNew {
-			ts = &topicState{name: name, id: meta.ID, meta: meta, config: resolveTopicConfig(eff, meta.Configs)}
+			ts.meta = meta
+		} else {
+			ts = m.get(name)
 		}
 		m.mu.RLock()
 		parts := slices.Clone(ts.partitions)
@@ -343,9 +373,11 @@ func (m *topicManager) reconcile(st cluster.State) map[string]error {
 			p := parts[i]
 			switch {
 			case s.hosted(cp) && p == nil:
-				err := createPartitionAt(s, ts, int32(i), m.recoveryStarts(ts.id))
-				if err == nil {
-					p, err = openPartition(s, ts, int32(i), cp.LeaderEpoch)
+				var err error
+				if j := opened[openKey{ts, int32(i)}]; j != nil {
+					p, err = j.p, j.err
+				} else {
+					err = errors.New("not opened") // cannot happen: the first pass listed it
 				}
 				if err != nil {
 					openErr = fmt.Errorf("partition %d: %w", i, err)

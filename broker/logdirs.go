@@ -97,6 +97,7 @@ type logDirSet struct {
 	mu   struct {
 		sync.Mutex
 		placed map[string]*logDir // partition directory name → its log dir
+		counts map[*logDir]int    // partitions per log dir (placed's values counted)
 	}
 	// onFailure is called once per directory that goes offline, outside
 	// any lock (the server reports it to the controller).
@@ -109,6 +110,7 @@ type logDirSet struct {
 func openLogDirs(paths []string) (*logDirSet, error) {
 	set := &logDirSet{}
 	set.mu.placed = map[string]*logDir{}
+	set.mu.counts = map[*logDir]int{}
 	for _, p := range paths {
 		abs, err := filepath.Abs(p)
 		if err != nil {
@@ -169,12 +171,8 @@ func (s *logDirSet) locate(name string) (string, error) {
 			}
 		}
 	} else {
-		counts := map[*logDir]int{}
-		for _, d := range s.mu.placed {
-			counts[d]++
-		}
 		for _, d := range s.dirs {
-			if !d.offline() && (chosen == nil || counts[d] < counts[chosen]) {
+			if !d.offline() && (chosen == nil || s.mu.counts[d] < s.mu.counts[chosen]) {
 				chosen = d
 			}
 		}
@@ -185,21 +183,33 @@ func (s *logDirSet) locate(name string) (string, error) {
 	if chosen.offline() {
 		return "", fmt.Errorf("%w: log directory %s is offline", storage.ErrStorage, chosen.path)
 	}
-	s.mu.placed[name] = chosen
+	s.placeLocked(name, chosen)
 	return filepath.Join(chosen.path, name), nil
+}
+
+// placeLocked records that name lives in d. Needs mu.
+func (s *logDirSet) placeLocked(name string, d *logDir) {
+	if old := s.mu.placed[name]; old != nil {
+		s.mu.counts[old]--
+	}
+	s.mu.placed[name] = d
+	s.mu.counts[d]++
 }
 
 // moved records that the partition directory name now lives in d.
 func (s *logDirSet) moved(name string, d *logDir) {
 	s.mu.Lock()
-	s.mu.placed[name] = d
+	s.placeLocked(name, d)
 	s.mu.Unlock()
 }
 
 // forget drops a partition removed from this node.
 func (s *logDirSet) forget(name string) {
 	s.mu.Lock()
-	delete(s.mu.placed, name)
+	if old := s.mu.placed[name]; old != nil {
+		s.mu.counts[old]--
+		delete(s.mu.placed, name)
+	}
 	s.mu.Unlock()
 }
 
@@ -207,13 +217,7 @@ func (s *logDirSet) forget(name string) {
 func (s *logDirSet) count(d *logDir) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
-	for _, x := range s.mu.placed {
-		if x == d {
-			n++
-		}
-	}
-	return n
+	return s.mu.counts[d]
 }
 
 // fail takes d offline (once) and reports it.

@@ -171,7 +171,7 @@ func (n *Node) ControllerStep(ctx context.Context) error {
 	if err := propose(cluster.PlanFencing(view, now.UnixMilli(), n.cfg.SessionTimeout.Milliseconds())...); err != nil {
 		return err
 	}
-	if err := propose(cluster.PlanElections(n.State())...); err != nil {
+	if err := n.proposeIndependent(ctx, cluster.PlanElections(n.State())); err != nil {
 		return err
 	}
 	if !n.cfg.AutoLeaderRebalance() {
@@ -184,5 +184,41 @@ func (n *Node) ControllerStep(ctx context.Context) error {
 	if !run.rebalanceDue(now, n.cfg.LeaderImbalanceCheckInterval) {
 		return nil
 	}
-	return propose(cluster.PlanPreferredElections(n.State())...)
+	return n.proposeIndependent(ctx, cluster.PlanPreferredElections(n.State()))
+}
+
+// maxProposalsInFlight bounds proposeIndependent's concurrent proposals.
+const maxProposalsInFlight = 256
+
+// proposeIndependent proposes records that do not depend on one another
+// (elections of distinct partitions) with up to maxProposalsInFlight in
+// flight, so that raft appends and commits many per round instead of one
+// fsync per record: a node that restarts leading 10,000 partitions gets
+// its elections in a fraction of a second, not one raft round each. A
+// rejection means the state moved on meanwhile (the next step plans
+// again); the first other error is returned once all proposals finished.
+func (n *Node) proposeIndependent(ctx context.Context, recs []cluster.Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	sem := make(chan struct{}, maxProposalsInFlight)
+	errs := make(chan error, len(recs))
+	var wg sync.WaitGroup
+	for _, r := range recs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() { // joined by wg.Wait below
+			defer wg.Done()
+			defer func() { <-sem }()
+			pctx, cancel := context.WithTimeout(ctx, n.cfg.ProposeTimeout)
+			_, err := n.Propose(pctx, r)
+			cancel()
+			if err != nil && !errors.Is(err, cluster.ErrRejected) {
+				errs <- fmt.Errorf("%T: %w", r, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs // nil if none failed
 }

@@ -497,11 +497,19 @@ func (n *Node) run() {
 		case dead := <-n.deadLeaderc:
 			n.campaignForDeadLeader(dead)
 		case p := <-n.propc:
-			if err := n.rn.Propose(p.data); err != nil {
-				if errors.Is(err, raft.ErrProposalDropped) {
-					err = &NotLeaderError{Leader: n.LeaderID()}
+			n.propose(p)
+			// Take the proposals already waiting too, so that one Ready
+			// (one log fsync) carries them all: concurrent proposers
+			// (the controller's elections) then cost a raft round per
+			// batch, not per record.
+			for range maxProposalsPerReady - 1 {
+				select {
+				case p := <-n.propc:
+					n.propose(p)
+					continue
+				default:
 				}
-				p.reply <- err
+				break
 			}
 		}
 	}
@@ -567,6 +575,19 @@ func (n *Node) campaignForDeadLeader(d deadLeader) {
 	// leadership transfer sends: the follower campaigns with the transfer
 	// flag at once.
 	_ = n.rn.Step(&raftpb.Message{Type: raftpb.MessageType_MsgTimeoutNow.Enum(), From: proto.Uint64(raftID(d.node)), To: proto.Uint64(n.id), Term: proto.Uint64(st.GetTerm())})
+}
+
+// maxProposalsPerReady bounds how many waiting proposals run takes before
+// it handles the next Ready.
+const maxProposalsPerReady = 1024
+
+func (n *Node) propose(p proposal) {
+	if err := n.rn.Propose(p.data); err != nil {
+		if errors.Is(err, raft.ErrProposalDropped) {
+			err = &NotLeaderError{Leader: n.LeaderID()}
+		}
+		p.reply <- err
+	}
 }
 
 // handleReady does the caller's duties of one raft Ready, in raft's order:

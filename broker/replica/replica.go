@@ -183,6 +183,7 @@ type LocalLog interface {
 	MaxTimestamp() (offset, timestamp int64, ok bool, err error)
 	SealedSegments(after int64) ([]storage.SealedSegment, error)
 	RemoteOffset() int64
+	RecoveryStats() storage.RecoveryStats
 }
 
 // storage is the current local log.
@@ -267,11 +268,19 @@ func (r *Replica) Clean(now time.Time) (storage.CleanResult, error) {
 	return r.storage().CleanBelow(now, limit)
 }
 
-// RollAndFlush rolls the active segment when segment.ms / segment.bytes
-// say so and fsyncs when flush.ms is due.
+// RollAndFlush rolls the active segment when segment.ms says so, moves the
+// recovery point into the active segment once a segment was sealed (a
+// Checkpoint: the sealed segments are fsynced in the background of
+// produce, so a restart rescans only the active segment), and fsyncs when
+// flush.ms is due. Housekeeping calls it about every second.
 func (r *Replica) RollAndFlush() error {
 	if err := r.storage().MaybeRoll(); err != nil {
 		return err
+	}
+	if r.storage().RecoveryPointBehind() {
+		if err := r.Checkpoint(); err != nil {
+			return err
+		}
 	}
 	return r.storage().FlushIfDue()
 }

@@ -14,7 +14,7 @@
 //  4. Periodically: MaybeRoll (segment.ms), ApplyRetention, FlushIfDue
 //     (flush.ms; also closes deleted segments' files after
 //     file.delete.delay.ms) and Checkpoint (bounds the work of the next
-//     recovery); for a compacted log, Clean (or CleanBelow, see Log
+//     recovery; also whenever RecoveryPointBehind says so); for a compacted log, Clean (or CleanBelow, see Log
 //     compaction); with remote storage, SealedSegments and
 //     SetRemoteOffset before ApplyRetention (see Tiered storage).
 //  5. Close on shutdown (it checkpoints), or Delete to drop the partition.
@@ -231,7 +231,12 @@
 //     segment's .txnindex is loaded (see Transaction index). Without any
 //     segment, one is created at the log start offset.
 //  6. The epoch cache is cut to the recovered log end and start; if anything
-//     was scanned, cut or removed, a fresh checkpoint is written at once.
+//     was repaired (a tail cut, files removed, indexes rebuilt), a fresh
+//     checkpoint is written at once. A tail that was only scanned is left
+//     after the recovery point: the caller's background flusher moves it
+//     (RecoveryPointBehind, then Checkpoint) once a segment rolls or the
+//     active segment grows 64 MiB past it, so Open of an intact log writes
+//     nothing and a restart rescans at most about that much.
 //
 // So the work of a restart is bounded by what was written since the last
 // checkpoint, not by the retained data; RecoveryStats reports it.

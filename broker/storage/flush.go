@@ -158,3 +158,43 @@ func (l *Log) UnflushedRecords() int64 {
 	defer l.writeMu.Unlock()
 	return l.unflushedRecords
 }
+
+// recoveryScanBudget is how many bytes of the active segment may lie past
+// the recovery point before the background flusher moves it: a restart
+// after a crash scans at most about this much (plus what one housekeeping
+// round appends) per partition, whatever segment.bytes is.
+const recoveryScanBudget = 64 << 20
+
+// RecoveryPointBehind reports whether the recovery checkpoint on disk lags
+// further than a restart should rescan: a segment was rolled since it was
+// written (it names an older segment, or there is none and the log has
+// more than one segment), or more than recoveryScanBudget bytes were
+// appended to the active segment after it. The broker then calls
+// Checkpoint from its background flusher, which fsyncs the sealed
+// segments and the active one and moves the recovery point to the log
+// end, so a restart after a crash scans only the few bytes appended since
+// (Kafka rescans every segment after its recovery point). It answers
+// false while another flush holds the log: the caller asks again on its
+// next round.
+func (l *Log) RecoveryPointBehind() bool {
+	if !l.flushMu.TryLock() {
+		return false
+	}
+	defer l.flushMu.Unlock()
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.mu.closed {
+		return false
+	}
+	segments := l.mu.segments
+	active := segments[len(segments)-1]
+	cp := l.checkpointOnDisk
+	switch {
+	case cp == nil:
+		return len(segments) > 1 || active.size > l.scanBudget
+	case cp.segmentBase < active.baseOffset:
+		return true
+	default:
+		return active.size-cp.position > l.scanBudget
+	}
+}

@@ -35,6 +35,8 @@ type Log struct {
 	now    func() time.Time
 	logger *slog.Logger
 	stats  RecoveryStats // written by Open only
+	// scanBudget: recoveryScanBudget (tests lower it). Set by Open only.
+	scanBudget int64
 
 	compact atomic.Bool // cfg.Compact, for Compacted without a lock
 	// remoteOffset: every offset below it is in remote storage (-1: none

@@ -26,6 +26,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 	l.compact.Store(cfg.Compact)
 	l.remoteOffset.Store(noOffset)
 	l.offsetMapBudget = defaultOffsetMapBudget
+	l.scanBudget = recoveryScanBudget
 	l.cleaner = newCleanerCheckpoint()
 	r := &recovery{log: l, logStartFromFile: -1}
 	if err := r.run(); err != nil {
@@ -35,7 +36,13 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
 	if r.changed {
-		// Make the repaired state durable so the next start scans nothing.
+		// Make the repaired state durable at once: a cut tail, removed
+		// segments or rebuilt indexes must not come back after another
+		// crash. A tail that was only scanned needs nothing: it is still
+		// after the recovery checkpoint on disk, so another crash scans it
+		// again, and the next background flush (after a roll) or
+		// checkpoint moves the recovery point past it. Not fsyncing here
+		// keeps a restart's cost at reading the unflushed bytes.
 		if err := l.Checkpoint(); err != nil {
 			l.Close()
 			return nil, fmt.Errorf("storage: open %s: %w", dir, err)
@@ -53,7 +60,7 @@ type recovery struct {
 	logStartFromFile int64 // -1 if there is no log-start-offset file
 	stats            RecoveryStats
 	truncatedAt      int  // index of the segment whose tail was cut, -1 if none
-	changed          bool // files were rebuilt, cut or removed
+	changed          bool // files were repaired (indexes rebuilt, a tail cut, files removed): checkpoint at once
 }
 
 func (r *recovery) run() error {
@@ -329,6 +336,7 @@ func (r *recovery) loadSegment(base, nextBase int64) error {
 		} else {
 			l.logger.Warn("storage: rebuilding index", "segment", path, "err", err)
 			r.stats.IndexesRebuilt++
+			r.changed = true
 		}
 	case cp != nil && base == cp.segmentBase:
 		if err := r.loadCheckpointed(s, fileSize); err == nil {
@@ -338,6 +346,7 @@ func (r *recovery) loadSegment(base, nextBase int64) error {
 		} else {
 			l.logger.Warn("storage: cannot resume at the checkpoint, scanning the segment", "segment", path, "err", err)
 			r.stats.IndexesRebuilt++
+			r.changed = true
 		}
 	}
 	return r.scan(s, fileSize, 0)
@@ -400,8 +409,13 @@ func (r *recovery) loadCheckpointed(s *segment, fileSize int64) error {
 	}
 	s.offsetIndex, s.offsetIndexOnDisk = offsets[:keepOffsets:keepOffsets], keepOffsets
 	s.timeIndex, s.timeIndexOnDisk = times[:keepTimes:keepTimes], keepTimes
-	if err := s.truncateIndexFiles(); err != nil {
-		return err
+	// Cut entries past the checkpoint from the files. Usually there are
+	// none (index entries reach the files only at a flush), and a restart
+	// writes nothing.
+	if keepOffsets < len(offsets) || keepTimes < len(times) {
+		if err := s.truncateIndexFiles(); err != nil {
+			return err
+		}
 	}
 	s.size, s.nextOffset = cp.position, cp.nextOffset
 	s.maxTimestamp, s.offsetOfMaxTimestamp = cp.maxTimestamp, cp.offsetOfMaxTimestamp
@@ -473,8 +487,7 @@ func (r *recovery) scan(s *segment, fileSize, pos int64) error {
 	if fileSize > pos {
 		r.stats.SegmentsScanned++
 		r.stats.BytesScanned += fileSize - pos
-		r.changed = true
-		s.unsynced = true
+		s.unsynced = true // its index entries are written by the next flush
 	}
 	sc := batchScanner{file: s.file, pos: pos, end: fileSize}
 	var stop error
@@ -509,6 +522,7 @@ func (r *recovery) scan(s *segment, fileSize, pos int64) error {
 	}
 	r.stats.BytesTruncated += fileSize - s.size
 	r.truncatedAt = len(r.segments) - 1
+	r.changed = true
 	return nil
 }
 
@@ -569,7 +583,9 @@ func (r *recovery) finish() {
 	l.mu.logStartOffset = start
 	l.mu.logEndOffset = leo
 	l.mu.epochs = r.epochs
-	l.logger.Info("storage: opened log", "dir", l.dir, "segments", len(r.segments),
+	// Debug: a broker opening thousands of logs logs one summary line
+	// (RecoveryStats) instead.
+	l.logger.Debug("storage: opened log", "dir", l.dir, "segments", len(r.segments),
 		"log_start_offset", start, "log_end_offset", leo,
 		"bytes_scanned", r.stats.BytesScanned, "bytes_truncated", r.stats.BytesTruncated)
 }
