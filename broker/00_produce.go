@@ -252,7 +252,13 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 		return
 	}
 	cfg := rc.s.topics.topicConfig(topic)
-	if isr := len(p.Role().ISR); acks == -1 && int64(isr) < int64(cfg.minInsyncReplicas()) {
+	role := p.Role()
+	if role.Leader != rc.s.cfg.NodeID {
+		// It stopped leading (or closed: its topic deleted) just now.
+		fail(kerr.NotLeaderForPartition.Code, "")
+		return
+	}
+	if isr := len(role.ISR); acks == -1 && int64(isr) < int64(cfg.minInsyncReplicas()) {
 		fail(kerr.NotEnoughReplicas.Code, fmt.Sprintf("the in-sync replica set has %d members; min.insync.replicas is %d", isr, cfg.minInsyncReplicas()))
 		return
 	}

@@ -196,6 +196,9 @@ func TestDeletedTopicNotRecreatedByAnyNode(t *testing.T) {
 	c := startTestCluster(t, 2)
 	cl := c.client()
 	ctx := testContext(t)
+	waitUntil(t, 10*time.Second, "both nodes registered everywhere", func() bool {
+		return len(c.node(1).srv.clusterState().Brokers) == 2 && len(c.node(2).srv.clusterState().Brokers) == 2
+	})
 	create := assignedTopicRequest("shared", []int32{0}, func(int32) []int32 { return []int32{1, 2} })
 	if resp, err := create.RequestWith(ctx, cl); err != nil || resp.Topics[0].ErrorCode != 0 {
 		t.Fatalf("create: %v %+v", err, resp)

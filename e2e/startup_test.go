@@ -25,7 +25,7 @@ import (
 const restartBound = 15 * time.Second
 
 // TestRestartManyPartitionsAfterKill creates 10,000 partitions (100 topics
-// x 100; STRATA_E2E_STARTUP_TOPICS and STRATA_E2E_STARTUP_PARTITIONS
+// x 100, in one CreateTopics request; STRATA_E2E_STARTUP_TOPICS and STRATA_E2E_STARTUP_PARTITIONS
 // change the shape, e.g. 1000 x 100 for a 100,000-partition measurement),
 // writes one record to each, kills the node with SIGKILL and restarts it:
 // Metadata must answer for every partition and every partition must serve
@@ -41,20 +41,18 @@ func TestRestartManyPartitionsAfterKill(t *testing.T) {
 		names[i] = fmt.Sprintf("startup-%04d", i)
 	}
 	start := time.Now()
-	adm := kadm.NewClient(newClient(t, srv.addr))
-	const topicsPerRequest = 20
-	for i := 0; i < len(names); i += topicsPerRequest {
-		batch := names[i:min(i+topicsPerRequest, len(names))]
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		resps, err := adm.CreateTopics(ctx, int32(perTopic), 1, nil, batch...)
-		cancel()
-		if err != nil {
-			t.Fatalf("CreateTopics: %v", err)
-		}
-		for _, r := range resps {
-			if r.Err != nil {
-				t.Fatalf("CreateTopics %s: %v (%s)", r.Topic, r.Err, r.ErrMessage)
-			}
+	// Every partition in one CreateTopics request (one raft entry).
+	adm := kadm.NewClient(newClient(t, srv.addr, kgo.RequestTimeoutOverhead(3*time.Minute)))
+	adm.SetTimeoutMillis(int32((3 * time.Minute).Milliseconds()))
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	resps, err := adm.CreateTopics(ctx, int32(perTopic), 1, nil, names...)
+	cancel()
+	if err != nil {
+		t.Fatalf("CreateTopics: %v", err)
+	}
+	for _, r := range resps {
+		if r.Err != nil {
+			t.Fatalf("CreateTopics %s: %v (%s)", r.Topic, r.Err, r.ErrMessage)
 		}
 	}
 	t.Logf("created %d partitions in %s", total, time.Since(start).Round(time.Millisecond))
@@ -68,8 +66,8 @@ func TestRestartManyPartitionsAfterKill(t *testing.T) {
 			records = append(records, &kgo.Record{Topic: name, Partition: int32(p), Value: []byte(name + "/" + strconv.Itoa(p))})
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	err := producer.ProduceSync(ctx, records...).FirstErr()
+	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Minute)
+	err = producer.ProduceSync(ctx, records...).FirstErr()
 	cancel()
 	if err != nil {
 		t.Fatalf("produce: %v", err)
