@@ -23,8 +23,8 @@ LISTEN    ?= 127.0.0.1:9092
 RACE_PKGS   := ./broker/...
 # Timeouts per `go test` invocation; `make test` as a whole must stay well
 # under CI's budget (20 minutes on 2 cores).
-RACE_TIMEOUT  ?= 8m
-TEST_TIMEOUT  ?= 8m
+RACE_TIMEOUT  ?= 12m
+TEST_TIMEOUT  ?= 12m
 E2E_TIMEOUT   ?= 8m
 FUZZTIME      ?= 30s
 # -count=1: the e2e tests build the binary themselves, which go test's cache
