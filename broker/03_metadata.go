@@ -24,8 +24,9 @@ package broker
 //     deletion) do not bring it back. CreateTopics is not affected.
 //   - Illegal names get INVALID_TOPIC_EXCEPTION.
 //   - While a listed partition's leader refused this node's connections
-//     and its fence is not applied yet, the answer waits for it (at most
-//     1 s, unreachable.go), so it names the new leader.
+//     and its fence is not applied yet, or closed this node's replica
+//     fetch connection and was not redialed yet, the answer waits for the
+//     verdict (at most 2.5 s, unreachable.go), so it names the new leader.
 //   - v10+ requests may name topics by ID; unknown IDs get UNKNOWN_TOPIC_ID.
 //   - __consumer_offsets and __transaction_state are listed with
 //     is_internal; naming one creates it with its coordinator's settings

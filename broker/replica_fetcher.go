@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -27,6 +28,9 @@ type fetcherManager struct {
 	s  *Server
 	mu sync.Mutex
 	m  map[int32]*replicaFetcher
+	// running is m's fetchers as of the last change, read without mu by
+	// Metadata (closedLeaders).
+	running atomic.Pointer[[]*replicaFetcher]
 }
 
 func newFetcherManager(s *Server) *fetcherManager {
@@ -46,6 +50,7 @@ func (fm *fetcherManager) update(st cluster.State, parts []*partition) {
 	}
 	fm.mu.Lock()
 	defer fm.mu.Unlock()
+	defer fm.publishLocked()
 	for id, f := range fm.m {
 		b, ok := st.Brokers[id]
 		if len(byLeader[id]) == 0 || !ok || b.Addr != f.addr {
@@ -67,10 +72,36 @@ func (fm *fetcherManager) update(st cluster.State, parts []*partition) {
 	}
 }
 
+// publishLocked refreshes running from m.
+func (fm *fetcherManager) publishLocked() {
+	fs := make([]*replicaFetcher, 0, len(fm.m))
+	for _, f := range fm.m {
+		fs = append(fs, f)
+	}
+	fm.running.Store(&fs)
+}
+
+// closedLeaders lists the leaders whose process closed a connection of
+// this node's fetcher (peer_conns.go).
+func (fm *fetcherManager) closedLeaders() []int32 {
+	fs := fm.running.Load()
+	if fs == nil {
+		return nil
+	}
+	var out []int32
+	for _, f := range *fs {
+		if f.conns.closedByPeer() {
+			out = append(out, f.leader)
+		}
+	}
+	return out
+}
+
 func (fm *fetcherManager) close() {
 	fm.mu.Lock()
 	fs := fm.m
 	fm.m = map[int32]*replicaFetcher{}
+	fm.publishLocked()
 	fm.mu.Unlock()
 	for _, f := range fs {
 		f.stop()
@@ -86,6 +117,7 @@ type replicaFetcher struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	wake   chan struct{}
+	conns  peerConns
 
 	mu    sync.Mutex
 	parts []*partition
@@ -126,6 +158,7 @@ func (f *replicaFetcher) run() {
 		kgo.ClientID("strata-replica-fetcher"),
 		kgo.DialTimeout(2 * time.Second),
 		kgo.RetryTimeout(time.Second),
+		kgo.WithHooks(&f.conns),
 	}, f.s.interBrokerOpts()...)...)
 	if err != nil {
 		f.s.logger.Error("replica fetcher: client", "leader", f.leader, "err", err)

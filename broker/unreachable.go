@@ -14,7 +14,10 @@ package broker
 // Metadata answered while a partition's leader is such a suspect would
 // name the dead leader, and a client with franz-go's default settings then
 // waits out its metadata.min.age (5 s) before asking again: so Metadata
-// waits, at most refusalMetadataWait, for the fence to be applied.
+// waits, at most refusalMetadataWait, for the fence to be applied. A
+// leader whose connection was lost but not yet redialed is in doubt for
+// brokenDoubt; Metadata also peeks at the fetchers' sockets (peer_conns.go)
+// so that a crash the fetcher has not noticed yet counts as a doubt.
 
 import (
 	"context"
@@ -36,6 +39,9 @@ const refusalMetadataWait = 2500 * time.Millisecond
 // brokenDoubt is how long after a lost connection to a leader (before
 // its redial is refused or works) Metadata waits for the verdict.
 const brokenDoubt = 200 * time.Millisecond
+
+// doubtPoll is how often a Metadata waiting on a doubt looks again.
+const doubtPoll = 20 * time.Millisecond
 
 // refusals is what this node has seen refuse connections.
 type refusals struct {
@@ -64,19 +70,25 @@ func (s *Server) connectionFailed(node int32, err error) bool {
 		return false
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) {
-		r := &s.refusals
-		r.mu.Lock()
-		if r.broken == nil {
-			r.broken = map[int32]int64{}
-		}
-		if _, ok := r.broken[node]; !ok {
-			r.broken[node] = time.Now().UnixMilli()
-		}
-		r.mu.Unlock()
+		s.connectionBroken(node)
 		return true
 	}
 	s.connectionRefused(node)
 	return true
+}
+
+// connectionBroken puts node in doubt: a connection to it was lost, and
+// whether it was refused on redial is not known yet.
+func (s *Server) connectionBroken(node int32) {
+	r := &s.refusals
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.broken == nil {
+		r.broken = map[int32]int64{}
+	}
+	if _, ok := r.broken[node]; !ok {
+		r.broken[node] = time.Now().UnixMilli()
+	}
 }
 
 // connectionHealthy notes a request to node that worked.
@@ -171,6 +183,10 @@ func (s *Server) doubtfulLeader(node int32) bool {
 // awaitSuspectFences waits, at most refusalMetadataWait, until no
 // partition of the named topics (nil: all) is led by a suspect.
 func (s *Server) awaitSuspectFences(ctx context.Context, topics []string) {
+	// A leader's closed connection the fetcher has not noticed yet.
+	for _, node := range s.fetchers.closedLeaders() {
+		s.connectionBroken(node)
+	}
 	r := &s.refusals
 	r.mu.Lock()
 	none := len(r.suspect) == 0 && len(r.broken) == 0
@@ -206,7 +222,16 @@ func (s *Server) awaitSuspectFences(ctx context.Context, topics []string) {
 	if !anySuspect() {
 		return
 	}
-	wctx, cancel := context.WithTimeout(ctx, refusalMetadataWait)
-	defer cancel()
-	_ = s.meta.waitReconciled(wctx, func() bool { return !anySuspect() })
+	// The fence arrives as applied metadata; a doubt ends without any
+	// (the redial answered, or brokenDoubt passed), so look again at
+	// least every doubtPoll.
+	deadline := time.Now().Add(refusalMetadataWait)
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		wctx, cancel := context.WithTimeout(ctx, min(doubtPoll, time.Until(deadline)))
+		err := s.meta.waitReconciled(wctx, func() bool { return !anySuspect() })
+		cancel()
+		if err == nil || errors.Is(err, errMetadataClosed) {
+			return
+		}
+	}
 }
