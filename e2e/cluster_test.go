@@ -256,16 +256,25 @@ func waitReplicated(t *testing.T, probe *clusterProbe, ids []int32, topic string
 // that view.
 func waitNewLeader(t *testing.T, probe *clusterProbe, ids []int32, topic string, p, old, oldEpoch int32) partitionView {
 	t.Helper()
+	return waitPartition(t, probe, ids, topic, p, fmt.Sprintf("a new leader (not %d, epoch > %d)", old, oldEpoch), func(pv partitionView) bool {
+		return pv.Leader >= 0 && pv.Leader != old && pv.LeaderEpoch > oldEpoch
+	})
+}
+
+// waitPartition waits until every node in ids shows topic's partition p
+// with the same leader and epoch, satisfying cond, and returns that view.
+func waitPartition(t *testing.T, probe *clusterProbe, ids []int32, topic string, p int32, what string, cond func(partitionView) bool) partitionView {
+	t.Helper()
 	var got partitionView
 	var last string
-	waitForCluster(t, failoverWait, fmt.Sprintf("nodes %v to agree on a new leader of %s[%d] (not %d, epoch > %d)", ids, topic, p, old, oldEpoch), &last, func() (bool, string) {
+	waitForCluster(t, failoverWait, fmt.Sprintf("nodes %v to show %s[%d] with %s", ids, topic, p, what), &last, func() (bool, string) {
 		vs, ok := probe.views(ids, topic)
 		if !ok {
 			return false, "a node did not answer"
 		}
 		for i, v := range vs {
 			pv, ok := v.partition(topic, p)
-			if !ok || pv.Leader < 0 || pv.Leader == old || pv.LeaderEpoch <= oldEpoch {
+			if !ok || !cond(pv) {
 				return false, fmt.Sprintf("node %d: %s", v.From, pv)
 			}
 			if i > 0 && (pv.Leader != got.Leader || pv.LeaderEpoch != got.LeaderEpoch) {

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -68,22 +66,9 @@ func TestGracefulShutdown(t *testing.T) {
 func TestAdminHTTP(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
-	client := &http.Client{Timeout: 5 * time.Second}
-
-	resp, err := client.Get("http://" + srv.httpAddr + "/metrics")
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		t.Fatalf("GET /metrics: reading body: %v", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", resp.Status)
-	}
-	if !strings.Contains(string(body), "# TYPE ") {
-		t.Fatalf("GET /metrics: no Prometheus text exposition in:\n%s", clip(string(body), 2000))
+	body := srv.metrics(t)
+	if !strings.Contains(body, "# TYPE ") {
+		t.Fatalf("GET /metrics: no Prometheus text exposition in:\n%s", clip(body, 2000))
 	}
 	srv.stop()
 }

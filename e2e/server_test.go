@@ -3,6 +3,7 @@ package e2e
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -230,6 +231,25 @@ func (s *server) logTail() string {
 		return fmt.Sprintf("(reading %s: %v)", s.log.Name(), err)
 	}
 	return clip(string(data), 8000)
+}
+
+// metrics returns the Prometheus text the server serves on /metrics.
+func (s *server) metrics(t testing.TB) string {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get("http://" + s.httpAddr + "/metrics")
+	if err != nil {
+		t.Fatalf("GET /metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET /metrics: reading body: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s", resp.Status)
+	}
+	return string(body)
 }
 
 // dumpLogs prints every process's log; called when a test failed.

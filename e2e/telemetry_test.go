@@ -6,8 +6,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,25 +13,6 @@ import (
 
 	"github.com/confluentinc/confluent-kafka-go/v2/kafka"
 )
-
-// scrapeMetrics returns the Prometheus text srv serves on /metrics.
-func scrapeMetrics(t testing.TB, srv *server) string {
-	t.Helper()
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get("http://" + srv.httpAddr + "/metrics")
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET /metrics: reading body: %v", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /metrics: %s", resp.Status)
-	}
-	return string(body)
-}
 
 // clientSeriesLine is one strata_client_* sample: name, labels, value.
 var clientSeriesLine = regexp.MustCompile(`^(strata_client_[a-zA-Z0-9_:]+)\{([^}]*)\} (\S+)$`)
@@ -125,7 +104,7 @@ func TestClientTelemetryLibrdkafka(t *testing.T) {
 		series  map[string][]string
 	)
 	waitFor(t, 30*time.Second, "strata_client_* series of "+matched+" on /metrics", func() (bool, string) {
-		metrics = scrapeMetrics(t, srv)
+		metrics = srv.metrics(t)
 		series = clientSeries(metrics)
 		return len(series[matched]) > 0, fmt.Sprintf("series by client id: %v", series)
 	})

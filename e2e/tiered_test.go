@@ -11,7 +11,6 @@ import (
 	"hash/crc32"
 	"io"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -363,17 +362,7 @@ func localLogBytes(t *testing.T, srv *server, topic string) int64 {
 // if the broker does not export it (yet).
 func partitionMetric(t *testing.T, srv *server, name, topic string) (float64, bool) {
 	t.Helper()
-	client := &http.Client{Timeout: 5 * time.Second}
-	resp, err := client.Get("http://" + srv.httpAddr + "/metrics")
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("GET /metrics: %v", err)
-	}
-	for _, line := range strings.Split(string(body), "\n") {
+	for _, line := range strings.Split(srv.metrics(t), "\n") {
 		if !strings.HasPrefix(line, name+"{") {
 			continue
 		}
