@@ -19,6 +19,9 @@ const failoverGapRounds = 10
 // maxCrashGap bounds the gap when the crashed leader was not the controller.
 const maxCrashGap = 2 * time.Second
 
+// maxMedianCrashGap bounds the median gap over every round.
+const maxMedianCrashGap = time.Second
+
 // minMetadataAge is franz-go's default metadata.min.age and a margin.
 const minMetadataAge = 5*time.Second + 300*time.Millisecond
 
@@ -106,7 +109,14 @@ func TestClusterFailoverGapDefaults(t *testing.T) {
 	}
 	sorted := slices.Clone(gaps)
 	slices.Sort(sorted)
-	t.Logf("failover gaps over %d rounds: median %s, max %s, all %v", len(gaps), sorted[len(sorted)/2].Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond), roundAll(gaps))
+	median := sorted[len(sorted)/2]
+	t.Logf("failover gaps over %d rounds: median %s, max %s, all %v", len(gaps), median.Round(time.Millisecond), sorted[len(sorted)-1].Round(time.Millisecond), roundAll(gaps))
+	// The target for a process crash is under 1 s: the median
+	// holds it to that (every round is held to maxCrashGap above, which
+	// leaves room for a loaded CI machine's slowest round).
+	if median > maxMedianCrashGap {
+		t.Errorf("median failover gap %s, want under %s", median.Round(time.Millisecond), maxMedianCrashGap)
+	}
 
 	acks, failed, firstErr := prod.stop(t)
 	t.Logf("%d records acked, %d failed (first error: %v)", len(acks), failed, firstErr)
