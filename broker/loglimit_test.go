@@ -112,10 +112,10 @@ func TestLogLimiter(t *testing.T) {
 	}
 }
 
-// TestConnectionErrorLogsBounded: a client that reconnects 200 times and
-// sends a malformed frame each time, and one connection that repeats a
-// failing request path, leave a bounded number of log lines with counts.
-func TestConnectionErrorLogsBounded(t *testing.T) {
+// startCapturedBroker starts a broker on a loopback port whose log, at
+// every level, goes to the returned handler; tb.stop closes it early.
+func startCapturedBroker(t *testing.T) (*testBroker, *captureHandler) {
+	t.Helper()
 	h := &captureHandler{}
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
@@ -128,12 +128,17 @@ func TestConnectionErrorLogsBounded(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	closed := false
-	defer func() {
-		if !closed {
-			srv.Close()
-		}
-	}()
+	tb := &testBroker{t: t, cfg: cfg, srv: srv}
+	t.Cleanup(tb.stop)
+	return tb, h
+}
+
+// TestConnectionErrorLogsBounded: a client that reconnects 200 times and
+// sends a malformed frame each time, and one connection that repeats a
+// failing request path, leave a bounded number of log lines with counts.
+func TestConnectionErrorLogsBounded(t *testing.T) {
+	tb, h := startCapturedBroker(t)
+	srv := tb.srv
 
 	const attempts = 200
 	for range attempts {
@@ -171,10 +176,7 @@ func TestConnectionErrorLogsBounded(t *testing.T) {
 		t.Fatalf("5000 failing requests logged %v; want the first and one with repeated=4999", got)
 	}
 
-	closed = true
-	if err := srv.Close(); err != nil {
-		t.Fatal(err)
-	}
+	tb.stop()
 	// Shutdown reports the connections' count.
 	if got := h.lines("closing connection"); len(got) != 2 || got[1]["repeated"] != "199" {
 		t.Fatalf("after shutdown the connection lines are %v; want a second with repeated=199", got)
@@ -191,20 +193,7 @@ func TestConnectionErrorLogsBounded(t *testing.T) {
 // newer than ours (the KIP-511 probe of a newer client) gets none.
 // Shutdown reports the counts.
 func TestUnsupportedRequestsLogged(t *testing.T) {
-	h := &captureHandler{}
-	cfg := DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.HTTPListen = ""
-	srv, err := NewServer(cfg, slog.New(h))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tb := &testBroker{t: t, cfg: cfg, srv: srv}
-	t.Cleanup(tb.stop)
+	tb, h := startCapturedBroker(t)
 	linesOf := func(apiKey kmsg.Key) []map[string]string {
 		var out []map[string]string
 		for _, l := range h.lines("unsupported request") {
