@@ -7,8 +7,15 @@ package broker
 // index), when the leader last heard from it and, when it holds every
 // committed entry, that time as last caught up. Offsets are raft indexes.
 //   - Only the raft leader knows the followers' progress: another node
-//     answers NOT_LEADER_OR_FOLLOWER with the leader's id, which clients
-//     use to ask it (Kafka's brokers forward the request instead).
+//     (a follower or a broker-only node) forwards the request to the
+//     leader's Kafka listener, after its own ACL check, and returns the
+//     leader's answer, as Kafka's brokers forward it to the active
+//     controller (forwardToQuorumLeader in 80_add_raft_voter.go: once,
+//     never a request that came forwarded). It answers
+//     NOT_LEADER_OR_FOLLOWER itself, with the leader's id (-1 when none is
+//     known) and, v2, a message naming it, when no leader is known, the
+//     leader is a controller-only node (no Kafka listener) or it cannot be
+//     reached.
 //   - Observers are the broker-only nodes: those streaming from the leader
 //     with their position; those following another controller with their
 //     last heartbeat as last fetch and log_end_offset -1 (unknown here).
@@ -48,9 +55,18 @@ func handleDescribeQuorum(rc *requestContext, req *kmsg.DescribeQuorumRequest) k
 		resp.ErrorCode = rc.countError(kerr.ClusterAuthorizationFailed.Code)
 		return resp
 	}
+	node, isNode := rc.s.member.(*metadata.Node)
+	if !isNode || !node.IsLeader() {
+		fwdReq := *req // kgo sets the version it negotiates with the leader
+		if fwd, ok := rc.forwardToQuorumLeader(&fwdReq, describeQuorumForwardTimeout); ok {
+			if r, ok := fwd.(*kmsg.DescribeQuorumResponse); ok {
+				r.Version = req.Version // answered in the client's version
+				return rc.countDescribeQuorumErrors(r)
+			}
+		}
+	}
 	var status metadata.QuorumStatus
 	var statusErr error
-	node, isNode := rc.s.member.(*metadata.Node)
 	if isNode {
 		ctx, cancel := context.WithTimeout(rc.s.ctx, 5*time.Second)
 		status, statusErr = node.QuorumStatus(ctx)
@@ -77,7 +93,11 @@ func handleDescribeQuorum(rc *requestContext, req *kmsg.DescribeQuorumRequest) k
 				p.Observers = append(replicaStates(status.Observers), rc.otherObservers(status)...)
 			}
 			if p.ErrorCode != 0 && req.Version >= 2 {
-				p.ErrorMessage = kmsg.StringPtr(kerr.ErrorForCode(p.ErrorCode).Error())
+				msg := kerr.ErrorForCode(p.ErrorCode).Error()
+				if p.ErrorCode == kerr.NotLeaderForPartition.Code {
+					msg = rc.notLeaderMessage()
+				}
+				p.ErrorMessage = kmsg.StringPtr(msg)
 			}
 			t.Partitions = append(t.Partitions, p)
 		}
@@ -114,6 +134,24 @@ func handleDescribeQuorum(rc *requestContext, req *kmsg.DescribeQuorumRequest) k
 			if len(n.Listeners) > 0 {
 				resp.Nodes = append(resp.Nodes, n)
 			}
+		}
+	}
+	return resp
+}
+
+// describeQuorumForwardTimeout bounds waiting for the quorum leader's
+// answer to a forwarded DescribeQuorum; past it this node answers
+// NOT_LEADER_OR_FOLLOWER itself.
+const describeQuorumForwardTimeout = 10 * time.Second
+
+// countDescribeQuorumErrors records the error codes of the leader's answer
+// to a forwarded request in this node's errors metric, as if answered
+// here, and returns the answer.
+func (rc *requestContext) countDescribeQuorumErrors(resp *kmsg.DescribeQuorumResponse) *kmsg.DescribeQuorumResponse {
+	rc.countError(resp.ErrorCode)
+	for _, t := range resp.Topics {
+		for _, p := range t.Partitions {
+			rc.countError(p.ErrorCode)
 		}
 	}
 	return resp

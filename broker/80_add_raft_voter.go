@@ -105,8 +105,9 @@ func (rc *requestContext) quorumLeaderNode(clusterID *string) (*metadata.Node, i
 	return node, 0
 }
 
-// notLeaderMessage words NOT_LEADER_OR_FOLLOWER for a membership change
-// this node could not forward.
+// notLeaderMessage words NOT_LEADER_OR_FOLLOWER for a request only the
+// quorum leader answers (a membership change, DescribeQuorum) that this
+// node could not forward.
 func (rc *requestContext) notLeaderMessage() string {
 	leader := rc.s.member.LeaderID()
 	if leader < 0 {

@@ -685,7 +685,7 @@ func TestMetadataAutoCreate(t *testing.T) {
 func TestAPIVersionsMatchRegistry(t *testing.T) {
 	tb := startTestBroker(t)
 	c := tb.dialRaw()
-	for _, version := range []int16{0, 3, 4} {
+	for _, version := range []int16{0, 3, 4, 5} {
 		req := kmsg.NewPtrApiVersionsRequest()
 		req.Version = version
 		req.ClientSoftwareName, req.ClientSoftwareVersion = "strata-test", "1.0"

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"reflect"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -185,25 +186,49 @@ func (c *clientConn) serve() {
 // logClose logs why the broker closes a connection: once per remote host
 // and reason within logRepeatInterval, then with a count, so a client
 // that reconnects and fails in a loop writes a line a minute, not a line
-// a connection.
+// a connection. A request this broker does not serve is logged by
+// logUnsupported instead.
 func (c *clientConn) logClose(err error) {
-	host, _, splitErr := net.SplitHostPort(c.remote)
-	if splitErr != nil {
-		host = c.remote
+	if ue, ok := errors.AsType[*unsupportedRequestError](err); ok {
+		c.logUnsupported(ue, "connection closed")
+		return
 	}
 	reason := err.Error()
-	level := slog.LevelWarn
-	if errors.Is(err, errUnsupportedAPI) {
-		// A client probing for an API this broker lacks, as Kafka closes
-		// such connections too: worth knowing, not a warning.
-		level = slog.LevelInfo
-	}
-	c.s.connLog.log(level, host+"\x00"+reason, "closing connection", "remote", c.remote, "reason", reason)
+	c.s.connLog.log(slog.LevelWarn, hostOf(c.remote)+"\x00"+reason, "closing connection", "remote", c.remote, "reason", reason)
 }
 
-// errUnsupportedAPI marks a request for an API key this broker does not
-// serve; the connection closes, as in Kafka.
-var errUnsupportedAPI = errors.New("unsupported API")
+// unsupportedRequestError is a request for an API key this broker does not
+// serve (served false), or a version of one outside the served range.
+type unsupportedRequestError struct {
+	key, version int16
+	clientID     string
+	served       bool
+	// minVersion and maxVersion are the served range of a served key.
+	minVersion, maxVersion int16
+}
+
+func (e *unsupportedRequestError) Error() string {
+	if !e.served {
+		return fmt.Sprintf("unsupported API key %d (%s)", e.key, kmsg.NameForKey(e.key))
+	}
+	return fmt.Sprintf("unsupported version %d of %s (this broker serves v%d-v%d)", e.version, kmsg.NameForKey(e.key), e.minVersion, e.maxVersion)
+}
+
+// logUnsupported logs a request this broker does not serve, answered with
+// UNSUPPORTED_VERSION or closing the connection (outcome), at INFO: a
+// client probing for an API or version the broker lacks is worth knowing,
+// not a warning. One line per remote host and API key within
+// logRepeatInterval, then with a count (connLog), so a connection repeating
+// the request, or a client reconnecting to repeat it, writes a line a
+// minute, not one per request.
+func (c *clientConn) logUnsupported(e *unsupportedRequestError, outcome string) {
+	attrs := []any{"remote", c.remote, "client_id", e.clientID, "api", kmsg.NameForKey(e.key), "api_key", e.key, "version", e.version}
+	if e.served {
+		attrs = append(attrs, "served_versions", fmt.Sprintf("%d-%d", e.minVersion, e.maxVersion))
+	}
+	attrs = append(attrs, "outcome", outcome)
+	c.s.connLog.log(slog.LevelInfo, hostOf(c.remote)+"\x00unsupported\x00"+strconv.Itoa(int(e.key)), "unsupported request", attrs...)
+}
 
 // logError logs a request-path error of this connection once per cause
 // (msg) and counts its repeats: the count goes out with the cause's next
@@ -287,7 +312,7 @@ func parseRequestHeader(frame []byte) (requestHeader, kmsg.Request, []byte, erro
 	}
 	req := kmsg.RequestForKey(h.apiKey)
 	if req == nil {
-		return h, nil, nil, fmt.Errorf("%w: unknown api key %d", errUnsupportedAPI, h.apiKey)
+		return h, nil, nil, &unsupportedRequestError{key: h.apiKey, version: h.apiVersion, clientID: h.clientID}
 	}
 	req.SetVersion(h.apiVersion)
 	if req.IsFlexible() {
@@ -380,12 +405,12 @@ func (c *clientConn) handleFrame(frame []byte) (err error) {
 	}
 	api, ok := lookupAPI(&c.s.cfg, h.apiKey)
 	if !ok {
-		return fmt.Errorf("%w: api key %d (%s)", errUnsupportedAPI, h.apiKey, kmsg.NameForKey(h.apiKey))
+		return &unsupportedRequestError{key: h.apiKey, version: h.apiVersion, clientID: h.clientID}
 	}
 	rc := &requestContext{s: c.s, conn: c, header: h}
 	start := time.Now()
 	if h.apiVersion < api.minVersion || h.apiVersion > api.maxVersion {
-		return c.unsupportedVersion(rc, req)
+		return c.unsupportedVersion(rc, req, api)
 	}
 	if err := req.ReadFrom(body); err != nil {
 		return fmt.Errorf("malformed %s v%d request: %v", kmsg.NameForKey(h.apiKey), h.apiVersion, err)
@@ -457,20 +482,25 @@ func (c *clientConn) serveLegacySASL(token []byte) error {
 }
 
 // unsupportedVersion answers UNSUPPORTED_VERSION: ApiVersions in its v0
-// form with our ranges (KIP-511), other APIs in the requested version when
-// that version's response carries a top-level error code, else the
-// connection closes.
-func (c *clientConn) unsupportedVersion(rc *requestContext, req kmsg.Request) error {
+// form with our ranges (KIP-511; the usual first exchange of a client
+// newer than the broker, not logged), other APIs in the requested version
+// when that version's response carries a top-level error code, else the
+// connection closes (as Kafka closes it for any unsupported version); both
+// are logged at INFO (logUnsupported).
+func (c *clientConn) unsupportedVersion(rc *requestContext, req kmsg.Request, api apiDef) error {
 	code := rc.countError(kerr.UnsupportedVersion.Code)
 	if rc.header.apiKey == kmsg.ApiVersions.Int16() {
 		resp := apiVersionsResponse(&c.s.cfg, 0)
 		resp.ErrorCode = code
 		return c.writeResponse(rc.header, resp)
 	}
+	unsupported := &unsupportedRequestError{key: rc.header.apiKey, version: rc.header.apiVersion, clientID: rc.header.clientID,
+		served: true, minVersion: api.minVersion, maxVersion: api.maxVersion}
 	if resp := topLevelError(rc, req, code); resp != nil {
+		c.logUnsupported(unsupported, "answered UNSUPPORTED_VERSION")
 		return c.writeResponse(rc.header, resp)
 	}
-	return fmt.Errorf("unsupported version %d of %s", rc.header.apiVersion, kmsg.NameForKey(rc.header.apiKey))
+	return unsupported
 }
 
 // topLevelError returns req's response carrying code as its top-level

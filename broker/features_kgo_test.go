@@ -41,8 +41,9 @@ func (w *writtenKeys) count(key kmsg.Key) int {
 	return w.keys[key.Int16()]
 }
 
-// TestFeaturesKgoApiVersions: a kgo client negotiates ApiVersions v4 (all
-// features) or, capped at Kafka 3.8's versions, v3 (no minimum-0 ones).
+// TestFeaturesKgoApiVersions: a kgo client negotiates ApiVersions v5 (all
+// features, as v4) or, capped at Kafka 3.8's versions, v3 (no minimum-0
+// ones).
 func TestFeaturesKgoApiVersions(t *testing.T) {
 	tb := startTestBroker(t)
 	ctx := testContext(t)
@@ -52,7 +53,7 @@ func TestFeaturesKgoApiVersions(t *testing.T) {
 		version   int16
 		supported map[string][2]int16
 	}{
-		{"latest", nil, 4, map[string][2]int16{"metadata.version": {7, 25}, "group.version": {0, 1}, "transaction.version": {0, 0}, "kraft.version": {0, 0}}},
+		{"latest", nil, 5, map[string][2]int16{"metadata.version": {7, 25}, "group.version": {0, 1}, "transaction.version": {0, 0}, "kraft.version": {0, 0}}},
 		{"kafka 3.8", []kgo.Opt{kgo.MaxVersions(kversion.V3_8_0())}, 3, map[string][2]int16{"metadata.version": {7, 25}}},
 	} {
 		resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, tb.client(tc.opts...))

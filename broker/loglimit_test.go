@@ -7,10 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/broker/storage"
 )
@@ -108,10 +112,10 @@ func TestLogLimiter(t *testing.T) {
 	}
 }
 
-// TestConnectionErrorLogsBounded: a client that reconnects 200 times and
-// sends a malformed frame each time, and one connection that repeats a
-// failing request path, leave a bounded number of log lines with counts.
-func TestConnectionErrorLogsBounded(t *testing.T) {
+// startCapturedBroker starts a broker on a loopback port whose log, at
+// every level, goes to the returned handler; tb.stop closes it early.
+func startCapturedBroker(t *testing.T) (*testBroker, *captureHandler) {
+	t.Helper()
 	h := &captureHandler{}
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
@@ -124,12 +128,17 @@ func TestConnectionErrorLogsBounded(t *testing.T) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	closed := false
-	defer func() {
-		if !closed {
-			srv.Close()
-		}
-	}()
+	tb := &testBroker{t: t, cfg: cfg, srv: srv}
+	t.Cleanup(tb.stop)
+	return tb, h
+}
+
+// TestConnectionErrorLogsBounded: a client that reconnects 200 times and
+// sends a malformed frame each time, and one connection that repeats a
+// failing request path, leave a bounded number of log lines with counts.
+func TestConnectionErrorLogsBounded(t *testing.T) {
+	tb, h := startCapturedBroker(t)
+	srv := tb.srv
 
 	const attempts = 200
 	for range attempts {
@@ -167,13 +176,98 @@ func TestConnectionErrorLogsBounded(t *testing.T) {
 		t.Fatalf("5000 failing requests logged %v; want the first and one with repeated=4999", got)
 	}
 
-	closed = true
-	if err := srv.Close(); err != nil {
-		t.Fatal(err)
-	}
+	tb.stop()
 	// Shutdown reports the connections' count.
 	if got := h.lines("closing connection"); len(got) != 2 || got[1]["repeated"] != "199" {
 		t.Fatalf("after shutdown the connection lines are %v; want a second with repeated=199", got)
+	}
+}
+
+// TestUnsupportedRequestsLogged: requests the broker does not serve, sent
+// over real sockets, are logged at INFO, once per remote host and API key
+// within the interval, and never as warnings: Fetch v3 (its response has
+// no top-level error code) closes its connection each time, and the
+// connections after the first are counted, not logged; Metadata v13 is
+// answered UNSUPPORTED_VERSION on a connection that stays open, repeated
+// there for one line; an unknown API key gets its own line; ApiVersions
+// newer than ours (the KIP-511 probe of a newer client) gets none.
+// Shutdown reports the counts.
+func TestUnsupportedRequestsLogged(t *testing.T) {
+	tb, h := startCapturedBroker(t)
+	linesOf := func(apiKey kmsg.Key) []map[string]string {
+		var out []map[string]string
+		for _, l := range h.lines("unsupported request") {
+			if l["api_key"] == strconv.Itoa(int(apiKey)) {
+				out = append(out, l)
+			}
+		}
+		return out
+	}
+
+	fetch := kmsg.NewPtrFetchRequest()
+	fetch.Version = 3
+	for i := range 3 {
+		c := tb.dialRaw()
+		c.send(fetch)
+		c.expectClosed(fmt.Sprintf("Fetch v3 on connection %d", i+1))
+	}
+	if got := linesOf(kmsg.Fetch); len(got) != 1 || got[0]["version"] != "3" || got[0]["served_versions"] != "4-18" ||
+		got[0]["outcome"] != "connection closed" || got[0]["client_id"] != "strata-test" {
+		t.Fatalf("Fetch v3 on three connections logged %v; want one line", got)
+	}
+
+	if apis[kmsg.Metadata.Int16()].maxVersion >= 13 {
+		t.Fatal("Metadata v13 is served now: pick another version beyond ours with a top-level error code")
+	}
+	meta := kmsg.NewPtrMetadataRequest()
+	meta.Version = 13
+	c := tb.dialRaw()
+	for range 3 {
+		if resp := roundTrip[*kmsg.MetadataResponse](c, meta); resp.ErrorCode != kerr.UnsupportedVersion.Code {
+			t.Fatalf("Metadata v13: %v, want UNSUPPORTED_VERSION", kerr.ErrorForCode(resp.ErrorCode))
+		}
+	}
+	meta.Version = 12 // the connection still serves
+	if resp := roundTrip[*kmsg.MetadataResponse](c, meta); len(resp.Brokers) != 1 {
+		t.Fatalf("Metadata v12 after v13: %+v", resp)
+	}
+	if got := linesOf(kmsg.Metadata); len(got) != 1 || got[0]["version"] != "13" || got[0]["outcome"] != "answered UNSUPPORTED_VERSION" {
+		t.Fatalf("Metadata v13 three times on one connection logged %v; want one line", got)
+	}
+
+	unknown := tb.dialRaw()
+	if err := unknown.writeRaw(sized(header(999, 0, 1))); err != nil {
+		t.Fatal(err)
+	}
+	unknown.expectClosed("api key 999")
+	if got := linesOf(999); len(got) != 1 || got[0]["outcome"] != "connection closed" || got[0]["served_versions"] != "" {
+		t.Fatalf("api key 999 logged %v; want one line", got)
+	}
+
+	probe := tb.dialRaw()
+	if err := probe.writeRaw(sized(append(header(kmsg.ApiVersions.Int16(), 99, 1), 0))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := probe.readFrame(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := linesOf(kmsg.ApiVersions); len(got) != 0 {
+		t.Fatalf("ApiVersions v99 logged %v", got)
+	}
+
+	tb.stop()
+	if got := linesOf(kmsg.Fetch); len(got) != 2 || got[1]["repeated"] != "2" {
+		t.Fatalf("after shutdown the Fetch lines are %v; want a second with repeated=2", got)
+	}
+	if got := linesOf(kmsg.Metadata); len(got) != 2 || got[1]["repeated"] != "2" {
+		t.Fatalf("after shutdown the Metadata lines are %v; want a second with repeated=2", got)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range h.records {
+		if r.Level >= slog.LevelWarn {
+			t.Errorf("logged at %v: %s", r.Level, r.Message)
+		}
 	}
 }
 

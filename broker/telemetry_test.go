@@ -294,10 +294,9 @@ func TestTelemetry(t *testing.T) {
 		cmOp(set, "match", "client_id=app-.*,client_software_name=kgo")); code != 0 {
 		t.Fatal(kerr.ErrorForCode(code))
 	}
-	// kgo sends ApiVersions v5 first and, answered UNSUPPORTED_VERSION with
-	// the broker's whole list (as Kafka answers), never retries with a
-	// version carrying its software name; capped at Kafka 4.1's versions
-	// it sends v4 with the name, as the Java client and librdkafka do.
+	// Capped at Kafka 4.1's versions kgo sends ApiVersions v4 with its
+	// software name, as the Java client and librdkafka do (uncapped it
+	// sends v5: TestApiVersionsV5).
 	kafka41 := kgo.MaxVersions(kversion.V4_1_0())
 	app := telemetryClient{t, tb.client(kgo.ClientID("app-1"), kafka41)}
 	other := telemetryClient{t, tb.client(kgo.ClientID("billing"))}
