@@ -129,15 +129,7 @@ func TestElectLeadersUnclean(t *testing.T) {
 		return ok4 && ok5 && !b4.Fenced && !b5.Fenced
 	})
 	const topic, parts = "unclean", 3
-	req := kmsg.NewPtrCreateTopicsRequest()
-	rt := kmsg.NewCreateTopicsRequestTopic()
-	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
-	for p := range int32(parts) {
-		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-		a.Partition, a.Replicas = p, []int32{4, 5}
-		rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
-	}
-	req.Topics, req.TimeoutMillis = append(req.Topics, rt), 30000
+	req := assignedTopicRequest(topic, []int32{0, 1, 2}, func(int32) []int32 { return []int32{4, 5} })
 	if resp, err := req.RequestWith(ctx, cl); err != nil || resp.Topics[0].ErrorCode != 0 {
 		t.Fatalf("create: %v %+v", err, resp)
 	}
