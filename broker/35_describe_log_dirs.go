@@ -9,8 +9,15 @@ package broker
 //     also listed in the destination with is_future true, the bytes
 //     copied so far and its lag behind the current log's end.
 //   - An offline dir is listed with KAFKA_STORAGE_ERROR and no partitions.
-//   - Tiered topics: size is what is on local disk; the object store's
-//     share is not in the response.
+//   - Sizes are local bytes: for a tiered topic (remote.storage.enable)
+//     the segments on this node's disk only, as Kafka reports them; the
+//     protocol has no field for the object store's share. That is the
+//     gauge strata_remote_log_size_bytes{topic,partition} (with
+//     strata_remote_log_segments) on the admin HTTP /metrics of every
+//     node holding a replica: the leader's is current, a follower's as of
+//     its last manifest read (every remote.log.manager.task.interval.ms).
+//     Kafka's counterpart is its BrokerTopicMetrics RemoteLogSizeBytes
+//     (per topic); KAFKA-19368 proposes the field for DescribeLogDirs.
 //   - Null topics describe every partition; named topics that do not exist
 //     are left out, as in Kafka.
 //   - Needs DESCRIBE on the cluster: CLUSTER_AUTHORIZATION_FAILED at the

@@ -6,7 +6,12 @@ package broker
 //     otherwise; ELECTION_NOT_NEEDED when it already leads); 1 (unclean)
 //     elects a leader for a partition that has none, from outside the ISR
 //     if it must (ELECTION_NOT_NEEDED when it has one,
-//     ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is alive).
+//     ELIGIBLE_LEADERS_NOT_AVAILABLE when no replica is alive). As in
+//     Kafka's controller (ReplicationControlManager.electLeader), a
+//     partition whose preferred replica leads, or (unclean) that has a
+//     leader, needs no election; one that no eligible replica can lead
+//     answers the type's own error. Another election_type is
+//     INVALID_REQUEST, top-level and per partition, as Kafka answers.
 //   - Null topics means every partition; their answers leave out the
 //     partitions that needed no election, as Kafka does.
 //   - Needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED: top-level
@@ -17,6 +22,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -39,6 +45,9 @@ func handleElectLeaders(rc *requestContext, req *kmsg.ElectLeadersRequest) kmsg.
 	if !allowed && req.Version >= 1 {
 		resp.ErrorCode = rc.countError(kerr.ClusterAuthorizationFailed.Code)
 		return resp
+	}
+	if req.Version >= 1 && req.ElectionType != 0 && req.ElectionType != 1 {
+		return invalidElectionType(rc, req, resp)
 	}
 	st := rc.s.clusterState()
 	type target struct {
@@ -90,6 +99,25 @@ func handleElectLeaders(rc *requestContext, req *kmsg.ElectLeadersRequest) kmsg.
 	return resp
 }
 
+// invalidElectionType answers an election_type Kafka does not know as its
+// controller's InvalidRequestException does: INVALID_REQUEST at the top
+// and for every partition asked about.
+func invalidElectionType(rc *requestContext, req *kmsg.ElectLeadersRequest, resp *kmsg.ElectLeadersResponse) kmsg.Response {
+	msg := fmt.Sprintf("unknown election type %d: 0 (preferred) or 1 (unclean)", req.ElectionType)
+	resp.ErrorCode = rc.countError(kerr.InvalidRequest.Code)
+	for _, t := range req.Topics {
+		rt := kmsg.NewElectLeadersResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewElectLeadersResponseTopicPartition()
+			rp.Partition, rp.ErrorCode, rp.ErrorMessage = p, kerr.InvalidRequest.Code, kmsg.StringPtr(msg)
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
 // electLeader runs one election and returns its Kafka error and message.
 func (rc *requestContext) electLeader(ctx context.Context, topic string, partition int32, allowed, unclean bool) (int16, string) {
 	if !allowed {
@@ -119,8 +147,13 @@ func (rc *requestContext) electLeader(ctx context.Context, topic string, partiti
 		rec.Preferred = true
 	}
 	if _, err := rc.s.meta.propose(ctx, rec); err != nil {
-		if errors.Is(err, cluster.ErrRejected) {
+		switch {
+		case errors.Is(err, cluster.ErrTopicNotFound), errors.Is(err, cluster.ErrPartitionNotFound):
+			return kerr.UnknownTopicOrPartition.Code, err.Error() // deleted meanwhile
+		case errors.Is(err, cluster.ErrRejected) && unclean:
 			return kerr.EligibleLeadersNotAvailable.Code, err.Error()
+		case errors.Is(err, cluster.ErrRejected):
+			return kerr.PreferredLeaderNotAvailable.Code, err.Error()
 		}
 		return kerr.RequestTimedOut.Code, "the metadata quorum did not apply the election in time"
 	}

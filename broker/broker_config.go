@@ -122,6 +122,13 @@ type Config struct {
 	FileDeleteDelayMs              int64 // file.delete.delay.ms
 	LogCheckpointIntervalMs        int64 // log.flush.offset.checkpoint.interval.ms
 	LogCleanerBackoffMs            int64 // log.cleaner.backoff.ms: how often compacted logs are checked for cleaning
+	// Defaults of the compaction topic configs (their broker synonyms,
+	// dynamic as in Kafka): delete.retention.ms, min.cleanable.dirty.ratio,
+	// min.compaction.lag.ms and max.compaction.lag.ms.
+	LogCleanerDeleteRetentionMs  int64   // log.cleaner.delete.retention.ms
+	LogCleanerMinCleanableRatio  float64 // log.cleaner.min.cleanable.ratio
+	LogCleanerMinCompactionLagMs int64   // log.cleaner.min.compaction.lag.ms
+	LogCleanerMaxCompactionLagMs int64   // log.cleaner.max.compaction.lag.ms
 
 	// CompressionType (compression.type) is the default of the topic
 	// config: "producer" stores batches as produced; uncompressed, gzip,
@@ -235,6 +242,10 @@ func DefaultConfig() Config {
 		CompressionZstdLevel:           storage.ZstdLevelDefault,
 		LogCheckpointIntervalMs:        60000,
 		LogCleanerBackoffMs:            15000,
+		LogCleanerDeleteRetentionMs:    24 * 3600 * 1000,
+		LogCleanerMinCleanableRatio:    0.5,
+		LogCleanerMinCompactionLagMs:   0,
+		LogCleanerMaxCompactionLagMs:   math.MaxInt64,
 
 		TransactionStateLogNumPartitions: 50,
 		TransactionMaxTimeoutMs:          900000,
@@ -357,6 +368,35 @@ func int16Prop(field func(c *Config) *int16) brokerProperty {
 		get: func(c *Config) string { return strconv.Itoa(int(*field(c))) },
 		typ: kmsg.ConfigTypeShort,
 	}
+}
+
+// checkedProp is p refusing the values check rejects (a topic config's
+// validator, for its broker synonym).
+func checkedProp(p brokerProperty, check func(string) error) brokerProperty {
+	set := p.set
+	p.set = func(c *Config, v string) error {
+		if err := check(strings.TrimSpace(v)); err != nil {
+			return err
+		}
+		return set(c, v)
+	}
+	return p
+}
+
+// doubleProp is a DOUBLE property within [min, max].
+func doubleProp(field func(c *Config) *float64, min, max float64) brokerProperty {
+	return checkedProp(brokerProperty{
+		set: func(c *Config, v string) error {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return fmt.Errorf("not a number: %q", v)
+			}
+			*field(c) = f
+			return nil
+		},
+		get: func(c *Config) string { return strconv.FormatFloat(*field(c), 'g', -1, 64) },
+		typ: kmsg.ConfigTypeDouble,
+	}, validateDouble(min, max))
 }
 
 func boolProp(field func(c *Config) *bool) brokerProperty {
@@ -489,6 +529,10 @@ var brokerProperties = map[string]brokerProperty{
 	"log.flush.offset.checkpoint.interval.ms":      intProp(func(c *Config) *int64 { return &c.LogCheckpointIntervalMs }, 1),
 	"file.delete.delay.ms":                         intProp(func(c *Config) *int64 { return &c.FileDeleteDelayMs }, 1),
 	"log.cleaner.backoff.ms":                       intProp(func(c *Config) *int64 { return &c.LogCleanerBackoffMs }, 1),
+	"log.cleaner.delete.retention.ms":              checkedProp(intProp(func(c *Config) *int64 { return &c.LogCleanerDeleteRetentionMs }, 1), validateLong(0)),
+	"log.cleaner.min.cleanable.ratio":              doubleProp(func(c *Config) *float64 { return &c.LogCleanerMinCleanableRatio }, 0, 1),
+	"log.cleaner.min.compaction.lag.ms":            checkedProp(intProp(func(c *Config) *int64 { return &c.LogCleanerMinCompactionLagMs }, 1), validateLong(0)),
+	"log.cleaner.max.compaction.lag.ms":            checkedProp(intProp(func(c *Config) *int64 { return &c.LogCleanerMaxCompactionLagMs }, 1), validateLong(1)),
 	"transaction.state.log.num.partitions":         int32Prop(func(c *Config) *int32 { return &c.TransactionStateLogNumPartitions }, 1),
 	"transaction.max.timeout.ms":                   intProp(func(c *Config) *int64 { return &c.TransactionMaxTimeoutMs }, 1),
 	"transactional.id.expiration.ms":               intProp(func(c *Config) *int64 { return &c.TransactionalIDExpirationMs }, 1),

@@ -52,6 +52,8 @@ var dynamicBrokerConfigs = map[string]bool{
 	"log.flush.interval.messages": true, "log.flush.interval.ms": true,
 	"log.index.interval.bytes": true, "log.index.size.max.bytes": true,
 	"log.cleanup.policy": true, "file.delete.delay.ms": true,
+	"log.cleaner.delete.retention.ms": true, "log.cleaner.min.cleanable.ratio": true,
+	"log.cleaner.min.compaction.lag.ms": true, "log.cleaner.max.compaction.lag.ms": true,
 	"log.message.timestamp.type": true, "log.message.timestamp.before.max.ms": true, "log.message.timestamp.after.max.ms": true,
 	"message.max.bytes": true, "min.insync.replicas": true,
 	"compression.type": true, "compression.gzip.level": true, "compression.lz4.level": true, "compression.zstd.level": true,

@@ -3,7 +3,9 @@ package broker
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -13,7 +15,10 @@ import (
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/storage"
 )
 
 // describeBroker returns broker 1's configs by name, described by kadm.
@@ -197,6 +202,123 @@ func TestDynamicBrokerConfigs(t *testing.T) {
 	}
 	expectConfig(t, adm, "aging", "retention.ms", "60000", kmsg.ConfigSourceDynamicDefaultBrokerConfig)
 	expectConfig(t, adm, "aging", "max.message.bytes", "1048588", kmsg.ConfigSourceDefaultConfig)
+}
+
+// TestDynamicCleanerConfigs: the log cleaner's topic defaults
+// (log.cleaner.delete.retention.ms, .min.cleanable.ratio,
+// .min.compaction.lag.ms, .max.compaction.lag.ms) are broker properties
+// with Kafka's defaults and types, dynamic, and the synonyms of the
+// compaction topic configs: a static min compaction lag of an hour keeps
+// the cleaner off a compacted log until a cluster-wide 0 lets it clean;
+// topic DescribeConfigs reports each layer's source and synonyms; values
+// out of range are refused with INVALID_CONFIG naming the property.
+func TestDynamicCleanerConfigs(t *testing.T) {
+	tb := startTestBroker(t, func(c *Config) {
+		if err := c.Set("log.cleaner.min.compaction.lag.ms", "3600000"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	adm := tb.admin()
+	ctx := testContext(t)
+	tb.createTopic("table", 1, map[string]*string{"cleanup.policy": ptr("compact"), "segment.bytes": ptr("1024")})
+	producer := tb.client(kgo.DefaultProduceTopic("table"))
+	for i := range 100 {
+		r := &kgo.Record{Key: fmt.Appendf(nil, "k%d", i%5), Value: fmt.Appendf(nil, "%d", i)}
+		if err := producer.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := tb.srv.topics.partition("table", 0)
+	if res, err := p.Clean(time.Now()); err != nil || res.Cleaned {
+		t.Fatalf("clean within the static min compaction lag: %v %+v", err, res)
+	}
+	expectConfig(t, adm, "table", "min.compaction.lag.ms", "3600000", kmsg.ConfigSourceStaticBrokerConfig)
+	expectConfig(t, adm, "table", "min.cleanable.dirty.ratio", "0.5", kmsg.ConfigSourceDefaultConfig)
+	expectConfig(t, adm, "table", "delete.retention.ms", "86400000", kmsg.ConfigSourceDefaultConfig)
+	expectConfig(t, adm, "table", "max.compaction.lag.ms", "9223372036854775807", kmsg.ConfigSourceDefaultConfig)
+	// Types and read-only flags (kadm has neither: a raw DescribeConfigs).
+	wantTypes := map[string]kmsg.ConfigType{
+		"log.cleaner.delete.retention.ms":   kmsg.ConfigTypeLong,
+		"log.cleaner.min.cleanable.ratio":   kmsg.ConfigTypeDouble,
+		"log.cleaner.min.compaction.lag.ms": kmsg.ConfigTypeLong,
+		"log.cleaner.max.compaction.lag.ms": kmsg.ConfigTypeLong,
+	}
+	dreq := kmsg.NewPtrDescribeConfigsRequest()
+	dres := kmsg.NewDescribeConfigsRequestResource()
+	dres.ResourceType, dres.ResourceName = kmsg.ConfigResourceTypeBroker, "1"
+	dres.ConfigNames = slices.Sorted(maps.Keys(wantTypes))
+	dreq.Resources = append(dreq.Resources, dres)
+	dresp, err := dreq.RequestWith(ctx, tb.client())
+	if err != nil || len(dresp.Resources) != 1 || len(dresp.Resources[0].Configs) != len(wantTypes) {
+		t.Fatalf("describe broker 1: %v %+v", err, dresp)
+	}
+	for _, c := range dresp.Resources[0].Configs {
+		if c.ConfigType != wantTypes[c.Name] || c.ReadOnly || c.Source != kmsg.ConfigSourceDefaultConfig && c.Name != "log.cleaner.min.compaction.lag.ms" {
+			t.Errorf("broker property %s: type %v read-only %v source %v, want %v, dynamic, DEFAULT_CONFIG", c.Name, c.ConfigType, c.ReadOnly, c.Source, wantTypes[c.Name])
+		}
+	}
+
+	// Refused, naming the property; nothing changes.
+	for name, bad := range map[string]string{
+		"log.cleaner.min.cleanable.ratio":   "1.5",
+		"log.cleaner.delete.retention.ms":   "-1",
+		"log.cleaner.min.compaction.lag.ms": "-1",
+		"log.cleaner.max.compaction.lag.ms": "0",
+	} {
+		resp, err := adm.AlterBrokerConfigsState(ctx, []kadm.AlterConfig{{Name: name, Value: ptr(bad)}})
+		if err != nil || len(resp) != 1 || !errors.Is(resp[0].Err, kerr.InvalidConfig) || !strings.Contains(resp[0].ErrMessage, name) {
+			t.Errorf("%s=%s: %v %+v, want INVALID_CONFIG naming it", name, bad, err, resp)
+		}
+	}
+	// NaN compares false with both bounds; it is no ratio.
+	if resp, err := adm.AlterBrokerConfigsState(ctx, []kadm.AlterConfig{{Name: "log.cleaner.min.cleanable.ratio", Value: ptr("NaN")}}); err != nil || !errors.Is(resp[0].Err, kerr.InvalidConfig) {
+		t.Errorf("ratio NaN: %v %+v", err, resp)
+	}
+
+	// Cluster-wide: the topic configs follow, and the cleaner with them.
+	resp, err := adm.AlterBrokerConfigsState(ctx, []kadm.AlterConfig{
+		{Name: "log.cleaner.min.compaction.lag.ms", Value: ptr("0")},
+		{Name: "log.cleaner.min.cleanable.ratio", Value: ptr("0.25")},
+		{Name: "log.cleaner.delete.retention.ms", Value: ptr("5000")},
+	})
+	if err != nil || resp[0].Err != nil {
+		t.Fatalf("alter the cluster default: %v %+v", err, resp)
+	}
+	expectConfig(t, adm, "table", "min.compaction.lag.ms", "0", kmsg.ConfigSourceDynamicDefaultBrokerConfig)
+	expectConfig(t, adm, "table", "min.cleanable.dirty.ratio", "0.25", kmsg.ConfigSourceDynamicDefaultBrokerConfig)
+	expectConfig(t, adm, "table", "delete.retention.ms", "5000", kmsg.ConfigSourceDynamicDefaultBrokerConfig)
+	waitFor(t, 10*time.Second, "the log's config following the defaults", func() bool {
+		c := p.Log().(*storage.Log).Config()
+		return c.MinCompactionLagMs == 0 && c.MinCleanableDirtyRatio == 0.25 && c.DeleteRetentionMs == 5000
+	})
+	if res, err := p.Clean(time.Now()); err != nil || !res.Cleaned || res.RecordsRemoved == 0 {
+		t.Fatalf("clean with no min compaction lag: %v %+v", err, res)
+	}
+
+	// Per broker: wins over the default; the synonyms list each layer.
+	resp, err = adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Name: "log.cleaner.max.compaction.lag.ms", Value: ptr("60000")}, {Name: "log.cleaner.min.compaction.lag.ms", Value: ptr("10")}}, 1)
+	if err != nil || resp[0].Err != nil {
+		t.Fatalf("alter broker 1: %v %+v", err, resp)
+	}
+	expectConfig(t, adm, "table", "max.compaction.lag.ms", "60000", kmsg.ConfigSourceDynamicBrokerConfig)
+	waitFor(t, 10*time.Second, "the log's max compaction lag", func() bool { return p.Log().(*storage.Log).Config().MaxCompactionLagMs == 60000 })
+	rcs, err := adm.DescribeTopicConfigs(ctx, "table")
+	if err != nil || len(rcs) != 1 {
+		t.Fatalf("describe: %v %+v", err, rcs)
+	}
+	var synonyms []string
+	for _, c := range rcs[0].Configs {
+		if c.Key == "min.compaction.lag.ms" {
+			for _, s := range c.Synonyms {
+				synonyms = append(synonyms, s.Key+"="+*s.Value+"/"+s.Source.String())
+			}
+		}
+	}
+	want := "log.cleaner.min.compaction.lag.ms=10/DYNAMIC_BROKER_CONFIG log.cleaner.min.compaction.lag.ms=0/DYNAMIC_DEFAULT_BROKER_CONFIG " +
+		"log.cleaner.min.compaction.lag.ms=3600000/STATIC_BROKER_CONFIG log.cleaner.min.compaction.lag.ms=0/DEFAULT_CONFIG"
+	if got := strings.Join(synonyms, " "); got != want {
+		t.Errorf("synonyms of min.compaction.lag.ms:\n got %s\nwant %s", got, want)
+	}
 }
 
 // TestDynamicBrokerConfigsSarama: sarama's ClusterAdmin (its own encoder)

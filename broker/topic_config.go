@@ -2,7 +2,6 @@ package broker
 
 import (
 	"fmt"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -87,7 +86,8 @@ var compressionTypes = []string{"uncompressed", "zstd", "lz4", "snappy", "gzip",
 func validateDouble(min, max float64) func(string) error {
 	return func(v string) error {
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < min || f > max {
+		if err != nil || !(f >= min && f <= max) { // NaN is neither
+
 			return fmt.Errorf("%q is not a number in [%g, %g]", v, min, max)
 		}
 		return nil
@@ -122,21 +122,22 @@ func init() {
 			validate: validateInt(lz4Levels)},
 		{name: "compression.zstd.level", brokerSynonyms: []string{"compression.zstd.level"}, defaultValue: fromInt64(func(c *Config) int64 { return int64(c.CompressionZstdLevel) }),
 			validate: validateInt(zstdLevels)},
-		{name: "delete.retention.ms", defaultValue: constant("86400000"), validate: validateLong(0)},
+		{name: "delete.retention.ms", brokerSynonyms: []string{"log.cleaner.delete.retention.ms"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogCleanerDeleteRetentionMs }), validate: validateLong(0)},
 		{name: "file.delete.delay.ms", brokerSynonyms: []string{"file.delete.delay.ms"}, defaultValue: fromInt64(func(c *Config) int64 { return c.FileDeleteDelayMs }), validate: validateLong(0)},
 		{name: "flush.messages", brokerSynonyms: []string{"log.flush.interval.messages"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogFlushIntervalMessages }), validate: validateLong(1)},
 		{name: "flush.ms", brokerSynonyms: []string{"log.flush.interval.ms"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogFlushIntervalMs }), validate: validateLong(0)},
 		{name: "index.interval.bytes", brokerSynonyms: []string{"log.index.interval.bytes"}, defaultValue: fromInt64(func(c *Config) int64 { return int64(c.LogIndexIntervalBytes) }), validate: validateLong(0)},
 		{name: "local.retention.bytes", defaultValue: constant("-2"), validate: validateLong(-2)},
 		{name: "local.retention.ms", defaultValue: constant("-2"), validate: validateLong(-2)},
-		{name: "max.compaction.lag.ms", defaultValue: constant(strconv.FormatInt(math.MaxInt64, 10)), validate: validateLong(1)},
+		{name: "max.compaction.lag.ms", brokerSynonyms: []string{"log.cleaner.max.compaction.lag.ms"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogCleanerMaxCompactionLagMs }), validate: validateLong(1)},
 		{name: "max.message.bytes", brokerSynonyms: []string{"message.max.bytes"}, defaultValue: fromInt64(func(c *Config) int64 { return int64(c.MessageMaxBytes) }), validate: validateLong(0)},
 		{name: "message.timestamp.type", brokerSynonyms: []string{"log.message.timestamp.type"}, defaultValue: func(c *Config) string { return c.LogMessageTimestampType },
 			validate: validateOneOf("CreateTime", "LogAppendTime")},
 		{name: "message.timestamp.after.max.ms", brokerSynonyms: []string{"log.message.timestamp.after.max.ms"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogMessageTimestampAfterMaxMs }), validate: validateLong(0)},
 		{name: "message.timestamp.before.max.ms", brokerSynonyms: []string{"log.message.timestamp.before.max.ms"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogMessageTimestampBeforeMaxMs }), validate: validateLong(0)},
-		{name: "min.cleanable.dirty.ratio", defaultValue: constant("0.5"), validate: validateDouble(0, 1)},
-		{name: "min.compaction.lag.ms", defaultValue: constant("0"), validate: validateLong(0)},
+		{name: "min.cleanable.dirty.ratio", brokerSynonyms: []string{"log.cleaner.min.cleanable.ratio"}, defaultValue: func(c *Config) string { return strconv.FormatFloat(c.LogCleanerMinCleanableRatio, 'g', -1, 64) },
+			validate: validateDouble(0, 1)},
+		{name: "min.compaction.lag.ms", brokerSynonyms: []string{"log.cleaner.min.compaction.lag.ms"}, defaultValue: fromInt64(func(c *Config) int64 { return c.LogCleanerMinCompactionLagMs }), validate: validateLong(0)},
 		{name: "min.insync.replicas", brokerSynonyms: []string{"min.insync.replicas"}, defaultValue: fromInt64(func(c *Config) int64 { return int64(c.MinInsyncReplicas) }), validate: validateLong(1)},
 		{name: "preallocate", defaultValue: constant("false"), validate: validateBool},
 		{name: "remote.storage.enable", defaultValue: constant("false"), validate: validateBool},

@@ -37,7 +37,10 @@ func newLogDirsCmd() *cobra.Command {
 	describe := &cobra.Command{
 		Use:   "describe",
 		Short: "Each broker's log directory: partitions with their size and lag, and the volume's space",
-		Args:  cobra.NoArgs,
+		Long: "Each broker's log directories (DescribeLogDirs): every partition with its SIZE on that disk and its offset lag, " +
+			"and the volume's total and usable bytes. SIZE is local bytes: for a tiered topic, the hot tail only; " +
+			"the object store's share is the gauge strata_remote_log_size_bytes{topic,partition} on a broker's admin HTTP /metrics.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			adm, ctx, done, err := openAdmin(cmd)
 			if err != nil {

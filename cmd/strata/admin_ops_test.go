@@ -1,12 +1,19 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/broker"
+	"github.com/strata-streaming/strata/internal/brokertest"
 )
 
 // TestAdminOpsCommands: log-dirs describe, producers describe and leader
@@ -126,5 +133,82 @@ func TestQuorumUpdateVoter(t *testing.T) {
 		if !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("update-voter %v: %v, want %s", tc.args, err, tc.want)
 		}
+	}
+}
+
+// TestLeaderElectUncleanCLI: `strata leader elect --unclean` on a
+// partition whose only ISR member (node 4) is gone: refused while no
+// replica is alive, then, node 5 back outside the ISR, it elects node 5.
+func TestLeaderElectUncleanCLI(t *testing.T) {
+	c := startCLICluster(t, 3)
+	c.addBrokerOnly()
+	c.addBrokerOnly()
+	addr := strings.Join(c.addrs[:3], ",") // the voters, which stay up
+	brokersListed := func() int {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs[:3]...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+		if err != nil {
+			return 0
+		}
+		return len(resp.Brokers) // the unfenced ones
+	}
+	brokertest.WaitFor(t, 20*time.Second, "nodes 4 and 5 unfenced", func() bool { return brokersListed() == 5 })
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs[:3]...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "orphan", -1, -1
+	a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	a.Replicas = []int32{4, 5}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	req.Topics, req.TimeoutMillis = append(req.Topics, rt), 30000
+	if resp, err := req.RequestWith(context.Background(), cl); err != nil || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create: %v %+v", err, resp)
+	}
+	state := func() (int32, []int32) {
+		p := c.partitionsOf(t, "orphan")[0]
+		return p.Leader, p.ISR
+	}
+	brokertest.WaitFor(t, 20*time.Second, "node 4 leading with a full ISR", func() bool {
+		l, isr := state()
+		return l == 4 && len(isr) == 2
+	})
+	c.stop(5)
+	brokertest.WaitFor(t, 30*time.Second, "the ISR shrunk to node 4", func() bool {
+		l, isr := state()
+		return l == 4 && slices.Equal(isr, []int32{4})
+	})
+	c.stop(4)
+	brokertest.WaitFor(t, 30*time.Second, "no leader", func() bool {
+		l, _ := state()
+		return l == -1
+	})
+	elect := []string{"leader", "elect", "--unclean", "--topic", "orphan", "--partition", "0"}
+	if err := cliErr(t, addr, "", elect...); !strings.Contains(err.Error(), "orphan-0: ELIGIBLE_LEADERS_NOT_AVAILABLE") {
+		t.Fatalf("unclean election with no replica alive: %v", err)
+	}
+	c.start(5)
+	brokertest.WaitFor(t, 20*time.Second, "node 5 unfenced", func() bool { return brokersListed() == 4 })
+	if l, isr := state(); l != -1 || !slices.Equal(isr, []int32{4}) {
+		t.Fatalf("node 5 back: leader %d ISR %v, want none and [4]", l, isr)
+	}
+	if out := cli(t, addr, "", elect...); strings.TrimSpace(out) != "orphan-0: leader elected" {
+		t.Fatalf("unclean election: %q", out)
+	}
+	brokertest.WaitFor(t, 10*time.Second, "node 5 leading alone", func() bool {
+		l, isr := state()
+		return l == 5 && slices.Equal(isr, []int32{5})
+	})
+	if out := cli(t, addr, "", elect...); strings.TrimSpace(out) != "orphan-0: no election needed" {
+		t.Fatalf("second unclean election: %q", out)
 	}
 }

@@ -4,16 +4,23 @@ package main
 // in-process through cobra (newTestRoot) and talks Kafka over loopback.
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/strata-streaming/strata/broker"
+	"github.com/strata-streaming/strata/internal/brokertest"
 )
 
 // startBroker runs a single-node broker on a loopback port for the test and
@@ -319,4 +326,134 @@ func TestPerfConsume(t *testing.T) {
 	if fields[2] != javaFixed(1500*50/float64(bytesPerMB), 4) {
 		t.Errorf("data.consumed.in.MB = %s", fields[2])
 	}
+}
+
+// cliCluster is in-process nodes sharing one metadata quorum on loopback
+// ports chosen at run time: voters 1..n, then the broker-only nodes
+// addBrokerOnly adds. A stopped node restarts with its data and ports.
+type cliCluster struct {
+	t       *testing.T
+	cfgs    []broker.Config
+	addrs   []string
+	servers []*broker.Server
+}
+
+// startCLICluster starts n voters concurrently (each waits for a quorum
+// before NewServer returns).
+func startCLICluster(t *testing.T, n int) *cliCluster {
+	t.Helper()
+	raftAddrs := make([]string, n)
+	var voters []string
+	for i := range n {
+		raftAddrs[i] = brokertest.FreeAddr(t)
+		voters = append(voters, fmt.Sprintf("%d@%s", i+1, raftAddrs[i]))
+	}
+	c := &cliCluster{t: t}
+	t.Cleanup(func() {
+		for i := range c.servers {
+			c.stop(int32(i + 1))
+		}
+	})
+	for i := range n {
+		cfg := c.nodeConfig(int32(i+1), strings.Join(voters, ","))
+		cfg.ControllerListen = raftAddrs[i]
+		c.add(cfg)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.tryStart(int32(i + 1))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("node %d: %v", i+1, err)
+		}
+	}
+	return c
+}
+
+func (c *cliCluster) nodeConfig(id int32, voters string) broker.Config {
+	cfg := broker.DefaultConfig()
+	cfg.NodeID = id
+	cfg.DataDir = c.t.TempDir()
+	cfg.Listen = brokertest.FreeAddr(c.t)
+	cfg.HTTPListen = ""
+	cfg.ControllerQuorumVoters = voters
+	return cfg
+}
+
+func (c *cliCluster) add(cfg broker.Config) {
+	c.cfgs = append(c.cfgs, cfg)
+	c.addrs = append(c.addrs, cfg.Listen)
+	c.servers = append(c.servers, nil)
+}
+
+// addBrokerOnly starts the next node id as a --roles broker node (an
+// observer of the quorum).
+func (c *cliCluster) addBrokerOnly() int32 {
+	c.t.Helper()
+	id := int32(len(c.cfgs) + 1)
+	cfg := c.nodeConfig(id, c.cfgs[0].ControllerQuorumVoters)
+	cfg.ProcessRoles = "broker"
+	c.add(cfg)
+	c.start(id)
+	return id
+}
+
+func (c *cliCluster) tryStart(id int32) error {
+	srv, err := broker.NewServer(c.cfgs[id-1], slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		_ = srv.Close()
+		return err
+	}
+	c.servers[id-1] = srv
+	return nil
+}
+
+// start starts node id, stopped or new.
+func (c *cliCluster) start(id int32) {
+	c.t.Helper()
+	if err := c.tryStart(id); err != nil {
+		c.t.Fatalf("node %d: %v", id, err)
+	}
+}
+
+// stop closes node id if it is running.
+func (c *cliCluster) stop(id int32) {
+	if srv := c.servers[id-1]; srv != nil {
+		_ = srv.Close()
+		c.servers[id-1] = nil
+	}
+}
+
+// partitionsOf asks the cluster (bypassing any client cache) for a topic's
+// partitions: leader, replicas and ISR.
+func (c *cliCluster) partitionsOf(t *testing.T, topic string) []kmsg.MetadataResponseTopicPartition {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || len(resp.Topics) != 1 {
+		t.Fatalf("metadata of %s: %v %+v", topic, err, resp)
+	}
+	ps := resp.Topics[0].Partitions
+	slices.SortFunc(ps, func(a, b kmsg.MetadataResponseTopicPartition) int { return int(a.Partition - b.Partition) })
+	return ps
 }

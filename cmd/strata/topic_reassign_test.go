@@ -1,112 +1,27 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/strata-streaming/strata/broker"
 	"github.com/strata-streaming/strata/internal/brokertest"
 )
 
-// reassignCluster is n in-process brokers (ids 1..n) sharing one metadata
-// quorum on loopback ports chosen at run time.
-type reassignCluster struct {
-	addrs   []string
-	servers []*broker.Server
-}
-
-func freeAddr(t *testing.T) string { return brokertest.FreeAddr(t) }
-
-func startReassignCluster(t *testing.T, n int) *reassignCluster {
+// replicasOf asks the cluster (bypassing any client cache) for a
+// one-partition topic's replicas and ISR.
+func (c *cliCluster) replicasOf(t *testing.T, topic string) (replicas, isr []int32) {
 	t.Helper()
-	raftAddrs := make([]string, n)
-	var voters []string
-	for i := range n {
-		raftAddrs[i] = freeAddr(t)
-		voters = append(voters, fmt.Sprintf("%d@%s", i+1, raftAddrs[i]))
+	ps := c.partitionsOf(t, topic)
+	if len(ps) != 1 {
+		t.Fatalf("metadata of %s: %d partitions, want 1", topic, len(ps))
 	}
-	c := &reassignCluster{addrs: make([]string, n), servers: make([]*broker.Server, n)}
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		cfg := broker.DefaultConfig()
-		cfg.NodeID = int32(i + 1)
-		cfg.DataDir = t.TempDir()
-		cfg.Listen = freeAddr(t)
-		cfg.HTTPListen = ""
-		cfg.ControllerQuorumVoters = strings.Join(voters, ",")
-		cfg.ControllerListen = raftAddrs[i]
-		c.addrs[i] = cfg.Listen
-		wg.Add(1)
-		go func() { // each node waits for a quorum before NewServer returns
-			defer wg.Done()
-			srv, err := broker.NewServer(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-			if err == nil {
-				if err = srv.Start(); err != nil {
-					_ = srv.Close()
-				} else {
-					c.servers[i] = srv
-				}
-			}
-			errs[i] = err
-		}()
-	}
-	wg.Wait()
-	t.Cleanup(func() {
-		for i := range c.servers {
-			c.stop(int32(i + 1))
-		}
-	})
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("node %d: %v", i+1, err)
-		}
-	}
-	return c
-}
-
-// stop closes node id if it is running.
-func (c *reassignCluster) stop(id int32) {
-	if srv := c.servers[id-1]; srv != nil {
-		_ = srv.Close()
-		c.servers[id-1] = nil
-	}
-}
-
-// replicasOf asks node 1 (bypassing any client cache) for a partition's
-// replicas and ISR.
-func (c *reassignCluster) replicasOf(t *testing.T, topic string) (replicas, isr []int32) {
-	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(c.addrs...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	req := kmsg.NewPtrMetadataRequest()
-	rt := kmsg.NewMetadataRequestTopic()
-	rt.Topic = kmsg.StringPtr(topic)
-	req.Topics = append(req.Topics, rt)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
-		t.Fatalf("metadata of %s: %v %+v", topic, err, resp)
-	}
-	p := resp.Topics[0].Partitions[0]
-	return p.Replicas, p.ISR
+	return ps[0].Replicas, ps[0].ISR
 }
 
 // TestTopicReassignCLI drives `strata topic reassign` against a three-node
@@ -114,7 +29,7 @@ func (c *reassignCluster) replicasOf(t *testing.T, topic string) (replicas, isr 
 // file, a stuck move (to a stopped node) listed, waited on with a timeout
 // and cancelled, and the broker's refusals.
 func TestTopicReassignCLI(t *testing.T) {
-	c := startReassignCluster(t, 3)
+	c := startCLICluster(t, 3)
 	addr := strings.Join(c.addrs, ",")
 	cli(t, addr, "", "topic", "create", "mv", "-p", "1", "-r", "1")
 	cli(t, addr, "a\nb\nc\n", "produce", "mv")
