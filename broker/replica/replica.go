@@ -2,6 +2,7 @@ package replica
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -40,6 +41,16 @@ type Replica struct {
 	// rewrites counts truncations (rewrite), for a move between
 	// directories to know its copy of the .log files went stale.
 	rewrites atomic.Int64
+
+	// snapshotOnDisk is what the producer snapshot file of the current
+	// log holds (snapshot.go): Checkpoint skips the write when the
+	// encoding it would write is the same, so an idle partition costs no
+	// file write per checkpoint round or at Close.
+	snapshotOnDisk struct {
+		sync.Mutex
+		log    *storage.Log // the log (directory) the digest is about
+		digest [sha256.Size]byte
+	}
 
 	// epoch is the leader epoch, read lock-free by fetches so they never
 	// wait behind an append.
@@ -110,13 +121,16 @@ func Open(dir string, opts Options) (*Replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
-	producers, err := loadProducerTable(l, time.Now().UnixMilli(), logger)
+	producers, onDisk, err := loadProducerTable(l, time.Now().UnixMilli(), logger)
 	if err != nil {
 		l.Close()
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
 	r := &Replica{self: opts.NodeID, logger: logger}
 	r.log.Store(l)
+	if onDisk != nil {
+		r.snapshotOnDisk.log, r.snapshotOnDisk.digest = l, sha256.Sum256(onDisk)
+	}
 	r.hw.Store(l.LogStartOffset())
 	r.rep.pendingAdd = -1
 	r.mu.producers = producers
@@ -289,7 +303,8 @@ func (r *Replica) RollAndFlush() error {
 func (r *Replica) Flush() error { return r.storage().Flush() }
 
 // Checkpoint makes the log's recovery point and the producer snapshot
-// durable. The snapshot is encoded under mu and written after it.
+// durable. The snapshot is encoded under mu and written after it, unless
+// the file already holds those bytes (an idle partition writes nothing).
 func (r *Replica) Checkpoint() error {
 	r.mu.Lock()
 	if r.mu.truncating {
@@ -306,10 +321,30 @@ func (r *Replica) Checkpoint() error {
 	if err != nil {
 		return err
 	}
-	if err := r.storage().Checkpoint(); err != nil {
+	l := r.storage()
+	if err := l.Checkpoint(); err != nil {
 		return err
 	}
-	return writeProducerSnapshot(r.storage().Dir(), snap)
+	return r.writeSnapshotIfChanged(l, snap)
+}
+
+// writeSnapshotIfChanged writes snap as l's producer snapshot unless the
+// file holds it already. The lock orders concurrent checkpoints (the
+// housekeeping round and Close) so that the digest always names what the
+// file holds; it is this replica's alone and guards no other state.
+func (r *Replica) writeSnapshotIfChanged(l *storage.Log, snap []byte) error {
+	digest := sha256.Sum256(snap)
+	r.snapshotOnDisk.Lock()
+	defer r.snapshotOnDisk.Unlock()
+	if r.snapshotOnDisk.log == l && r.snapshotOnDisk.digest == digest {
+		return nil
+	}
+	r.snapshotOnDisk.log = nil // unknown until the write succeeds
+	if err := writeProducerSnapshot(l.Dir(), snap); err != nil {
+		return err
+	}
+	r.snapshotOnDisk.log, r.snapshotOnDisk.digest = l, digest
+	return nil
 }
 
 // Close checkpoints and closes the log.
