@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/strata-streaming/strata/broker/storage"
+	"github.com/strata-streaming/strata/metadata/cluster"
 )
 
 // checkpointFiles are the files a replica's Checkpoint may write.
@@ -120,4 +121,71 @@ func TestCheckpointSkipsUnchangedFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameAs("checkpoint after a duplicate (no append)", changed)
+}
+
+// TestOpenTornPartitionMetadata: partition.metadata is written without an
+// fsync (storage.SyncCreatedDirs makes a batch of them durable), so a
+// crash before that sync can leave it empty or cut short. Open then takes
+// the topic ID it is given (the metadata quorum's) and keeps the log; a
+// whole file naming another topic still has its directory replaced.
+func TestOpenTornPartitionMetadata(t *testing.T) {
+	idA := [16]byte{1, 2, 3}
+	idB := [16]byte{9, 9, 9}
+	for _, tc := range []struct {
+		name     string
+		metadata func(whole string) string
+		keepLog  bool
+	}{
+		{"empty", func(string) string { return "" }, true},
+		{"cut short", func(whole string) string { return whole[:len(whole)-5] }, true},
+		{"no newline", func(whole string) string { return whole[:len(whole)-1] }, true},
+		{"another topic", func(string) string { return "topic_id: " + cluster.TopicID(idB).String() + "\n" }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "p-0")
+			r, err := Open(dir, Options{NodeID: 1, TopicID: idA, Storage: storage.DefaultConfig()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !r.Created() {
+				t.Fatal("Created() false for a new directory")
+			}
+			if err := storage.SyncCreatedDirs([]string{dir}); err != nil {
+				t.Fatal(err)
+			}
+			leadAlone(r, 1)
+			if res := r.Append(context.Background(), batchOf(t, dataBatch(t, -1, 0, 0, 2, false)), AppendOptions{}); res.Code != 0 {
+				t.Fatalf("append: %+v", res)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, PartitionMetadataFile)
+			whole, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(tc.metadata(string(whole))), 0o644); err != nil {
+				t.Fatal(err)
+			}
+
+			if r, err = Open(dir, Options{NodeID: 1, TopicID: idA, Storage: storage.DefaultConfig()}); err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			if !r.Created() {
+				t.Fatal("Created() false after rewriting partition.metadata")
+			}
+			if got, _ := os.ReadFile(path); string(got) != string(whole) {
+				t.Fatalf("partition.metadata %q, want %q", got, whole)
+			}
+			wantEnd := int64(0)
+			if tc.keepLog {
+				wantEnd = 2
+			}
+			if end := r.LogEndOffset(); end != wantEnd {
+				t.Fatalf("log end %d, want %d", end, wantEnd)
+			}
+		})
+	}
 }

@@ -66,10 +66,12 @@ func (l *Log) flushLocked() (flushState, error) {
 		if !s.unsynced {
 			continue
 		}
-		if err := s.writeIndexes(); err != nil {
+		created, err := s.writeIndexes(false)
+		if err != nil {
 			l.writeMu.Unlock()
 			return flushState{}, err
 		}
+		l.dirUnsynced = l.dirUnsynced || created
 		s.unsynced = false
 		toSync = append(toSync, s)
 	}
