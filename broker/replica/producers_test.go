@@ -385,7 +385,7 @@ func (l *txnTestLog) reload() *producerTable {
 		l.t.Fatal(err)
 	}
 	l.log = openTxnTestStorage(l.t, l.dir)
-	loaded, err := loadProducerTable(l.log, txnTestNowMs, slog.New(slog.DiscardHandler))
+	loaded, _, err := loadProducerTable(l.log, txnTestNowMs, slog.New(slog.DiscardHandler))
 	if err != nil {
 		l.t.Fatal(err)
 	}

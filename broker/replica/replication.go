@@ -271,7 +271,7 @@ func (r *Replica) rewrite(cut func() (changed bool, err error), hw func(prev, le
 	var producers *producerTable
 	if changed {
 		var lerr error
-		if producers, lerr = loadProducerTable(r.storage(), time.Now().UnixMilli(), r.logger); err == nil {
+		if producers, _, lerr = loadProducerTable(r.storage(), time.Now().UnixMilli(), r.logger); err == nil {
 			err = lerr
 		}
 	}

@@ -77,13 +77,21 @@ func writeProducerSnapshot(dir string, data []byte) error {
 
 // loadProducerTable rebuilds the table: the snapshot if it is usable, then
 // every batch after it. An unusable snapshot is logged (once, here) and
-// the table rebuilt from the log start.
-func loadProducerTable(log *storage.Log, nowMs int64, logger *slog.Logger) (*producerTable, error) {
-	t := newProducerTable()
+// the table rebuilt from the log start. onDisk is what the snapshot file
+// holds, for Checkpoint to skip writing the same bytes again; for an empty
+// log without a file it is the encoding of the empty table at the log end,
+// which a restart treats the same as no file. It is nil when unknown.
+func loadProducerTable(log *storage.Log, nowMs int64, logger *slog.Logger) (t *producerTable, onDisk []byte, err error) {
+	t = newProducerTable()
 	from := log.LogStartOffset()
 	raw, err := os.ReadFile(filepath.Join(log.Dir(), ProducerSnapshotFile))
 	switch {
+	case errors.Is(err, os.ErrNotExist) && log.LogEndOffset() == from:
+		if onDisk, err = t.encodeSnapshot(from); err != nil {
+			return nil, nil, err
+		}
 	case err == nil:
+		onDisk = raw
 		snap, derr := decodeProducerSnapshot(raw)
 		switch {
 		case derr != nil:
@@ -118,7 +126,7 @@ func loadProducerTable(log *storage.Log, nowMs int64, logger *slog.Logger) (*pro
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("rebuild producer state: %w", err)
+		return nil, nil, fmt.Errorf("rebuild producer state: %w", err)
 	}
-	return t, nil
+	return t, onDisk, nil
 }

@@ -191,10 +191,10 @@ func (l *Log) rollLocked(now time.Time) error {
 	old.maybeAppendTimeEntry()
 	leo := l.mu.logEndOffset
 	l.mu.Unlock()
-	if err := old.writeIndexes(); err != nil {
+	if _, err := old.writeIndexes(true); err != nil {
 		return err
 	}
-	old.unsynced = true
+	old.unsynced = true // and dirUnsynced, below
 
 	next, err := createSegment(l.dir, leo)
 	if err != nil {

@@ -33,6 +33,7 @@ func (l *Log) flushIfDue() error {
 type flushState struct {
 	checkpoint recoveryCheckpoint
 	epochs     []epochEntry
+	segments   int
 }
 
 // flushLocked writes pending index entries, then fsyncs outside writeMu.
@@ -52,7 +53,8 @@ func (l *Log) flushLocked() (flushState, error) {
 			offsetOfMaxTimestamp: active.offsetOfMaxTimestamp,
 			latestEpoch:          l.mu.epochs.latest(),
 		},
-		epochs: l.mu.epochs.entries,
+		epochs:   l.mu.epochs.entries,
+		segments: len(segments),
 	}
 	l.mu.RUnlock()
 	if closed {
@@ -64,10 +66,12 @@ func (l *Log) flushLocked() (flushState, error) {
 		if !s.unsynced {
 			continue
 		}
-		if err := s.writeIndexes(); err != nil {
+		created, err := s.writeIndexes(false)
+		if err != nil {
 			l.writeMu.Unlock()
 			return flushState{}, err
 		}
+		l.dirUnsynced = l.dirUnsynced || created
 		s.unsynced = false
 		toSync = append(toSync, s)
 	}
@@ -131,12 +135,23 @@ func (l *Log) checkpointLocked() error {
 	if l.checkpointOnDisk != nil && *l.checkpointOnDisk == state.checkpoint {
 		return nil
 	}
+	if l.checkpointOnDisk == nil && state.emptyLog() {
+		// Without a (valid) checkpoint file Open scans the whole log,
+		// which is one empty segment: the file would save nothing. A
+		// partition that never received a record writes none.
+		return nil
+	}
 	if err := WriteFileAtomic(l.dir, recoveryCheckpointFile, state.checkpoint.encode()); err != nil {
 		return err
 	}
 	cp := state.checkpoint
 	l.checkpointOnDisk = &cp
 	return nil
+}
+
+// emptyLog reports whether the flushed log was one empty segment.
+func (s flushState) emptyLog() bool {
+	return s.segments == 1 && s.checkpoint.position == 0 && s.checkpoint.nextOffset == s.checkpoint.segmentBase
 }
 
 func epochsEqual(a, b []epochEntry) bool {

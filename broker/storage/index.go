@@ -2,6 +2,7 @@ package storage
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -134,6 +135,15 @@ func writeIndexTail(path string, tail []byte, at, total int64) error {
 		return err
 	}
 	return f.Close()
+}
+
+// truncateIndexFile cuts the file at path to size, if it exists.
+func truncateIndexFile(path string, size int64) error {
+	err := os.Truncate(path, size)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 // syncPath fsyncs the file or directory at path.

@@ -236,10 +236,20 @@ func TestRollBySize(t *testing.T) {
 	if n := l.NumSegments(); n != 4 {
 		t.Fatalf("%d segments, want 4", n)
 	}
-	for _, name := range []string{"00000000000000000000.log", "00000000000000000002.log", "00000000000000000004.index", "00000000000000000006.timeindex"} {
+	for _, name := range []string{"00000000000000000000.log", "00000000000000000002.log", "00000000000000000004.index", "00000000000000000004.timeindex", "00000000000000000006.log"} {
 		if !fileExists(dir, name) {
 			t.Fatalf("missing %s", name)
 		}
+	}
+	// The active segment's index files come with its first flush.
+	if fileExists(dir, "00000000000000000006.index") || fileExists(dir, "00000000000000000006.timeindex") {
+		t.Fatal("the active segment's index files exist before any flush")
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !fileExists(dir, "00000000000000000006.index") || !fileExists(dir, "00000000000000000006.timeindex") {
+		t.Fatal("the active segment's index files are missing after a flush")
 	}
 	// An append bigger than segment.bytes still goes in, alone.
 	big := valueBatch(t, 1, 20<<10, 1)

@@ -358,7 +358,7 @@ func (r *recovery) loadTrusted(s *segment, fileSize, nextBase int64) error {
 	if err := checkFirstBatch(s, fileSize); err != nil {
 		return err
 	}
-	offsets, times, err := readIndexes(s, fileSize, nextBase)
+	offsets, times, err := readIndexes(s, fileSize, nextBase, false)
 	if err != nil {
 		return err
 	}
@@ -392,7 +392,11 @@ func (r *recovery) loadCheckpointed(s *segment, fileSize int64) error {
 			return err
 		}
 	}
-	offsets, times, err := readIndexes(s, fileSize, -1)
+	// A segment's index files are created by the first flush after it
+	// holds a batch (writeIndexes), and the checkpoint is written after
+	// that flush fsynced them and the directory: they are absent only if
+	// the checkpointed prefix is empty. Missing otherwise, they are rebuilt.
+	offsets, times, err := readIndexes(s, fileSize, -1, cp.position == 0)
 	if err != nil {
 		return err
 	}
@@ -444,9 +448,19 @@ func checkFirstBatch(s *segment, fileSize int64) error {
 }
 
 // readIndexes reads and validates a segment's index files. nextBase, if
-// known (>= 0), bounds the offsets they may name.
-func readIndexes(s *segment, fileSize, nextBase int64) ([]offsetIndexEntry, []timeIndexEntry, error) {
-	data, err := os.ReadFile(s.offsetIndexPath)
+// known (>= 0), bounds the offsets they may name. absentIsEmpty reads a
+// missing file as one without entries (the active segment's).
+func readIndexes(s *segment, fileSize, nextBase int64, absentIsEmpty bool) ([]offsetIndexEntry, []timeIndexEntry, error) {
+	s.indexFilesExist = true
+	read := func(path string) ([]byte, error) {
+		data, err := os.ReadFile(path)
+		if absentIsEmpty && errors.Is(err, os.ErrNotExist) {
+			s.indexFilesExist = false
+			return nil, nil
+		}
+		return data, err
+	}
+	data, err := read(s.offsetIndexPath)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -454,7 +468,7 @@ func readIndexes(s *segment, fileSize, nextBase int64) ([]offsetIndexEntry, []ti
 	if err != nil {
 		return nil, nil, err
 	}
-	if data, err = os.ReadFile(s.timeIndexPath); err != nil {
+	if data, err = read(s.timeIndexPath); err != nil {
 		return nil, nil, err
 	}
 	times, err := decodeTimeIndex(data)

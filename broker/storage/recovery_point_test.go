@@ -230,3 +230,70 @@ func BenchmarkOpenAfterKill(b *testing.B) {
 		})
 	}
 }
+
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestFreshLogCreatesOnlyItsLogFile: a new partition's log creates one
+// file, its .log (issue 18: creating 10,000 partitions cost ~6 file
+// creations each). The index files come with the first flush of a
+// non-empty segment, the recovery checkpoint with the first checkpoint
+// of a non-empty log; Open reads the absent files as empty, rebuilds
+// nothing, and a crash after the first append recovers it.
+func TestFreshLogCreatesOnlyItsLogFile(t *testing.T) {
+	cfg := testConfig()
+	dir := filepath.Join(t.TempDir(), "topic-0")
+	l := openLog(t, dir, cfg, nil)
+	if err := l.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := dirNames(t, dir); len(got) != 1 || got[0] != "00000000000000000000.log" {
+		t.Fatalf("files of a fresh log: %v, want only its .log", got)
+	}
+	l = openLog(t, dir, cfg, nil)
+	if st := l.RecoveryStats(); st.BytesScanned != 0 || st.IndexesRebuilt != 0 {
+		t.Fatalf("reopening a fresh log: %+v", st)
+	}
+
+	// One small batch (no index entry yet), checkpointed: the index files
+	// now exist, empty, and a reopen trusts them.
+	appendRaw(t, l, 0, valueBatch(t, 1, 100, 1_000))
+	if err := l.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"00000000000000000000.index", "00000000000000000000.timeindex", recoveryCheckpointFile} {
+		if !fileExists(dir, name) {
+			t.Fatalf("%s missing after the first checkpoint of a non-empty log", name)
+		}
+	}
+	// More appends, then a crash (the log is abandoned, not closed).
+	for i := range 20 {
+		appendRaw(t, l, 0, valueBatch(t, 1, 200, int64(2_000+i)))
+	}
+	want := l.LogEndOffset()
+	l2 := openLog(t, dir, cfg, nil)
+	defer l2.Close()
+	if got := l2.LogEndOffset(); got != want {
+		t.Fatalf("log end after the crash: %d, want %d", got, want)
+	}
+	if st := l2.RecoveryStats(); !st.UsedCheckpoint || st.IndexesRebuilt != 0 {
+		t.Fatalf("recovery after the crash: %+v, want the checkpoint used and nothing rebuilt", st)
+	}
+	if o, ts, ok, err := l2.OffsetForTimestamp(2_010); err != nil || !ok || ts != 2_010 || o != 11 {
+		t.Fatalf("OffsetForTimestamp(2010) = %d %d %v %v", o, ts, ok, err)
+	}
+	l.Close()
+}

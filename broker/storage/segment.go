@@ -56,6 +56,7 @@ type segment struct {
 	timeIndexOnDisk      int // entries the .timeindex file holds
 	txnIndexOnDisk       int // entries the .txnindex file holds (it may not exist when 0)
 	unsynced             bool
+	indexFilesExist      bool      // the .index and .timeindex files were created (or found at open)
 	rollBaseTime         time.Time // first append, for segment.ms
 }
 
@@ -106,17 +107,16 @@ func createSegment(dir string, base int64) (*segment, error) {
 		return nil, err
 	}
 	s := newSegment(dir, base, f)
-	for _, p := range []string{s.offsetIndexPath, s.timeIndexPath} {
-		if err := writeIndexTail(p, nil, 0, 0); err != nil {
+	// The index files are created lazily: by the first flush that has an
+	// entry to write, or at the latest when the segment is sealed (roll),
+	// so a partition that is never written creates only its .log file. A
+	// stale index of an earlier segment of that name must not be taken for
+	// this one's.
+	for _, p := range []string{s.offsetIndexPath, s.timeIndexPath, s.txnIndexPath} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			f.Close()
-			return nil, fmt.Errorf("storage: create index: %w", err)
+			return nil, fmt.Errorf("storage: create segment: %w", err)
 		}
-	}
-	// A .txnindex exists only once an entry is recorded; a stale one of an
-	// earlier segment of that name must not be taken for this one's.
-	if err := os.Remove(s.txnIndexPath); err != nil && !errors.Is(err, os.ErrNotExist) {
-		f.Close()
-		return nil, fmt.Errorf("storage: create index: %w", err)
 	}
 	return s, nil
 }
@@ -156,24 +156,33 @@ func (s *segment) maybeAppendTimeEntry() {
 }
 
 // writeIndexes writes index entries not yet in the index files (no fsync).
-func (s *segment) writeIndexes() error {
-	if s.offsetIndexOnDisk != len(s.offsetIndex) {
+// Both files are created (empty if need be) by the first flush of a
+// non-empty segment, or by seal (a roll): a segment's index files are
+// absent only while it was empty at every flush, which Open relies on
+// (loadCheckpointed). created reports that the files were created: the
+// directory then needs an fsync.
+func (s *segment) writeIndexes(seal bool) (created bool, err error) {
+	create := !s.indexFilesExist && (seal || s.size > 0)
+	if s.offsetIndexOnDisk != len(s.offsetIndex) || create {
 		from := min(s.offsetIndexOnDisk, len(s.offsetIndex))
 		tail := encodeOffsetIndex(s.offsetIndex[from:])
 		if err := writeIndexTail(s.offsetIndexPath, tail, int64(from*offsetIndexEntrySize), int64(len(s.offsetIndex)*offsetIndexEntrySize)); err != nil {
-			return fmt.Errorf("storage: write %s: %w", s.offsetIndexPath, err)
+			return false, fmt.Errorf("storage: write %s: %w", s.offsetIndexPath, err)
 		}
 		s.offsetIndexOnDisk = len(s.offsetIndex)
 	}
-	if s.timeIndexOnDisk != len(s.timeIndex) {
+	if s.timeIndexOnDisk != len(s.timeIndex) || create {
 		from := min(s.timeIndexOnDisk, len(s.timeIndex))
 		tail := encodeTimeIndex(s.timeIndex[from:])
 		if err := writeIndexTail(s.timeIndexPath, tail, int64(from*timeIndexEntrySize), int64(len(s.timeIndex)*timeIndexEntrySize)); err != nil {
-			return fmt.Errorf("storage: write %s: %w", s.timeIndexPath, err)
+			return false, fmt.Errorf("storage: write %s: %w", s.timeIndexPath, err)
 		}
 		s.timeIndexOnDisk = len(s.timeIndex)
 	}
-	return nil
+	if create {
+		s.indexFilesExist = true
+	}
+	return create, nil
 }
 
 // sync fsyncs the log file and the index files.

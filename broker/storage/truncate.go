@@ -193,11 +193,13 @@ func (s *segment) cutTo(cutPos, cutOffset, maxTs, maxTsOffset int64) {
 
 // truncateIndexFiles cuts the index files to the entries they hold that are
 // still valid after cutTo. Needs writeMu.
+// An absent file stays absent (index files are created lazily, see
+// createSegment).
 func (s *segment) truncateIndexFiles() error {
-	if err := writeIndexTail(s.offsetIndexPath, nil, 0, int64(s.offsetIndexOnDisk*offsetIndexEntrySize)); err != nil {
+	if err := truncateIndexFile(s.offsetIndexPath, int64(s.offsetIndexOnDisk*offsetIndexEntrySize)); err != nil {
 		return fmt.Errorf("storage: truncate %s: %w", s.offsetIndexPath, err)
 	}
-	if err := writeIndexTail(s.timeIndexPath, nil, 0, int64(s.timeIndexOnDisk*timeIndexEntrySize)); err != nil {
+	if err := truncateIndexFile(s.timeIndexPath, int64(s.timeIndexOnDisk*timeIndexEntrySize)); err != nil {
 		return fmt.Errorf("storage: truncate %s: %w", s.timeIndexPath, err)
 	}
 	return nil
