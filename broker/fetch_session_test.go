@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // TestFetchSessionReadsOnlyChangedPartitions: a franz-go consumer holds a
@@ -77,5 +79,52 @@ func TestFetchSessionReadsOnlyChangedPartitions(t *testing.T) {
 	// each time it wakes.
 	if limit := int64(4 * changed); reads > limit {
 		t.Fatalf("%d fetches read %d partitions for %d changed: want at most %d (a pass over the session reads %d)", fetches, reads, changed, limit, partitions)
+	}
+}
+
+// TestFetchSessionAnswersLogStartMove: a partition with nothing new is
+// skipped by incremental fetches until its log start offset moves
+// (DeleteRecords); the watch marks it dirty and the next incremental
+// response carries the new log start, as Kafka's does.
+func TestFetchSessionAnswersLogStartMove(t *testing.T) {
+	tb := startTestBroker(t)
+	id := tb.createTopic("logstart", 2, nil)
+	c := tb.dialRaw()
+	for p := int32(0); p < 2; p++ {
+		if got := c.produceRaw("logstart", p, buildBatch(t, plainBatch(fixtureRecords(3, 5)...))); got.ErrorCode != 0 {
+			t.Fatalf("produce: %v", kerr.ErrorForCode(got.ErrorCode))
+		}
+	}
+	full := roundTrip[*kmsg.FetchResponse](c, sessionFetch(16, "logstart", id, 0, 0, map[int32]int64{0: 3, 1: 3}, nil))
+	if full.SessionID == 0 {
+		t.Fatal("no session")
+	}
+	if resp := roundTrip[*kmsg.FetchResponse](c, sessionFetch(16, "logstart", id, full.SessionID, 1, nil, nil)); len(resp.Topics) != 0 {
+		t.Fatalf("nothing new: %+v, want no partition", resp.Topics)
+	}
+	reads := tb.srv.fetches.reads.Load()
+	if resp := roundTrip[*kmsg.FetchResponse](c, sessionFetch(16, "logstart", id, full.SessionID, 2, nil, nil)); len(resp.Topics) != 0 {
+		t.Fatalf("nothing new: %+v, want no partition", resp.Topics)
+	}
+	if n := tb.srv.fetches.reads.Load() - reads; n != 0 {
+		t.Fatalf("an incremental fetch with nothing new read %d partitions, want 0", n)
+	}
+	del := kmsg.NewPtrDeleteRecordsRequest()
+	del.TimeoutMillis = 5000
+	dt := kmsg.NewDeleteRecordsRequestTopic()
+	dt.Topic = "logstart"
+	dp := kmsg.NewDeleteRecordsRequestTopicPartition()
+	dp.Partition, dp.Offset = 1, 2
+	dt.Partitions = append(dt.Partitions, dp)
+	del.Topics = append(del.Topics, dt)
+	if r := roundTrip[*kmsg.DeleteRecordsResponse](c, del); r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("delete records: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
+	}
+	resp := roundTrip[*kmsg.FetchResponse](c, sessionFetch(16, "logstart", id, full.SessionID, 3, nil, nil))
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("after DeleteRecords: %+v, want partition 1 alone", resp.Topics)
+	}
+	if p := resp.Topics[0].Partitions[0]; p.Partition != 1 || p.LogStartOffset != 2 {
+		t.Fatalf("after DeleteRecords: partition %d log start %d, want partition 1 at 2", p.Partition, p.LogStartOffset)
 	}
 }
