@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -109,16 +110,10 @@ func TestFetchSessionAnswersLogStartMove(t *testing.T) {
 	if n := tb.srv.fetches.reads.Load() - reads; n != 0 {
 		t.Fatalf("an incremental fetch with nothing new read %d partitions, want 0", n)
 	}
-	del := kmsg.NewPtrDeleteRecordsRequest()
-	del.TimeoutMillis = 5000
-	dt := kmsg.NewDeleteRecordsRequestTopic()
-	dt.Topic = "logstart"
-	dp := kmsg.NewDeleteRecordsRequestTopicPartition()
-	dp.Partition, dp.Offset = 1, 2
-	dt.Partitions = append(dt.Partitions, dp)
-	del.Topics = append(del.Topics, dt)
-	if r := roundTrip[*kmsg.DeleteRecordsResponse](c, del); r.Topics[0].Partitions[0].ErrorCode != 0 {
-		t.Fatalf("delete records: %v", kerr.ErrorForCode(r.Topics[0].Partitions[0].ErrorCode))
+	var offsets kadm.Offsets
+	offsets.AddOffset("logstart", 1, 2, -1)
+	if res, err := tb.admin().DeleteRecords(testContext(t), offsets); err != nil || res["logstart"][1].Err != nil {
+		t.Fatalf("delete records: %v %v", err, res)
 	}
 	resp := roundTrip[*kmsg.FetchResponse](c, sessionFetch(16, "logstart", id, full.SessionID, 3, nil, nil))
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
