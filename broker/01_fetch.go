@@ -51,6 +51,9 @@ type fetchTarget struct {
 	state   sessionPartition
 	// unknownTopicID is set when a v13+ request named an ID we do not know.
 	unknownTopicID bool
+	// revisit is set by the read when a session partition stays dirty:
+	// records, an error, a preferred read replica, or more to read.
+	revisit bool
 }
 
 func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
@@ -75,6 +78,13 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 	// background remote reads finishing.
 	waiter := make(chan struct{}, 1)
 	remote := &remoteFetch{notify: waiter, started: map[*remoteLog]bool{}}
+	if session != nil {
+		// The session's watches wake this fetch; partitions that turned
+		// dirty before are taken before it parks.
+		session.park(waiter)
+		defer session.park(nil)
+		rc.s.fetches.fetches.Add(1)
+	}
 	registered := false
 	for {
 		topics, total, anyError, watched, watchedHW := rc.readFetchTargets(req, targets, incremental, remote)
@@ -86,7 +96,7 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 				}
 			}
 			if session != nil {
-				rc.commitSession(session, topics)
+				rc.commitSession(session, targets, topics)
 			}
 			for _, t := range topics {
 				for _, p := range t.partitions {
@@ -102,6 +112,16 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 			return resp
 		}
 		closeRemote(topics)
+		if session != nil {
+			// Wait for a watch to fire; then read what turned dirty too.
+			n := len(targets)
+			if targets = session.takeDirty(targets); len(targets) > n {
+				continue
+			}
+			rc.waitFetch(waiter, deadline)
+			targets = session.takeDirty(targets)
+			continue
+		}
 		// Wait for an append to any watched partition. Register first,
 		// then re-read, so an append between the read and the
 		// registration is never missed.
@@ -116,15 +136,7 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 			}
 		}
 		if !changed {
-			waitStart := time.Now()
-			timer := time.NewTimer(time.Until(deadline))
-			select {
-			case <-waiter:
-			case <-timer.C:
-			case <-rc.s.ctx.Done():
-			}
-			timer.Stop()
-			rc.waited += time.Since(waitStart)
+			rc.waitFetch(waiter, deadline)
 		}
 		for _, p := range watched {
 			p.RemoveWaiter(waiter)
@@ -134,6 +146,19 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 		default:
 		}
 	}
+}
+
+// waitFetch parks a long poll until waiter fires, the deadline or shutdown.
+func (rc *requestContext) waitFetch(waiter chan struct{}, deadline time.Time) {
+	waitStart := time.Now()
+	timer := time.NewTimer(time.Until(deadline))
+	select {
+	case <-waiter:
+	case <-timer.C:
+	case <-rc.s.ctx.Done():
+	}
+	timer.Stop()
+	rc.waited += time.Since(waitStart)
 }
 
 // resolveFetchTargets applies the session protocol and returns the
@@ -174,6 +199,14 @@ func (rc *requestContext) resolveFetchTargets(req *kmsg.FetchRequest) ([]fetchTa
 					s.upsert(t.key, t.state)
 				}
 			}
+			for i := range targets {
+				if sp := s.partitions[targets[i].key]; sp != nil && !targets[i].unknownTopicID {
+					targets[i].state = *sp
+				}
+			}
+			s.shape = rc.fetchShape(req)
+			s.metadataIndex = rc.fetchMetadataIndex(req)
+			s.dropDirty() // every partition is a target
 			s.mu.Unlock()
 		}
 		return targets, s, 0
@@ -191,6 +224,15 @@ func (rc *requestContext) resolveFetchTargets(req *kmsg.FetchRequest) ([]fetchTa
 	if s.epoch < 0 {
 		s.epoch = 1
 	}
+	// What the watches cannot see makes the whole session dirty.
+	if shape := rc.fetchShape(req); shape != s.shape || fetchReplicaID(req) >= 0 {
+		s.shape = shape
+		s.markAllDirty()
+	}
+	if index := rc.fetchMetadataIndex(req); index != s.metadataIndex {
+		s.metadataIndex = index
+		s.markAllDirty()
+	}
 	var unknown []fetchTarget
 	for _, ft := range req.ForgottenTopics {
 		name, _ := rc.fetchTopicName(req.Version, ft.Topic, ft.TopicID)
@@ -205,12 +247,28 @@ func (rc *requestContext) resolveFetchTargets(req *kmsg.FetchRequest) ([]fetchTa
 		}
 		s.upsert(t.key, t.state)
 	}
-	targets := make([]fetchTarget, 0, len(s.order)+len(unknown))
-	for _, k := range s.order {
-		sp := s.partitions[k]
-		targets = append(targets, fetchTarget{key: k, topicID: sp.topicID, state: *sp})
+	return append(s.takeDirtyLocked(nil), unknown...), s, 0
+}
+
+// fetchShape is what a session partition's last answer depends on besides
+// the partition: when it changes, every partition is read again.
+func (rc *requestContext) fetchShape(req *kmsg.FetchRequest) fetchShape {
+	shape := fetchShape{version: req.Version, isolationLevel: req.IsolationLevel, rack: req.Rack}
+	if rc.conn != nil && rc.s.cfg.authorizationEnabled() {
+		shape.principal, shape.aclVersion = rc.conn.principal, rc.s.authorizer().version
 	}
-	return append(targets, unknown...), s, 0
+	return shape
+}
+
+// fetchMetadataIndex is the applied metadata index for a fetch whose
+// answer may name a preferred read replica (which follows the ISR and
+// broker liveness, not the partition's log), else 0.
+func (rc *requestContext) fetchMetadataIndex(req *kmsg.FetchRequest) uint64 {
+	if fetchReplicaID(req) >= 0 || req.Version < 11 || req.Rack == "" ||
+		rc.s.conf().ReplicaSelectorClass != rackAwareSelectorClass || rc.s.meta == nil {
+		return 0
+	}
+	return rc.s.meta.appliedIndex()
 }
 
 // fetchTopicName maps a request's topic reference to a name; v13+ uses IDs.
@@ -238,6 +296,10 @@ func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fet
 	for i := range targets {
 		t := &targets[i]
 		out, p := rc.readFetchPartition(req, t, responseMax-total, total == 0, remote)
+		if t.state.watch != nil {
+			rc.s.fetches.reads.Add(1)
+			t.revisit = out.errorCode != 0 || out.readReplicaPlus1 != 0 || !out.drained
+		}
 		if p != nil {
 			watched = append(watched, p)
 			watchedHW = append(watchedHW, fetchWatermark(req, p))
@@ -247,9 +309,11 @@ func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fet
 			anyError = true
 		}
 		// A partition in error is always answered (as Kafka does), so the
-		// client sees it and the long poll's early return is never empty.
+		// client sees it and the long poll's early return is never empty;
+		// so is one naming a preferred read replica.
 		if incremental && t.state.sent && out.recordsLen() == 0 && out.errorCode == 0 && t.state.lastErrorCode == 0 &&
-			out.highWatermark == t.state.lastHW && out.logStartOffset == t.state.lastLogStart {
+			out.readReplicaPlus1 == 0 && out.highWatermark == t.state.lastHW && out.lastStable == t.state.lastStable &&
+			out.logStartOffset == t.state.lastLogStart {
 			continue
 		}
 		name := t.key.topic
@@ -299,6 +363,9 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		// The session's topic was deleted and a new one took its name.
 		out.errorCode = rc.countError(kerr.UnknownTopicID.Code)
 		return out, nil
+	}
+	if w := t.state.watch; w != nil {
+		w.arm(p) // before the read: a change from here on marks it dirty
 	}
 	if epoch := t.state.currentLeaderEpoch; epoch >= 0 && epoch != p.LeaderEpoch() {
 		// A stale or future leader epoch, a consumer's or a follower's.
@@ -354,6 +421,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		upTo = lso
 		out.abortedTxns = []storage.AbortedTxn{}
 	}
+	out.drained = t.state.fetchOffset >= upTo
 	limit := int64(t.state.maxBytes)
 	if remaining < limit {
 		limit = remaining
@@ -426,10 +494,16 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 	return out, p
 }
 
-// commitSession records what the client is about to see.
-func (rc *requestContext) commitSession(s *fetchSession, topics []fetchTopicOut) {
+// commitSession records what the client is about to see, and keeps dirty
+// the partitions read that may have more to say.
+func (rc *requestContext) commitSession(s *fetchSession, targets []fetchTarget, topics []fetchTopicOut) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, t := range targets {
+		if t.revisit {
+			s.markDirty(t.state.watch)
+		}
+	}
 	for _, t := range topics {
 		for _, p := range t.partitions {
 			sp := s.partitions[sessionKey{topic: t.name, partition: p.partition}]
@@ -437,13 +511,13 @@ func (rc *requestContext) commitSession(s *fetchSession, topics []fetchTopicOut)
 				continue
 			}
 			sp.sent = true
-			sp.lastHW, sp.lastLogStart, sp.lastErrorCode = p.highWatermark, p.logStartOffset, p.errorCode
+			sp.lastHW, sp.lastStable, sp.lastLogStart = p.highWatermark, p.lastStable, p.logStartOffset
+			sp.lastErrorCode, sp.lastReadReplica = p.errorCode, p.readReplicaPlus1
 			if p.recordsLen() > 0 {
 				// Partitions that just got data go to the back, so one
 				// busy partition cannot starve the rest of max_bytes.
-				k := sessionKey{topic: t.name, partition: p.partition}
-				s.forget(k)
-				s.upsert(k, *sp)
+				sp.seq = s.nextSeq
+				s.nextSeq++
 			}
 		}
 	}

@@ -69,6 +69,9 @@ type fetchPartitionOut struct {
 	// currentLeader is KIP-951's hint for a NOT_LEADER_OR_FOLLOWER or
 	// FENCED_LEADER_EPOCH answer (v12+, a tagged field); nil: none.
 	currentLeader *leaderHint
+	// drained: the read found nothing past the fetch offset, so only a
+	// change of the partition brings it news (fetch sessions).
+	drained bool
 }
 
 // recordsLen is the size of the partition's records field.

@@ -277,6 +277,7 @@ type localReplica interface {
 	Flush() error
 	SetRemoteOffset(next int64)
 	ApplyRetention() (int, error)
+	NotifyChanged() // the remote log's start moved: fetch sessions answer it
 }
 
 // stop cancels the partition's remote work and waits for a running task,
@@ -358,6 +359,7 @@ func (r *remoteLog) stamp(m *tiering.Manifest) *tiering.Manifest {
 
 func (r *remoteLog) install(m *tiering.Manifest) {
 	r.manifest.Store(m)
+	r.local.NotifyChanged()
 	if len(m.Segments) > 0 {
 		r.local.SetRemoteOffset(m.NextOffset())
 	}
@@ -697,6 +699,7 @@ func (r *remoteLog) dropFirst(ctx context.Context, m *tiering.Manifest, n int, s
 		return fmt.Errorf("remote retention of %s: %w", r.prefix, err)
 	}
 	r.manifest.Store(next)
+	r.local.NotifyChanged()
 	var keys []string
 	var size int64
 	for _, s := range removed {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,11 +83,13 @@ type Replica struct {
 		pendingAdd    int32              // leader: follower being added to the ISR, -1 none
 	}
 
-	// waiters are one-shot wake-ups for the next change (append, high
-	// watermark, role). Taken last, alone.
+	// waiters and watchers are one-shot wake-ups for the next change
+	// (append, high watermark, log start, role). Taken last, alone;
+	// watchers are called after it is released.
 	waitersMu struct {
 		sync.Mutex
-		waiters []chan struct{}
+		waiters  []chan struct{}
+		watchers []Watcher
 	}
 }
 
@@ -313,7 +316,18 @@ func (r *Replica) DeleteRecordsBefore(offset int64) error {
 
 // ApplyRetention deletes segments retention.ms / retention.bytes allow
 // and returns how many went.
-func (r *Replica) ApplyRetention() (int, error) { return r.storage().ApplyRetention() }
+// Waiters wake when segments went: the log start offset moved.
+func (r *Replica) ApplyRetention() (int, error) {
+	n, err := r.storage().ApplyRetention()
+	if n > 0 {
+		r.wakeWaiters()
+	}
+	return n, err
+}
+
+// NotifyChanged wakes waiters and watchers for a change made outside the
+// replica that a fetch answers (the remote log's start offset).
+func (r *Replica) NotifyChanged() { r.wakeWaiters() }
 
 // Clean runs the log cleaner once if the compacted log needs it. The
 // producer state is snapshotted first and only the log below that
@@ -447,6 +461,35 @@ func (r *Replica) RemoveWaiter(w chan struct{}) {
 	}
 }
 
+// Watcher is told once of the partition's next change; it registers
+// again (Watch) to hear of the one after. Fetch sessions (broker) keep
+// their dirty partitions with it.
+type Watcher interface {
+	// PartitionChanged runs on the goroutine that made the change, with
+	// no replica lock held; it must not block.
+	PartitionChanged()
+}
+
+// Watch registers w for the next change of the log, the high watermark,
+// the log start offset or the role.
+func (r *Replica) Watch(w Watcher) {
+	r.waitersMu.Lock()
+	r.waitersMu.watchers = append(r.waitersMu.watchers, w)
+	r.waitersMu.Unlock()
+}
+
+// Unwatch withdraws a Watch that did not fire.
+func (r *Replica) Unwatch(w Watcher) {
+	r.waitersMu.Lock()
+	defer r.waitersMu.Unlock()
+	for i, x := range r.waitersMu.watchers {
+		if x == w {
+			r.waitersMu.watchers = slices.Delete(r.waitersMu.watchers, i, i+1)
+			return
+		}
+	}
+}
+
 // Waiting is how many wake-ups are registered (a parked fetch, an
 // acks=all produce).
 func (r *Replica) Waiting() int {
@@ -457,14 +500,17 @@ func (r *Replica) Waiting() int {
 
 func (r *Replica) wakeWaiters() {
 	r.waitersMu.Lock()
-	ws := r.waitersMu.waiters
-	r.waitersMu.waiters = nil
+	ws, watchers := r.waitersMu.waiters, r.waitersMu.watchers
+	r.waitersMu.waiters, r.waitersMu.watchers = nil, nil
 	r.waitersMu.Unlock()
 	for _, w := range ws {
 		select {
 		case w <- struct{}{}:
 		default:
 		}
+	}
+	for _, w := range watchers {
+		w.PartitionChanged()
 	}
 }
 
