@@ -104,7 +104,7 @@ func certNotAfter(t testing.TB, certPEM []byte) time.Time {
 }
 
 // TestTieredCountersStartAtZero: a tiered topic's upload, error, remote
-// read and deletion counters are on /metrics at 0 from its first manifest
+// read, deletion and orphan-sweep counters are on /metrics at 0 from its first manifest
 // on, before anything was uploaded, so rates and alerts see them.
 func TestTieredCountersStartAtZero(t *testing.T) {
 	tb := tieredBroker(t)
@@ -112,7 +112,7 @@ func TestTieredCountersStartAtZero(t *testing.T) {
 	p := tb.srv.topics.partition("quiet", 0)
 	waitFor(t, 10*time.Second, "the manifest", func() bool { return p.remote.manifest.Load() != nil })
 	m := tb.scrape()
-	for _, name := range []string{"strata_remote_uploaded_bytes_total", "strata_remote_upload_errors_total", "strata_remote_fetch_bytes_total", "strata_remote_deleted_bytes_total"} {
+	for _, name := range []string{"strata_remote_uploaded_bytes_total", "strata_remote_upload_errors_total", "strata_remote_fetch_bytes_total", "strata_remote_deleted_bytes_total", "strata_remote_orphans_deleted_total"} {
 		series := name + `{topic="quiet"}`
 		if v, ok := m[series]; !ok || v != 0 {
 			t.Errorf("%s = %v (present %v), want 0", series, v, ok)
