@@ -2,7 +2,7 @@
 #
 # The same targets run on a developer's machine and in CI (.ci/run calls
 # `make test` with CI=true). The one difference CI makes: an end-to-end test
-# whose external tool (kcat, node, bin/minio) is missing fails in CI and skips
+# whose external tool (kcat, node, bin/minio, bin/promtool) is missing fails in CI and skips
 # elsewhere.
 
 SHELL := bash
@@ -42,7 +42,7 @@ build: ## build bin/strata
 run: build ## build, then run one broker on 127.0.0.1:9092 with data in ./data
 	$(STRATA) server --listen $(LISTEN) --data-dir $(DATA_DIR)
 
-deps: ## install what the e2e, tiering and JDBC tests need (kcat, node, kafkajs, PostgreSQL, bin/minio)
+deps: ## install what the e2e, tiering, JDBC and deploy tests need (kcat, node, kafkajs, PostgreSQL, bin/minio, bin/promtool)
 	scripts/install-test-deps.sh
 
 # Both test runs always run; the target fails if either did.

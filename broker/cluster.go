@@ -286,6 +286,11 @@ func (s *Server) proposeISR(p *partition, c *replica.ISRChange) {
 			}
 			return
 		}
+		if len(c.ISR) < len(c.Role.ISR) {
+			s.metrics.isrShrinks.Inc()
+		} else {
+			s.metrics.isrExpands.Inc()
+		}
 		s.logger.Info("ISR changed", "topic", rec.Topic, "partition", rec.Partition, "isr", c.ISR)
 	})
 }

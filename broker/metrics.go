@@ -26,6 +26,10 @@ type metrics struct {
 	// quotaThrottle sums throttle times by quota and the entity's user
 	// and client id.
 	quotaThrottle *prometheus.CounterVec
+	// isrShrinks and isrExpands count the ISR changes of partitions this
+	// node leads that the quorum committed (Kafka's IsrShrinksPerSec,
+	// IsrExpandsPerSec).
+	isrShrinks, isrExpands prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -60,10 +64,16 @@ func newMetrics() *metrics {
 		quotaThrottle: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_quota_throttle_seconds_total", Help: "Throttle time given to clients over a quota, by quota and the user and client id of the quota entity that applied (empty where the entity has no such part).",
 		}, []string{"quota", "user", "client_id"}),
+		isrShrinks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "strata_isr_shrinks_total", Help: "ISR shrinks committed for partitions this node leads (a follower fell behind replica.lag.time.max.ms).",
+		}),
+		isrExpands: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "strata_isr_expands_total", Help: "ISR expansions committed for partitions this node leads (a follower caught up).",
+		}),
 	}
 	// Go runtime and process series come from the default registry, which
 	// /metrics serves too (adminHandler).
-	m.registry.MustRegister(m.bytesIn, m.recordsIn, m.bytesOut, m.requestLatency, m.errorsTotal, m.openConnections, m.saslAuthentications, m.authorizationDenied, m.quotaThrottle)
+	m.registry.MustRegister(m.bytesIn, m.recordsIn, m.bytesOut, m.requestLatency, m.errorsTotal, m.openConnections, m.saslAuthentications, m.authorizationDenied, m.quotaThrottle, m.isrShrinks, m.isrExpands)
 	return m
 }
 
@@ -107,7 +117,7 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 // adminHandler serves /metrics, /healthz, the /v1/groups lag API and the
 // purge of deleted topics from the object store.
 func (s *Server) adminHandler() http.Handler {
-	s.metrics.registry.MustRegister(newPartitionCollector(s.topics), &s.telemetry)
+	s.metrics.registry.MustRegister(newPartitionCollector(s.topics), &s.telemetry, newHealthCollector(s))
 	mux := http.NewServeMux()
 	// The broker's own registry, plus the process-wide default one where
 	// what runs beside the broker in `strata server` (stream jobs, the

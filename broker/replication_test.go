@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -361,6 +362,15 @@ func TestReplicationLeaderFailover(t *testing.T) {
 			_, isr := leaderOf(ctx, adm, "fo", 0)
 			return len(isr) == 3
 		})
+	}
+	// Each rejoin was an ISR expansion committed by the leader of the time,
+	// which was not the node restarted in that round.
+	var expands float64
+	for _, nb := range c.nodes {
+		expands += testutil.ToFloat64(nb.srv.metrics.isrExpands)
+	}
+	if expands < 1 {
+		t.Errorf("strata_isr_expands_total summed over the nodes = %v, want >= 1", expands)
 	}
 	acked := sp.finish()
 	got := consumeKeys(t, c.client(), "fo", len(acked))

@@ -358,6 +358,12 @@ func (r *remoteLog) stamp(m *tiering.Manifest) *tiering.Manifest {
 }
 
 func (r *remoteLog) install(m *tiering.Manifest) {
+	// The topic's counters exist from its first manifest on, at 0, so
+	// rates and alert rules see the series before the first upload or
+	// failure (Prometheus' advice for known label values).
+	for _, c := range []*prometheus.CounterVec{r.t.uploadedBytes, r.t.uploadErrors, r.t.remoteReadByte, r.t.deletedBytes, r.t.orphansDeleted} {
+		c.WithLabelValues(r.topicState.name)
+	}
 	r.manifest.Store(m)
 	r.local.NotifyChanged()
 	if len(m.Segments) > 0 {

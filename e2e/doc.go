@@ -20,7 +20,9 @@
 // (kafkajs_test.go); consumer groups shared by three kcat -G members and two
 // kafkajs members, then resumed by a new member exactly at the committed
 // offsets (groups_test.go); the strata CLI (cli_test.go); SIGTERM and the
-// admin HTTP listener (lifecycle_test.go).
+// admin HTTP listener (lifecycle_test.go); deploy/'s Prometheus rules and
+// Grafana dashboards, with promtool and against a live node's /metrics
+// (deploy_test.go).
 //
 // External tools: when one is missing the test skips, except under CI (the
 // CI environment variable set), where it fails and names what to install;

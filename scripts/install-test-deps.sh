@@ -3,7 +3,7 @@
 # kcat (librdkafka's CLI), confluent-kafka-python (librdkafka with an
 # OAUTHBEARER callback), node + npm, kafkajs in e2e/kafkajs, and the MinIO
 # server in bin/minio for the tiering tests, and PostgreSQL for the JDBC
-# connector tests.
+# connector tests, and promtool in bin/ for the deploy/prometheus checks.
 # Idempotent: each step checks first and does nothing when already satisfied.
 set -euo pipefail
 
@@ -87,4 +87,18 @@ if [ "$have" = "$minio_version" ]; then
 else
 	log "minio $minio_version: building into bin/ with go install (several minutes the first time)"
 	GOTOOLCHAIN=local GOBIN="$root/bin" go install "github.com/minio/minio@$minio_version"
+fi
+
+# promtool: checks deploy/prometheus (alerts.yml, prometheus.yml) and runs
+# the alert rules' unit tests (e2e/deploy_test.go). Built from prometheus'
+# module into bin/ (a large module graph: minutes on a cold module cache)
+# and rebuilt only when the pinned version changes.
+promtool_version="v0.316.0"
+promtool_bin="$root/bin/promtool"
+have="$(go version -m "$promtool_bin" 2>/dev/null | awk '$1 == "mod" && $2 == "github.com/prometheus/prometheus" { print $3 }' || true)"
+if [ "$have" = "$promtool_version" ]; then
+	log "promtool $promtool_version: present ($promtool_bin)"
+else
+	log "promtool $promtool_version: building into bin/ with go install (minutes the first time)"
+	GOTOOLCHAIN=local GOBIN="$root/bin" go install "github.com/prometheus/prometheus/cmd/promtool@$promtool_version"
 fi

@@ -200,6 +200,28 @@ func splitList(v string) []string {
 // HasKeystore reports whether a key and certificate are configured.
 func (s *Source) HasKeystore() bool { return s.cert != nil }
 
+// NotAfter is when the keystore's certificate chain in service stops
+// being valid: the earliest NotAfter of its certificates (the leaf's, or
+// an intermediate's that expires first), after reloading changed files.
+// ok is false without a keystore. The broker exports it as
+// strata_tls_certificate_expiry_timestamp_seconds.
+func (s *Source) NotAfter() (notAfter time.Time, ok bool) {
+	_, cert, _ := s.current()
+	if cert == nil {
+		return time.Time{}, false
+	}
+	for _, der := range cert.Certificate {
+		c, err := x509.ParseCertificate(der)
+		if err != nil {
+			continue // tls.X509KeyPair parsed the leaf; a bad intermediate only fails handshakes
+		}
+		if !ok || c.NotAfter.Before(notAfter) {
+			notAfter, ok = c.NotAfter, true
+		}
+	}
+	return notAfter, ok
+}
+
 // ClientAuthRequired reports ssl.client.auth=required.
 func (s *Source) ClientAuthRequired() bool { return s.clientAuth == tls.RequireAndVerifyClientCert }
 

@@ -247,3 +247,39 @@ func TestClientVerifiesHost(t *testing.T) {
 		t.Fatalf("ssl.enabled.protocols=TLSv1.2: version %x, %v", cs.Version, err)
 	}
 }
+
+// TestNotAfter: the expiry of the chain in service, followed through a
+// rotation of the keystore file; none without a keystore.
+func TestNotAfter(t *testing.T) {
+	dir := t.TempDir()
+	ca := testcerts.NewCA(t, dir, "expiry")
+	first := time.Now().Add(3 * time.Hour).Truncate(time.Second)
+	leaf := ca.IssueValid("broker", time.Now().Add(-time.Hour), first, "127.0.0.1")
+	src, err := New(map[string]string{KeystoreLocation: leaf.Keystore})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := src.NotAfter(); !ok || !got.Equal(first) {
+		t.Fatalf("NotAfter = %v, %v; want %v", got, ok, first)
+	}
+
+	// Rotate: the same file now holds a certificate valid for longer.
+	second := first.Add(48 * time.Hour)
+	rotated := ca.IssueValid("broker", time.Now().Add(-time.Hour), second, "127.0.0.1")
+	later := time.Now().Add(2 * time.Second)
+	if err := os.Chtimes(rotated.Keystore, later, later); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(ReloadInterval + 50*time.Millisecond)
+	if got, ok := src.NotAfter(); !ok || !got.Equal(second) {
+		t.Fatalf("after rotation NotAfter = %v, %v; want %v", got, ok, second)
+	}
+
+	trustOnly, err := New(map[string]string{TruststoreLocation: ca.File})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := trustOnly.NotAfter(); ok {
+		t.Fatalf("NotAfter without a keystore = %v, true; want false", got)
+	}
+}
