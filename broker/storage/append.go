@@ -93,9 +93,13 @@ func (l *Log) appendLocked(batches []byte, headers []BatchHeader, opts AppendOpt
 	}
 
 	start := active.size
-	if _, err := active.file.WriteAt(batches, start); err != nil {
+	f, err := active.file.get()
+	if err != nil {
+		return AppendResult{}, fmt.Errorf("storage: append to %s: %w", active.logPath, err)
+	}
+	if _, err := f.WriteAt(batches, start); err != nil {
 		// Cut whatever part landed so the file ends at a batch boundary.
-		if terr := active.file.Truncate(start); terr != nil {
+		if terr := f.Truncate(start); terr != nil {
 			l.logger.Error("storage: cannot cut failed append", "segment", active.logPath, "err", terr)
 		}
 		return AppendResult{}, fmt.Errorf("storage: append to %s: %w", active.logPath, err)

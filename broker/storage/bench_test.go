@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -144,4 +146,57 @@ func BenchmarkRecovery(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkOpenSealedSegments opens (and closes) a cleanly closed log of
+// n sealed segments and its active one, as a broker restart does for each
+// partition. fds/op is how many file descriptors the open log holds.
+func BenchmarkOpenSealedSegments(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprintf("segments=%d", n), func(b *testing.B) {
+			cfg := DefaultConfig()
+			cfg.SegmentBytes = 4 << 10
+			dir := filepath.Join(b.TempDir(), "bench-0")
+			l, err := Open(dir, cfg, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			batch, headers := benchBatch(b) // 16 KiB: one batch per segment
+			for l.NumSegments() <= n {
+				if _, err := l.Append(append([]byte(nil), batch...), headers, AppendOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := l.Close(); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			var fds int
+			for i := 0; i < b.N; i++ {
+				l, err := Open(dir, cfg, Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if i == 0 {
+					fds = openFDs()
+				}
+				if err := l.Close(); err != nil {
+					b.Fatal(err)
+				}
+				if i == 0 {
+					fds -= openFDs()
+				}
+			}
+			b.ReportMetric(float64(fds), "fds/op")
+		})
+	}
+}
+
+// openFDs counts the process's open file descriptors (Linux; 0 elsewhere).
+func openFDs() int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return 0
+	}
+	return len(entries)
 }

@@ -204,8 +204,8 @@ func (v segmentView) largestTimestamp() int64 {
 	if v.maxTimestamp >= 0 {
 		return v.maxTimestamp
 	}
-	if st, err := v.seg.file.Stat(); err == nil {
-		return st.ModTime().UnixMilli()
+	if mtime, err := v.seg.file.modTime(); err == nil {
+		return mtime
 	}
 	return noTimestamp
 }
@@ -250,7 +250,7 @@ func (o *cleanedOutput) paths(suffix string) []string {
 
 // remove closes the output's file and deletes its files under suffix.
 func (o *cleanedOutput) remove(suffix string) error {
-	o.seg.file.Close()
+	o.seg.file.close()
 	var first error
 	for _, p := range o.paths(suffix) {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
@@ -335,7 +335,7 @@ func (l *Log) runClean(plan *cleanPlan) (CleanResult, error) {
 	}
 	if err := l.cleanHookError(stepCleanedWritten); err != nil {
 		for _, o := range outputs {
-			o.seg.file.Close()
+			o.seg.file.close()
 		}
 		return res, err
 	}
@@ -414,7 +414,11 @@ func (l *Log) removeCleanerLeftovers() error {
 // fully (lengths, magic, CRC) as recovery does. The bytes passed to fn are
 // only valid during the call.
 func (l *Log) forEachCleanBatch(v segmentView, fn func(batch []byte, h BatchHeader) error) error {
-	sc := batchScanner{file: v.seg.file, end: v.size}
+	f, err := v.seg.file.get()
+	if err != nil {
+		return fmt.Errorf("storage: clean %s: %w", v.seg.logPath, err)
+	}
+	sc := batchScanner{file: f, end: v.size}
 	for {
 		h, at, err := sc.next()
 		if errors.Is(err, io.EOF) {
@@ -469,12 +473,11 @@ func groupForCleaning(views []segmentView, cfg Config) [][]segmentView {
 // .timeindex.cleaned), all fsynced, named by the run's first base offset.
 func (l *Log) writeCleaned(group []segmentView, filter *batchFilter, cfg Config) (*cleanedOutput, error) {
 	base := group[0].seg.baseOffset
-	seg := newSegment(l.dir, base, nil)
-	f, err := os.OpenFile(seg.logPath+cleanedSuffix, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(filepath.Join(l.dir, segmentName(base)+logFileSuffix+cleanedSuffix), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("storage: clean: %w", err)
 	}
-	seg.file = f
+	seg := newSegment(l.dir, base, f)
 	out := &cleanedOutput{seg: seg}
 	fail := func(err error) (*cleanedOutput, error) {
 		out.remove(cleanedSuffix)
@@ -589,7 +592,7 @@ func (l *Log) swapCleaned(views []segmentView, outputs []*cleanedOutput, endOffs
 			return discard(err)
 		}
 		for _, o := range outputs {
-			o.seg.file.Close()
+			o.seg.file.close()
 		}
 		if simulated {
 			return err
@@ -617,6 +620,11 @@ func (l *Log) swapCleaned(views []segmentView, outputs []*cleanedOutput, endOffs
 		return failed(fmt.Errorf("storage: fsync dir %s: %w", l.dir, err), false)
 	}
 
+	replaced := make([]*segment, len(views))
+	for i, v := range views {
+		replaced[i] = v.seg
+	}
+	pinForRemoval(replaced)
 	for _, v := range views {
 		if err := v.seg.removeFiles(); err != nil {
 			return failed(fmt.Errorf("storage: clean: delete segment %s: %w", v.seg.logPath, err), false)
@@ -651,16 +659,14 @@ func (l *Log) swapCleaned(views []segmentView, outputs []*cleanedOutput, endOffs
 
 	installed := make([]*segment, 0, len(outputs))
 	for _, o := range outputs {
+		// The open file is the renamed one. Not published yet, the
+		// segment starts unopened under its final name, like those Open
+		// loads (see "Lazy open").
+		o.seg.file.close()
 		if !o.keep {
-			o.seg.file.Close()
 			continue
 		}
-		// The open file is the renamed one; reopening only gives it its
-		// final name in errors and logs.
-		if f, err := os.OpenFile(o.seg.logPath, os.O_RDWR, 0); err == nil {
-			o.seg.file.Close()
-			o.seg.file = f
-		}
+		o.seg.file = newSegmentFile(o.seg.logPath, nil)
 		installed = append(installed, o.seg)
 	}
 	l.writeMu.Lock()
@@ -669,10 +675,6 @@ func (l *Log) swapCleaned(views []segmentView, outputs []*cleanedOutput, endOffs
 	segments := make([]*segment, 0, len(installed)+len(rest))
 	l.mu.segments = append(append(segments, installed...), rest...)
 	l.mu.Unlock()
-	replaced := make([]*segment, len(views))
-	for i, v := range views {
-		replaced[i] = v.seg
-	}
 	l.closeLaterLocked(replaced, l.now())
 	l.writeMu.Unlock()
 

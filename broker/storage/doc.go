@@ -208,13 +208,15 @@
 //     cleaner-offset-checkpoint (ignored if damaged) and log-start-offset
 //     (damaged: Open fails with ErrCorruptLog).
 //  3. For each segment in offset order:
-//     - wholly below the checkpointed segment: trusted. Its index files are
-//     loaded without reading the log, after light checks (whole entries,
-//     increasing, positions inside the file, offsets below the next
-//     segment); its first batch's base offset must not be below the file
-//     name (else ErrCorruptLog; above it is fine: a cleaned segment keeps
-//     the name of the first segment it replaced). A failed check rebuilds
-//     the indexes by a scan.
+//     - wholly below the checkpointed segment: trusted. Its size comes from
+//     stat(2) and its index files are loaded without opening the log file,
+//     after light checks (whole entries, increasing, positions inside the
+//     file, offsets below the next segment); a failed check rebuilds the
+//     indexes by a scan. Its first batch's base offset must not be below
+//     the file name (above it is fine: a cleaned segment keeps the name of
+//     the first segment it replaced); that is checked when the file is
+//     first opened (see Lazy open), a misnamed file then failing every use
+//     with ErrCorruptLog.
 //     - the checkpointed segment: its first `position` bytes are trusted with
 //     the index entries below that position (later entries are dropped from
 //     memory and file), and the scan starts at `position`.
@@ -237,9 +239,33 @@
 //     (RecoveryPointBehind, then Checkpoint) once a segment rolls or the
 //     active segment grows 64 MiB past it, so Open of an intact log writes
 //     nothing and a restart rescans at most about that much.
+//  7. Every segment file recovery opened (to scan, cut or check) is closed
+//     before Open returns.
 //
 // So the work of a restart is bounded by what was written since the last
 // checkpoint, not by the retained data; RecoveryStats reports it.
+//
+// # Lazy open
+//
+// An opened Log holds no file descriptor. A segment's .log file is opened
+// on its first use (an append, a read, a truncation, a clean, an upload's
+// SealedSegments) and then stays open until the segment is closed (Close)
+// or, removed, its file.delete.delay.ms has passed, exactly as before:
+// there is no closing of idle files, since a FileChunk handed to sendfile
+// may still use the descriptor. An fsync of a file that was never opened
+// goes by path (fsync(2) flushes the file, whatever the descriptor). The
+// first use needs no lock: racing first users each open the file and the
+// first to publish it wins (segmentFile). Before a segment's files are
+// unlinked or its name is taken by a clean's output (retention,
+// DeleteRecords, truncation, the swap), the segment is opened (pinned), so
+// a reader holding its view reads the old file, never a missing or a new
+// one. Running out of descriptors fails the one operation with
+// ErrTooManyOpenFiles, which is not an I/O error of the log directory.
+//
+// So a node needs one descriptor per segment in use, not per segment: a
+// partition that is neither written nor read after a restart costs none
+// (Kafka keeps every segment open and needs an open-file limit above the
+// segment count). Serving N partitions at once still holds at least N.
 //
 // # Log compaction
 //

@@ -29,8 +29,9 @@ func (e *IOError) Unwrap() []error { return []error{ErrStorage, e.Err} }
 // ioError wraps err as an *IOError when it is a file-system failure. A
 // file closed or removed under a read (retention, a clean's swap, a
 // close racing the read) is not one: the data moved, the disk is fine.
+// Nor is running out of file descriptors (ErrTooManyOpenFiles).
 func (l *Log) ioError(op string, err error) error {
-	if err == nil || errors.Is(err, ErrStorage) || errors.Is(err, ErrClosed) || errors.Is(err, ErrOffsetOutOfRange) {
+	if err == nil || errors.Is(err, ErrStorage) || errors.Is(err, ErrClosed) || errors.Is(err, ErrOffsetOutOfRange) || errors.Is(err, ErrTooManyOpenFiles) {
 		return err
 	}
 	if op == "read" && (errors.Is(err, os.ErrClosed) || errors.Is(err, fs.ErrNotExist)) {

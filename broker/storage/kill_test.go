@@ -98,6 +98,9 @@ func TestKill9(t *testing.T) {
 		if l.LogEndOffset() <= acked {
 			t.Fatalf("round %d: acknowledged offset %d lost, log end %d", round, acked, l.LogEndOffset())
 		}
+		if unopened, total := unopenedSegments(l); unopened != total {
+			t.Fatalf("round %d: Open left %d of %d segment files open", round, total-unopened, total)
+		}
 		verifyKill9Log(t, l)
 		t.Logf("round %d: acked %d, recovered end %d, %d segments, stats %+v", round, acked, l.LogEndOffset(), l.NumSegments(), l.RecoveryStats())
 		if err := l.Close(); err != nil {

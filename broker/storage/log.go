@@ -76,7 +76,7 @@ type Log struct {
 
 // pendingClose is a deleted segment's file, kept open for in-flight reads.
 type pendingClose struct {
-	file     *os.File
+	file     *segmentFile
 	deadline time.Time
 }
 
@@ -244,7 +244,7 @@ func (l *Log) closeFilesLocked() error {
 	l.mu.Unlock()
 	var first error
 	for _, s := range segments {
-		if err := s.file.Close(); err != nil && first == nil {
+		if err := s.file.close(); err != nil && first == nil {
 			first = err
 		}
 	}

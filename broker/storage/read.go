@@ -43,7 +43,8 @@ func (l *Log) read(offset int64, maxBytes int, maxOffset int64, minOneBatch bool
 		return FileChunk{}, fmt.Errorf("%w: offset %d not in [%d, %d]", ErrOffsetOutOfRange, offset, start, end)
 	}
 	active := l.activeLocked()
-	empty := FileChunk{File: active.file, Pos: active.size}
+	// An empty chunk is never sent: it needs no open file.
+	empty := FileChunk{File: active.file.opened(), Pos: active.size}
 	if offset == end || offset >= maxOffset || (maxBytes <= 0 && !minOneBatch) {
 		l.mu.RUnlock()
 		return empty, nil
@@ -77,7 +78,7 @@ func (l *Log) readFrom(v segmentView, offset int64, maxBytes int, maxOffset int6
 			continue
 		}
 		if h.BaseOffset >= maxOffset {
-			return FileChunk{File: v.seg.file, Pos: pos}, nil
+			return FileChunk{File: v.seg.file.opened(), Pos: pos}, nil
 		}
 		limit, err := v.positionOf(maxOffset, pos)
 		if err != nil {
@@ -87,7 +88,13 @@ func (l *Log) readFrom(v segmentView, offset int64, maxBytes int, maxOffset int6
 		if minOneBatch && n < int64(h.Size()) {
 			n = int64(h.Size())
 		}
-		return FileChunk{File: v.seg.file, Pos: pos, Len: n}, nil
+		// findBatch opened the file; it stays open until the segment
+		// is closed, so the chunk can go to sendfile.
+		f, err := v.seg.file.get()
+		if err != nil {
+			return FileChunk{}, fmt.Errorf("storage: read offset %d from %s: %w", offset, v.seg.logPath, err)
+		}
+		return FileChunk{File: f, Pos: pos, Len: n}, nil
 	}
 }
 

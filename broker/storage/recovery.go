@@ -31,7 +31,7 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 	r := &recovery{log: l, logStartFromFile: -1}
 	if err := r.run(); err != nil {
 		for _, s := range r.segments {
-			s.file.Close()
+			s.file.close()
 		}
 		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 	}
@@ -47,6 +47,13 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 			l.Close()
 			return nil, fmt.Errorf("storage: open %s: %w", dir, err)
 		}
+	}
+	// Close what recovery opened: every segment file is opened again on
+	// first use (see "Lazy open" in the package documentation), so an
+	// idle partition holds no file descriptor. Nothing can hold the files
+	// yet: the log is not returned.
+	for _, s := range r.segments {
+		s.file.release()
 	}
 	return l, nil
 }
@@ -308,22 +315,18 @@ func (r *recovery) loadMetadata() error {
 	return nil
 }
 
-// loadSegment opens one segment and recovers it by the rules of its place
-// relative to the checkpoint: trusted below it, scanned from the checkpoint
-// position in it, scanned wholly after it.
+// loadSegment recovers one segment by the rules of its place relative to
+// the checkpoint: trusted below it (its log file is not even opened),
+// scanned from the checkpoint position in it, scanned wholly after it.
 func (r *recovery) loadSegment(base, nextBase int64) error {
 	l := r.log
-	path := filepath.Join(l.dir, segmentName(base)+logFileSuffix)
-	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	s := newSegment(l.dir, base, nil)
+	path := s.logPath
+	st, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
-	s := newSegment(l.dir, base, f)
 	r.segments = append(r.segments, s)
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
 	fileSize := st.Size()
 
 	cp := r.checkpoint
@@ -353,11 +356,9 @@ func (r *recovery) loadSegment(base, nextBase int64) error {
 }
 
 // loadTrusted loads a segment wholly below the checkpoint from its index
-// files, without reading the log.
+// files, without opening the log file: its first batch is checked when
+// the file is first opened (segmentFile.checkBase).
 func (r *recovery) loadTrusted(s *segment, fileSize, nextBase int64) error {
-	if err := checkFirstBatch(s, fileSize); err != nil {
-		return err
-	}
 	offsets, times, err := readIndexes(s, fileSize, nextBase, false)
 	if err != nil {
 		return err
@@ -370,6 +371,9 @@ func (r *recovery) loadTrusted(s *segment, fileSize, nextBase int64) error {
 	}
 	if n := len(times); n > 0 {
 		s.maxTimestamp, s.offsetOfMaxTimestamp = times[n-1].timestamp, s.baseOffset+int64(times[n-1].relativeOffset)
+	}
+	if fileSize > 0 {
+		s.file.checkBase = s.baseOffset
 	}
 	return nil
 }
@@ -388,7 +392,11 @@ func (r *recovery) loadCheckpointed(s *segment, fileSize int64) error {
 		return fmt.Errorf("checkpoint max timestamp offset %d outside the segment", cp.offsetOfMaxTimestamp)
 	}
 	if cp.position > 0 {
-		if err := checkFirstBatch(s, fileSize); err != nil {
+		f, err := s.file.get()
+		if err != nil {
+			return err
+		}
+		if err := checkFirstBatch(f, s.logPath, s.baseOffset); err != nil {
 			return err
 		}
 	}
@@ -430,19 +438,17 @@ func (r *recovery) loadCheckpointed(s *segment, fileSize int64) error {
 	return nil
 }
 
-// checkFirstBatch errors out if a trusted segment's first batch starts
-// below the offset its file is named for. It may start above it: a cleaned
-// segment keeps the name of the first segment it replaced.
-func checkFirstBatch(s *segment, fileSize int64) error {
-	if fileSize == 0 {
-		return nil
-	}
-	first, err := firstBatchOffset(s.file)
+// checkFirstBatch errors out if a trusted segment's non-empty file f
+// starts with a batch below the offset base it is named for. It may start
+// above it: a cleaned segment keeps the name of the first segment it
+// replaced.
+func checkFirstBatch(f *os.File, path string, base int64) error {
+	first, err := firstBatchOffset(f)
 	if err != nil {
-		return fmt.Errorf("storage: read %s: %w", s.logPath, err)
+		return fmt.Errorf("storage: read %s: %w", path, err)
 	}
-	if first < s.baseOffset {
-		return fmt.Errorf("%w: segment %s is named for offset %d but its first batch has offset %d", ErrCorruptLog, s.logPath, s.baseOffset, first)
+	if first < base {
+		return fmt.Errorf("%w: segment %s is named for offset %d but its first batch has offset %d", ErrCorruptLog, path, base, first)
 	}
 	return nil
 }
@@ -493,17 +499,24 @@ func readIndexes(s *segment, fileSize, nextBase int64, absentIsEmpty bool) ([]of
 func (r *recovery) scan(s *segment, fileSize, pos int64) error {
 	l := r.log
 	if pos == 0 {
-		*s = *newSegment(l.dir, s.baseOffset, s.file)
+		file := s.file
+		*s = *newSegment(l.dir, s.baseOffset, nil)
+		s.file = file
 		if err := s.truncateIndexFiles(); err != nil {
 			return err
 		}
 	}
-	if fileSize > pos {
-		r.stats.SegmentsScanned++
-		r.stats.BytesScanned += fileSize - pos
-		s.unsynced = true // its index entries are written by the next flush
+	if fileSize <= pos {
+		return nil // nothing after the checkpoint: the file stays unopened
 	}
-	sc := batchScanner{file: s.file, pos: pos, end: fileSize}
+	r.stats.SegmentsScanned++
+	r.stats.BytesScanned += fileSize - pos
+	s.unsynced = true // its index entries are written by the next flush
+	f, err := s.file.get()
+	if err != nil {
+		return err
+	}
+	sc := batchScanner{file: f, pos: pos, end: fileSize}
 	var stop error
 	for {
 		h, at, err := sc.next()
@@ -531,7 +544,7 @@ func (r *recovery) scan(s *segment, fileSize, pos int64) error {
 		return fmt.Errorf("storage: scan %s: %w", s.logPath, stop)
 	}
 	l.logger.Warn("storage: cutting log tail", "segment", s.logPath, "at", s.size, "bytes", fileSize-s.size, "reason", stop)
-	if err := s.file.Truncate(s.size); err != nil {
+	if err := f.Truncate(s.size); err != nil {
 		return fmt.Errorf("storage: cut %s: %w", s.logPath, err)
 	}
 	r.stats.BytesTruncated += fileSize - s.size
@@ -558,7 +571,7 @@ func (r *recovery) dropEmptySegments() {
 	kept := r.segments[:0]
 	for i, s := range r.segments {
 		if s.size == 0 && i > 0 && i < len(r.segments)-1 {
-			s.file.Close()
+			s.file.close()
 			r.removeFiles(s, "empty segment before the last")
 			continue
 		}

@@ -128,6 +128,7 @@ func (l *Log) removeOldestLocked(n int, newStart int64, now time.Time) error {
 // discardSegmentsLocked unlinks the files of segments no longer in the log
 // and schedules their closing. Needs flushMu and writeMu.
 func (l *Log) discardSegmentsLocked(removed []*segment, now time.Time) error {
+	pinForRemoval(removed)
 	var first error
 	for _, s := range removed {
 		if err := s.removeFiles(); err != nil && first == nil {
@@ -158,8 +159,8 @@ func (l *Log) closeExpiredLocked(now time.Time, all bool) {
 	kept := l.pendingCloses[:0]
 	for _, p := range l.pendingCloses {
 		if all || !now.Before(p.deadline) {
-			if err := p.file.Close(); err != nil {
-				l.logger.Warn("storage: close deleted segment", "file", p.file.Name(), "err", err)
+			if err := p.file.close(); err != nil {
+				l.logger.Warn("storage: close deleted segment", "file", p.file.path, "err", err)
 			}
 			continue
 		}

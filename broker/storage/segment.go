@@ -27,15 +27,16 @@ const (
 
 // segment is one .log file with its indexes: offset, time and, once a
 // transaction aborted in it, aborted-transaction (txnindex.go). The log
-// file stays open for the segment's lifetime; index files are opened only to
-// write them.
+// file is opened on first use and then stays open for the segment's
+// lifetime (segmentFile); index files are opened only to read or write
+// them.
 //
 // Fields in the first group never change. The read state is written with
 // both Log.writeMu and Log.mu held and read with either. The write state is
 // guarded by Log.writeMu alone.
 type segment struct {
 	baseOffset      int64
-	file            *os.File
+	file            *segmentFile
 	logPath         string
 	offsetIndexPath string
 	timeIndexPath   string
@@ -80,7 +81,7 @@ func newSegment(dir string, base int64, file *os.File) *segment {
 	name := filepath.Join(dir, segmentName(base))
 	return &segment{
 		baseOffset:           base,
-		file:                 file,
+		file:                 newSegmentFile(name+logFileSuffix, file),
 		logPath:              name + logFileSuffix,
 		offsetIndexPath:      name + offsetIndexSuffix,
 		timeIndexPath:        name + timeIndexSuffix,
@@ -187,7 +188,7 @@ func (s *segment) writeIndexes(seal bool) (created bool, err error) {
 
 // sync fsyncs the log file and the index files.
 func (s *segment) sync() error {
-	if err := s.file.Sync(); err != nil {
+	if err := s.file.sync(); err != nil {
 		return fmt.Errorf("storage: fsync %s: %w", s.logPath, err)
 	}
 	for _, p := range []string{s.offsetIndexPath, s.timeIndexPath, s.txnIndexPath} {
@@ -216,8 +217,8 @@ func (s *segment) largestTimestamp() int64 {
 	if s.maxTimestamp >= 0 {
 		return s.maxTimestamp
 	}
-	if st, err := s.file.Stat(); err == nil {
-		return st.ModTime().UnixMilli()
+	if mtime, err := s.file.modTime(); err == nil {
+		return mtime
 	}
 	return noTimestamp
 }
@@ -246,10 +247,14 @@ func (s *segment) view() segmentView {
 
 // readHeader reads the first n bytes (batchPrefixSize or BatchHeaderSize) of
 // the batch at pos, which must lie below limit, and decodes them.
-func readHeader(f *os.File, pos, limit int64, n int) (BatchHeader, error) {
+func readHeader(sf *segmentFile, pos, limit int64, n int) (BatchHeader, error) {
 	var buf [BatchHeaderSize]byte
 	if pos+int64(n) > limit {
 		return BatchHeader{}, fmt.Errorf("%w: batch header at %d overruns segment end %d", ErrCorruptBatch, pos, limit)
+	}
+	f, err := sf.get()
+	if err != nil {
+		return BatchHeader{}, err
 	}
 	if _, err := f.ReadAt(buf[:n], pos); err != nil {
 		if errors.Is(err, io.EOF) {
@@ -303,8 +308,12 @@ func (v segmentView) positionOf(offset, pos int64) (int64, error) {
 
 // readBatch reads the whole batch whose header h starts at pos.
 func (v segmentView) readBatch(h BatchHeader, pos int64) ([]byte, error) {
+	f, err := v.seg.file.get()
+	if err != nil {
+		return nil, err
+	}
 	buf := make([]byte, h.Size())
-	if _, err := v.seg.file.ReadAt(buf, pos); err != nil {
+	if _, err := f.ReadAt(buf, pos); err != nil {
 		return nil, fmt.Errorf("storage: read batch at %d of %s: %w", pos, v.seg.logPath, err)
 	}
 	return buf, nil

@@ -104,7 +104,12 @@ func (l *Log) SealedSegments(after int64) ([]SealedSegment, error) {
 
 	out := make([]SealedSegment, 0, len(views))
 	for _, v := range views {
-		f, err := dupFile(v.seg.file)
+		// The upload reads its own descriptor; opening the segment's
+		// keeps the file reachable if retention or a clean removes it.
+		f, err := v.seg.file.get()
+		if err == nil {
+			f, err = dupFile(f)
+		}
 		if err != nil {
 			for _, s := range out {
 				s.File.Close()
@@ -340,7 +345,7 @@ func CreateAt(dir string, base int64, cfg Config, opts Options) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: create %s: %w", dir, err)
 	}
-	if err := s.file.Close(); err != nil {
+	if err := s.file.close(); err != nil {
 		return nil, fmt.Errorf("storage: create %s: %w", dir, err)
 	}
 	if err := syncPath(dir); err != nil {

@@ -303,7 +303,7 @@ func TestSealedSegmentFileOutlivesDeletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeAll(t, segments)
-	first := l.mu.segments[0].file
+	first := l.mu.segments[0].file.opened() // opened by SealedSegments
 	want, err := os.ReadFile(first.Name())
 	if err != nil {
 		t.Fatal(err)

@@ -80,7 +80,11 @@ func (l *Log) truncateLocked(offset int64) error {
 	}
 	// Cleaned segments have gaps: an offset between batches ends the log there.
 	cutOffset = min(cutOffset, offset)
-	if err := s.file.Truncate(cutPos); err != nil {
+	f, err := s.file.get()
+	if err != nil {
+		return fmt.Errorf("storage: truncate %s: %w", s.logPath, err)
+	}
+	if err := f.Truncate(cutPos); err != nil {
 		return fmt.Errorf("storage: truncate %s: %w", s.logPath, err)
 	}
 	maxTs, maxTsOffset, err := s.maxTimestampBelow(cutPos, cutOffset)
