@@ -125,15 +125,44 @@ func newBroker(t testing.TB, name string, extraFlags []string) *Broker {
 	return b
 }
 
+// handedOut is every port FreeAddr returned in this process.
+var handedOut portSet
+
+type portSet struct {
+	mu    sync.Mutex
+	ports map[int]bool
+}
+
+// claim records port and reports whether it was not recorded before.
+func (s *portSet) claim(port int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ports[port] {
+		return false
+	}
+	if s.ports == nil {
+		s.ports = map[int]bool{}
+	}
+	s.ports[port] = true
+	return true
+}
+
 // FreeAddr returns a loopback address with a port that was free a moment ago.
 //
 // The port is chosen below the kernel's ephemeral range (32768 and up on
 // Linux): a node restarted on the same port must not find it taken by some
 // outgoing connection's ephemeral local port meanwhile.
+//
+// A port is handed out at most once per process: a test that picks several
+// addresses before it binds any (a cluster's raft and Kafka ports) must
+// not get the same one twice, which a random pick alone allows.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
 	for range 200 {
 		port := 20000 + rand.IntN(12000)
+		if !handedOut.claim(port) {
+			continue // given to another caller of this process
+		}
 		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 		if err != nil {
 			continue // taken: try another

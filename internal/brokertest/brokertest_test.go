@@ -39,3 +39,16 @@ func TestStartProduceRestartConsume(t *testing.T) {
 		t.Fatalf("after restart read %d records, want the one produced", len(recs))
 	}
 }
+
+// TestFreeAddrNeverRepeats: addresses picked before any is bound (a
+// cluster's ports) are distinct, however many are taken.
+func TestFreeAddrNeverRepeats(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		addr := FreeAddr(t)
+		if seen[addr] {
+			t.Fatalf("FreeAddr returned %s twice", addr)
+		}
+		seen[addr] = true
+	}
+}
