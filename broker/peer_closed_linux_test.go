@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// TestPeerClosed checks the kernel peek against real loopback sockets: an
-// open connection, one with unread bytes, one the peer closed (after
-// sending bytes too) and one the peer reset, while another goroutine is
-// blocked reading the same connection.
+// TestPeerClosed checks the kernel's view against real loopback sockets:
+// an open connection, one with unread bytes, one the peer closed while a
+// goroutine is blocked reading it, one the peer closed behind bytes not
+// read yet, and one the peer reset.
 func TestPeerClosed(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -77,6 +77,18 @@ func TestPeerClosed(t *testing.T) {
 	srv.Close()
 	waitClosed(closed, true)
 	<-readErr
+
+	// The realistic crash: a response the fetcher has not read yet, then
+	// the process dies. The unread bytes must not hide the close.
+	unread, srv := pair()
+	if _, err := srv.Write([]byte("response")); err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	waitClosed(unread, true)
+	if n, err := unread.Read(make([]byte, 8)); n != 8 || err != nil {
+		t.Fatalf("the unread bytes were lost: %d, %v", n, err)
+	}
 
 	reset, srv := pair()
 	srv.(*net.TCPConn).SetLinger(0)

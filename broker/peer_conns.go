@@ -5,8 +5,8 @@ package broker
 // or a reset), but this node's fetcher learns of it only when its
 // goroutine next runs, which on a loaded machine can be later than a
 // client that lost the same leader asks this node for metadata. Metadata
-// therefore asks the kernel directly, with a non-blocking peek at each
-// fetcher connection (peerClosed), whether the leader closed it: if so
+// therefore asks the kernel directly, from each fetcher connection's TCP
+// state (peerClosed), whether the leader closed it: if so
 // the leader is in doubt (unreachable.go) and the answer waits for the
 // fetcher's redial to tell a crash (refused) from a restart or a dropped
 // connection (answered).
