@@ -151,4 +151,3 @@ func (c *Console) deleteGroup(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
-

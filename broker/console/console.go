@@ -155,17 +155,18 @@ func writeError(w http.ResponseWriter, status int, code string, format string, a
 
 // kafkaStatus is the HTTP status for a Kafka error code.
 func kafkaStatus(ke *kerr.Error) int {
-	switch ke {
-	case kerr.UnknownTopicOrPartition, kerr.GroupIDNotFound, kerr.UnknownTopicID:
+	switch ke.Code {
+	case kerr.UnknownTopicOrPartition.Code, kerr.GroupIDNotFound.Code, kerr.UnknownTopicID.Code:
 		return http.StatusNotFound
-	case kerr.TopicAlreadyExists, kerr.NonEmptyGroup:
+	case kerr.TopicAlreadyExists.Code, kerr.NonEmptyGroup.Code:
 		return http.StatusConflict
-	case kerr.TopicAuthorizationFailed, kerr.GroupAuthorizationFailed, kerr.ClusterAuthorizationFailed, kerr.TransactionalIDAuthorizationFailed:
+	case kerr.TopicAuthorizationFailed.Code, kerr.GroupAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Code,
+		kerr.TransactionalIDAuthorizationFailed.Code:
 		return http.StatusForbidden
-	case kerr.InvalidTopicException, kerr.InvalidPartitions, kerr.InvalidReplicationFactor,
-		kerr.InvalidReplicaAssignment, kerr.InvalidConfig, kerr.PolicyViolation, kerr.InvalidRequest,
-		kerr.MessageTooLarge, kerr.RecordListTooLarge, kerr.InvalidRecord, kerr.InvalidTimestamp,
-		kerr.InvalidGroupID, kerr.TopicDeletionDisabled:
+	case kerr.InvalidTopicException.Code, kerr.InvalidPartitions.Code, kerr.InvalidReplicationFactor.Code,
+		kerr.InvalidReplicaAssignment.Code, kerr.InvalidConfig.Code, kerr.PolicyViolation.Code, kerr.InvalidRequest.Code,
+		kerr.MessageTooLarge.Code, kerr.RecordListTooLarge.Code, kerr.InvalidRecord.Code, kerr.InvalidTimestamp.Code,
+		kerr.InvalidGroupID.Code, kerr.TopicDeletionDisabled.Code:
 		return http.StatusBadRequest
 	}
 	return http.StatusBadGateway
