@@ -27,7 +27,7 @@
       <label>Partitions<input id="new-topic-partitions" type="number" min="1" value=${o} onInput=${b=>a(b.target.value)} /></label>
       <label>Replication factor<input id="new-topic-rf" type="number" min="1" value=${n} onInput=${b=>s(b.target.value)} /></label>
     </div>
-    <label>Configs (one <code>name=value</code> per line)<textarea rows="2" value=${l} onInput=${b=>u(b.target.value)} placeholder="retention.ms=86400000"></textarea></label>
+    <label><span>Configs (one <code>name=value</code> per line)</span><textarea rows="2" value=${l} onInput=${b=>u(b.target.value)} placeholder="retention.ms=86400000"></textarea></label>
     <${W} error=${c} />
     <button id="create-topic-submit" type="submit" disabled=${i}>Create topic</button>
   </form>`}function le(){let[t,e]=$(""),[r,o]=$(1),[a,n]=$(null),s=25,[l,u,c]=U(`/topics?search=${C(t)}&page=${r}&pageSize=${s}`),_=l?Math.max(1,Math.ceil(l.total/s)):1;return d`<section>
@@ -54,7 +54,7 @@
     ${a&&d`<p class="ok" role="status">Created <a href=${"#/topics/"+C(a)}>${a}</a>.</p>`}
     <${se} onCreated=${i=>{n(i),c()}} />
   </section>`}function Vt({what:t,name:e,onDelete:r}){let[o,a]=$(!1),[n,s]=$(""),[l,u]=$(null);return o?d`<form class="card danger-zone" onSubmit=${async _=>{_.preventDefault();try{await r()}catch(i){u(i)}}}>
-    <label>Type <code>${e}</code> to delete this ${t}<input value=${n} onInput=${_=>s(_.target.value)} /></label>
+    <label><span>Type <code>${e}</code> to delete this ${t}</span><input value=${n} onInput=${_=>s(_.target.value)} /></label>
     <${W} error=${l} />
     <button type="submit" class="danger" disabled=${n!==e}>Delete ${t} ${e}</button>
     <button type="button" onClick=${()=>a(!1)}>Cancel</button>
@@ -88,7 +88,7 @@
       <label>Key<input id="produce-key" value=${n} onInput=${h=>s(h.target.value)} placeholder="(none)" /></label>
     </div>
     <label>Value<textarea id="produce-value" rows="3" value=${l} onInput=${h=>u(h.target.value)}></textarea></label>
-    <label>Headers (one <code>name: value</code> per line)<textarea rows="2" value=${c} onInput=${h=>_(h.target.value)}></textarea></label>
+    <label><span>Headers (one <code>name: value</code> per line)</span><textarea rows="2" value=${c} onInput=${h=>_(h.target.value)}></textarea></label>
     <${W} error=${f} />
     ${i&&d`<p class="ok" role="status" id="produce-result">Produced to partition ${i.partition} at offset ${i.offset}.</p>`}
     <button id="produce-submit" type="submit">Produce</button>

@@ -148,7 +148,7 @@ function CreateTopic({ onCreated }) {
       <label>Partitions<input id="new-topic-partitions" type="number" min="1" value=${partitions} onInput=${(e) => setPartitions(e.target.value)} /></label>
       <label>Replication factor<input id="new-topic-rf" type="number" min="1" value=${rf} onInput=${(e) => setRf(e.target.value)} /></label>
     </div>
-    <label>Configs (one <code>name=value</code> per line)<textarea rows="2" value=${configs} onInput=${(e) => setConfigs(e.target.value)} placeholder="retention.ms=86400000"></textarea></label>
+    <label><span>Configs (one <code>name=value</code> per line)</span><textarea rows="2" value=${configs} onInput=${(e) => setConfigs(e.target.value)} placeholder="retention.ms=86400000"></textarea></label>
     <${ErrorBox} error=${error} />
     <button id="create-topic-submit" type="submit" disabled=${busy}>Create topic</button>
   </form>`;
@@ -198,7 +198,7 @@ function ConfirmDelete({ what, name, onDelete }) {
     try { await onDelete(); } catch (err) { setError(err); }
   };
   return html`<form class="card danger-zone" onSubmit=${go}>
-    <label>Type <code>${name}</code> to delete this ${what}<input value=${typed} onInput=${(e) => setTyped(e.target.value)} /></label>
+    <label><span>Type <code>${name}</code> to delete this ${what}</span><input value=${typed} onInput=${(e) => setTyped(e.target.value)} /></label>
     <${ErrorBox} error=${error} />
     <button type="submit" class="danger" disabled=${typed !== name}>Delete ${what} ${name}</button>
     <button type="button" onClick=${() => setOpen(false)}>Cancel</button>
@@ -280,7 +280,7 @@ function ProduceForm({ topic, partitions, onProduced }) {
       <label>Key<input id="produce-key" value=${key} onInput=${(e) => setKey(e.target.value)} placeholder="(none)" /></label>
     </div>
     <label>Value<textarea id="produce-value" rows="3" value=${value} onInput=${(e) => setValue(e.target.value)}></textarea></label>
-    <label>Headers (one <code>name: value</code> per line)<textarea rows="2" value=${headers} onInput=${(e) => setHeaders(e.target.value)}></textarea></label>
+    <label><span>Headers (one <code>name: value</code> per line)</span><textarea rows="2" value=${headers} onInput=${(e) => setHeaders(e.target.value)}></textarea></label>
     <${ErrorBox} error=${error} />
     ${result && html`<p class="ok" role="status" id="produce-result">Produced to partition ${result.partition} at offset ${result.offset}.</p>`}
     <button id="produce-submit" type="submit">Produce</button>
