@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 type brokerJSON struct {
@@ -27,14 +28,8 @@ type clusterJSON struct {
 
 // getCluster: GET /api/v1/cluster, from one Metadata request for all
 // topics (internal ones included).
-func (c *Console) getCluster(w http.ResponseWriter, r *http.Request) {
-	adm, err := c.admin()
-	if err != nil {
-		c.writeKafkaError(w, "connecting to the cluster", err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
+func (c *Console) getCluster(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
+	adm := kadm.NewClient(cl)
 	md, err := adm.Metadata(ctx)
 	if err != nil {
 		c.writeKafkaError(w, "reading cluster metadata", err)

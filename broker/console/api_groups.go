@@ -3,6 +3,8 @@ package console
 import (
 	"context"
 	"fmt"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"net/http"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -16,14 +18,8 @@ type groupSummaryJSON struct {
 }
 
 // listGroups: GET /api/v1/groups, every group of the cluster by name.
-func (c *Console) listGroups(w http.ResponseWriter, r *http.Request) {
-	adm, err := c.admin()
-	if err != nil {
-		c.writeKafkaError(w, "connecting to the cluster", err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
+func (c *Console) listGroups(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
+	adm := kadm.NewClient(cl)
 	listed, err := adm.ListGroups(ctx)
 	if err != nil {
 		c.writeKafkaError(w, "listing groups", err)
@@ -74,15 +70,9 @@ type groupJSON struct {
 
 // getGroup: GET /api/v1/groups/{group}: members with assignments, and per
 // partition the committed offset, log end offset and lag.
-func (c *Console) getGroup(w http.ResponseWriter, r *http.Request) {
+func (c *Console) getGroup(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
 	group := r.PathValue("group")
-	adm, err := c.admin()
-	if err != nil {
-		c.writeKafkaError(w, "connecting to the cluster", err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
+	adm := kadm.NewClient(cl)
 	lags, err := adm.Lag(ctx, group)
 	if err != nil {
 		c.writeKafkaError(w, fmt.Sprintf("describing group %q", group), err)
@@ -132,15 +122,9 @@ func (c *Console) getGroup(w http.ResponseWriter, r *http.Request) {
 
 // deleteGroup: DELETE /api/v1/groups/{group}, 204; 409 while it has
 // members.
-func (c *Console) deleteGroup(w http.ResponseWriter, r *http.Request) {
+func (c *Console) deleteGroup(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
 	group := r.PathValue("group")
-	adm, err := c.admin()
-	if err != nil {
-		c.writeKafkaError(w, "connecting to the cluster", err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
+	adm := kadm.NewClient(cl)
 	resp, err := adm.DeleteGroup(ctx, group)
 	if err == nil {
 		err = resp.Err

@@ -73,7 +73,7 @@ type recordPageJSON struct {
 // |timestamp=|fromEnd=true&limit=. Reads committed and uncommitted
 // records below the high watermark, at most limit of them and for at most
 // browseTimeout; without a start it reads from the log start.
-func (c *Console) getRecords(w http.ResponseWriter, r *http.Request) {
+func (c *Console) getRecords(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
 	topic := r.PathValue("topic")
 	q := r.URL.Query()
 	partition, ok := intParam(w, r, "partition", 0, 0, 1<<31-1)
@@ -110,13 +110,7 @@ func (c *Console) getRecords(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "", "give at most one of offset, timestamp and fromEnd")
 		return
 	}
-	adm, err := c.admin()
-	if err != nil {
-		c.writeKafkaError(w, "connecting to the cluster", err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
+	adm := kadm.NewClient(cl)
 	p := int32(partition)
 	if err := checkPartition(ctx, adm, topic, p); err != nil {
 		c.writeKafkaError(w, fmt.Sprintf("reading %s/%d", topic, p), err)
@@ -295,7 +289,7 @@ type producedJSON struct {
 
 // produceRecord: POST /api/v1/topics/{topic}/records, 201 with where the
 // record landed once the cluster acknowledged it (acks=all).
-func (c *Console) produceRecord(w http.ResponseWriter, r *http.Request) {
+func (c *Console) produceRecord(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
 	topic := r.PathValue("topic")
 	var req produceJSON
 	if !decodeBody(w, r, &req) {
@@ -318,13 +312,6 @@ func (c *Console) produceRecord(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "", "%v", err)
 		return
 	}
-	cl, err := c.client()
-	if err != nil {
-		c.writeKafkaError(w, "connecting to the cluster", err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
 	rec.Context = ctx
 	if req.Partition != nil {
 		if err := checkPartition(ctx, kadm.NewClient(cl), topic, *req.Partition); err != nil {

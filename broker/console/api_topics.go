@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 type topicSummaryJSON struct {
@@ -48,7 +49,7 @@ func intParam(w http.ResponseWriter, r *http.Request, name string, def, lo, hi i
 }
 
 // listTopics: GET /api/v1/topics?search=&page=&pageSize=, sorted by name.
-func (c *Console) listTopics(w http.ResponseWriter, r *http.Request) {
+func (c *Console) listTopics(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
 	page, ok := intParam(w, r, "page", 1, 1, 1<<31)
 	if !ok {
 		return
@@ -58,13 +59,7 @@ func (c *Console) listTopics(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	search := strings.ToLower(r.URL.Query().Get("search"))
-	adm, err := c.admin()
-	if err != nil {
-		c.writeKafkaError(w, "connecting to the cluster", err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
+	adm := kadm.NewClient(cl)
 	md, err := adm.Metadata(ctx)
 	if err != nil {
 		c.writeKafkaError(w, "listing topics", err)
@@ -117,7 +112,7 @@ func validTopicName(name string) error {
 }
 
 // createTopic: POST /api/v1/topics, 201 with what the cluster created.
-func (c *Console) createTopic(w http.ResponseWriter, r *http.Request) {
+func (c *Console) createTopic(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
 	var req createTopicJSON
 	if !decodeBody(w, r, &req) {
 		return
@@ -143,13 +138,7 @@ func (c *Console) createTopic(w http.ResponseWriter, r *http.Request) {
 	for k, v := range req.Configs {
 		configs[k] = &v
 	}
-	adm, err := c.admin()
-	if err != nil {
-		c.writeKafkaError(w, "connecting to the cluster", err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
+	adm := kadm.NewClient(cl)
 	resp, err := adm.CreateTopic(ctx, partitions, replication, configs, req.Name)
 	if err == nil {
 		err = resp.Err
@@ -172,15 +161,9 @@ func withMessage(err error, msg string) error {
 }
 
 // deleteTopic: DELETE /api/v1/topics/{topic}, 204.
-func (c *Console) deleteTopic(w http.ResponseWriter, r *http.Request) {
+func (c *Console) deleteTopic(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
 	topic := r.PathValue("topic")
-	adm, err := c.admin()
-	if err != nil {
-		c.writeKafkaError(w, "connecting to the cluster", err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
+	adm := kadm.NewClient(cl)
 	resp, err := adm.DeleteTopic(ctx, topic)
 	if err == nil {
 		err = resp.Err
@@ -220,15 +203,9 @@ type topicJSON struct {
 }
 
 // getTopic: GET /api/v1/topics/{topic}.
-func (c *Console) getTopic(w http.ResponseWriter, r *http.Request) {
+func (c *Console) getTopic(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
 	topic := r.PathValue("topic")
-	adm, err := c.admin()
-	if err != nil {
-		c.writeKafkaError(w, "connecting to the cluster", err)
-		return
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
-	defer cancel()
+	adm := kadm.NewClient(cl)
 	td, err := describeTopic(ctx, adm, topic)
 	if err != nil {
 		c.writeKafkaError(w, fmt.Sprintf("describing topic %q", topic), err)

@@ -94,12 +94,23 @@ func (c *Console) client() (*kgo.Client, error) {
 	return c.mu.client, nil
 }
 
-func (c *Console) admin() (*kadm.Client, error) {
-	cl, err := c.client()
-	if err != nil {
-		return nil, err
+// apiHandler is an API handler given the shared client and a context
+// that bounds its Kafka round trips by requestTimeout.
+type apiHandler func(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client)
+
+// call runs h with the shared client (503 after Close, 502 if it cannot
+// be made).
+func (c *Console) call(h apiHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		cl, err := c.client()
+		if err != nil {
+			c.writeKafkaError(w, "connecting to the cluster", err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
+		defer cancel()
+		h(ctx, w, r, cl)
 	}
-	return kadm.NewClient(cl), nil
 }
 
 // route serves path with one handler per method; other methods are 405.
@@ -125,12 +136,12 @@ func route(mux *http.ServeMux, path string, byMethod map[string]http.HandlerFunc
 // routes lists the API (openapi.yaml documents it).
 func (c *Console) routes(mux *http.ServeMux) {
 	route(mux, "/api/v1/openapi.yaml", map[string]http.HandlerFunc{"GET": serveOpenAPI})
-	route(mux, "/api/v1/cluster", map[string]http.HandlerFunc{"GET": c.getCluster})
-	route(mux, "/api/v1/topics", map[string]http.HandlerFunc{"GET": c.listTopics, "POST": c.createTopic})
-	route(mux, "/api/v1/topics/{topic}", map[string]http.HandlerFunc{"GET": c.getTopic, "DELETE": c.deleteTopic})
-	route(mux, "/api/v1/topics/{topic}/records", map[string]http.HandlerFunc{"GET": c.getRecords, "POST": c.produceRecord})
-	route(mux, "/api/v1/groups", map[string]http.HandlerFunc{"GET": c.listGroups})
-	route(mux, "/api/v1/groups/{group}", map[string]http.HandlerFunc{"GET": c.getGroup, "DELETE": c.deleteGroup})
+	route(mux, "/api/v1/cluster", map[string]http.HandlerFunc{"GET": c.call(c.getCluster)})
+	route(mux, "/api/v1/topics", map[string]http.HandlerFunc{"GET": c.call(c.listTopics), "POST": c.call(c.createTopic)})
+	route(mux, "/api/v1/topics/{topic}", map[string]http.HandlerFunc{"GET": c.call(c.getTopic), "DELETE": c.call(c.deleteTopic)})
+	route(mux, "/api/v1/topics/{topic}/records", map[string]http.HandlerFunc{"GET": c.call(c.getRecords), "POST": c.call(c.produceRecord)})
+	route(mux, "/api/v1/groups", map[string]http.HandlerFunc{"GET": c.call(c.listGroups)})
+	route(mux, "/api/v1/groups/{group}", map[string]http.HandlerFunc{"GET": c.call(c.getGroup), "DELETE": c.call(c.deleteGroup)})
 	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "", "no such endpoint: %s", r.URL.Path)
 	})
