@@ -42,7 +42,7 @@ build: ## build bin/strata
 run: build ## build, then run one broker on 127.0.0.1:9092 with data in ./data
 	$(STRATA) server --listen $(LISTEN) --data-dir $(DATA_DIR)
 
-deps: ## install what the e2e, tiering, JDBC and deploy tests need (kcat, node, kafkajs, PostgreSQL, bin/minio, bin/promtool)
+deps: ## install what the e2e, tiering, console, JDBC and deploy tests need (kcat, node, kafkajs, chromium, the console's npm packages, PostgreSQL, bin/minio, bin/promtool)
 	scripts/install-test-deps.sh
 
 # Both test runs always run; the target fails if either did.

@@ -114,8 +114,8 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	})
 }
 
-// adminHandler serves /metrics, /healthz, the /v1/groups lag API and the
-// purge of deleted topics from the object store.
+// adminHandler serves /metrics, /healthz, the /v1/groups lag API, the
+// purge of deleted topics from the object store and the web console.
 func (s *Server) adminHandler() http.Handler {
 	s.metrics.registry.MustRegister(newPartitionCollector(s.topics), &s.telemetry, newHealthCollector(s))
 	mux := http.NewServeMux()
@@ -125,6 +125,7 @@ func (s *Server) adminHandler() http.Handler {
 	mux.Handle("/metrics", promhttp.HandlerFor(prometheus.Gatherers{s.metrics.registry, prometheus.DefaultGatherer}, promhttp.HandlerOpts{}))
 	s.mountLag(mux)                 // consumer lag: series on /metrics, /v1/groups (lag_http.go)
 	s.tiered.mountTieredRoutes(mux) // DELETE /v1/remote/topics/{topic} (tiered_purge.go)
+	s.mountConsole(mux)             // the web console at / and its /api/v1 (console_http.go)
 	// Go's profiler, for operators chasing a hot path (loopback by default).
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

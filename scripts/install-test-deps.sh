@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # install-test-deps.sh: installs what the end-to-end tests need beyond Go:
 # kcat (librdkafka's CLI), confluent-kafka-python (librdkafka with an
-# OAUTHBEARER callback), node + npm, kafkajs in e2e/kafkajs, and the MinIO
+# OAUTHBEARER callback), node + npm, kafkajs in e2e/kafkajs, the console's
+# front-end packages in broker/console/ui (its bundle freshness test),
+# chromium (the console's browser tests, e2e/console_test.go), and the MinIO
 # server in bin/minio for the tiering tests, and PostgreSQL for the JDBC
 # connector tests, and promtool in bin/ for the deploy/prometheus checks.
 # Idempotent: each step checks first and does nothing when already satisfied.
@@ -64,6 +66,27 @@ if [ -n "$have" ] && [ "$have" = "$want" ]; then
 else
 	log "kafkajs $want: npm ci in e2e/kafkajs"
 	(cd "$js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+# The console's front-end packages (preact, htm): broker/console's
+# TestDistUpToDate re-bundles them with esbuild's Go API and compares with
+# the committed dist/.
+ui="$root/broker/console/ui"
+want="$(node -p 'const d = require(process.argv[1]).dependencies; d.preact + " " + d.htm' "$ui/package.json")"
+have="$(node -p 'const v = (p) => { try { return require(process.argv[1] + "/node_modules/" + p + "/package.json").version } catch (e) { return "" } }; v("preact") + " " + v("htm")' "$ui" 2>/dev/null || true)"
+if [ "$have" = "$want" ]; then
+	log "console front-end packages (preact htm $have): present in broker/console/ui/node_modules"
+else
+	log "console front-end packages: npm ci in broker/console/ui"
+	(cd "$ui" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+# Chromium: the headless browser the console's e2e test drives with chromedp.
+if command -v chromium >/dev/null 2>&1; then
+	log "chromium: present ($(command -v chromium))"
+else
+	log "chromium: missing; apt-get install chromium"
+	as_root bash -c "$(declare -f log apt_install); apt_install chromium"
 fi
 
 # PostgreSQL: the server the JDBC connector tests run (internal/pgtest runs

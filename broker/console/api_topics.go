@@ -1,0 +1,279 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+type topicSummaryJSON struct {
+	Name              string `json:"name"`
+	Partitions        int    `json:"partitions"`
+	ReplicationFactor int    `json:"replicationFactor"`
+	Internal          bool   `json:"internal"`
+}
+
+type topicPageJSON struct {
+	Topics   []topicSummaryJSON `json:"topics"`
+	Total    int                `json:"total"` // topics matching the search
+	Page     int                `json:"page"`  // from 1
+	PageSize int                `json:"pageSize"`
+}
+
+const (
+	defaultPageSize = 50
+	maxPageSize     = 500
+)
+
+// intParam parses the query parameter name, def when absent; ok is false
+// (and the 400 written) when it is not an integer in [lo, hi].
+func intParam(w http.ResponseWriter, r *http.Request, name string, def, lo, hi int64) (int64, bool) {
+	s := r.URL.Query().Get(name)
+	if s == "" {
+		return def, true
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v < lo || v > hi {
+		writeError(w, http.StatusBadRequest, "", "%s must be an integer from %d to %d, not %q", name, lo, hi, s)
+		return 0, false
+	}
+	return v, true
+}
+
+// listTopics: GET /api/v1/topics?search=&page=&pageSize=, sorted by name.
+func (c *Console) listTopics(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
+	page, ok := intParam(w, r, "page", 1, 1, 1<<31)
+	if !ok {
+		return
+	}
+	size, ok := intParam(w, r, "pageSize", defaultPageSize, 1, maxPageSize)
+	if !ok {
+		return
+	}
+	search := strings.ToLower(r.URL.Query().Get("search"))
+	adm := kadm.NewClient(cl)
+	md, err := adm.Metadata(ctx)
+	if err != nil {
+		c.writeKafkaError(w, "listing topics", err)
+		return
+	}
+	matching := make([]kadm.TopicDetail, 0, len(md.Topics))
+	for _, t := range md.Topics {
+		if t.Err == nil && strings.Contains(strings.ToLower(t.Topic), search) {
+			matching = append(matching, t)
+		}
+	}
+	sort.Slice(matching, func(i, j int) bool { return matching[i].Topic < matching[j].Topic })
+	out := topicPageJSON{Topics: []topicSummaryJSON{}, Total: len(matching), Page: int(page), PageSize: int(size)}
+	from := min((page-1)*size, int64(len(matching)))
+	to := min(from+size, int64(len(matching)))
+	for _, t := range matching[from:to] {
+		out.Topics = append(out.Topics, topicSummaryJSON{
+			Name:              t.Topic,
+			Partitions:        len(t.Partitions),
+			ReplicationFactor: t.Partitions.NumReplicas(),
+			Internal:          t.IsInternal,
+		})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+type createTopicJSON struct {
+	Name              string            `json:"name"`
+	Partitions        *int32            `json:"partitions"`        // absent: the broker's num.partitions
+	ReplicationFactor *int16            `json:"replicationFactor"` // absent: default.replication.factor
+	Configs           map[string]string `json:"configs"`
+}
+
+// validTopicName applies Kafka's rules for topic names.
+func validTopicName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("a topic name is required")
+	case name == "." || name == "..":
+		return fmt.Errorf("topic name %q is not allowed", name)
+	case len(name) > 249:
+		return fmt.Errorf("topic name is %d characters long, at most 249 are allowed", len(name))
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Errorf("topic name %q has %q; only ASCII letters, digits, '.', '_' and '-' are allowed", name, r)
+		}
+	}
+	return nil
+}
+
+// createTopic: POST /api/v1/topics, 201 with what the cluster created.
+func (c *Console) createTopic(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
+	var req createTopicJSON
+	if !decodeBody(w, r, &req) {
+		return
+	}
+	if err := validTopicName(req.Name); err != nil {
+		writeError(w, http.StatusBadRequest, kerr.InvalidTopicException.Message, "%v", err)
+		return
+	}
+	partitions, replication := int32(-1), int16(-1)
+	if req.Partitions != nil {
+		if partitions = *req.Partitions; partitions < 1 {
+			writeError(w, http.StatusBadRequest, kerr.InvalidPartitions.Message, "partitions must be at least 1, not %d", partitions)
+			return
+		}
+	}
+	if req.ReplicationFactor != nil {
+		if replication = *req.ReplicationFactor; replication < 1 {
+			writeError(w, http.StatusBadRequest, kerr.InvalidReplicationFactor.Message, "replicationFactor must be at least 1, not %d", replication)
+			return
+		}
+	}
+	configs := make(map[string]*string, len(req.Configs))
+	for k, v := range req.Configs {
+		configs[k] = &v
+	}
+	adm := kadm.NewClient(cl)
+	resp, err := adm.CreateTopic(ctx, partitions, replication, configs, req.Name)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		c.writeKafkaError(w, fmt.Sprintf("creating topic %q", req.Name), withMessage(err, resp.ErrMessage))
+		return
+	}
+	writeJSON(w, http.StatusCreated, topicSummaryJSON{Name: resp.Topic, Partitions: int(resp.NumPartitions), ReplicationFactor: int(resp.ReplicationFactor)})
+}
+
+// withMessage keeps a Kafka error's code and puts the broker's message,
+// when it sent one, in its description.
+func withMessage(err error, msg string) error {
+	ke, ok := err.(*kerr.Error)
+	if !ok || msg == "" {
+		return err
+	}
+	return &kerr.Error{Message: ke.Message, Code: ke.Code, Retriable: ke.Retriable, Description: msg}
+}
+
+// deleteTopic: DELETE /api/v1/topics/{topic}, 204.
+func (c *Console) deleteTopic(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
+	topic := r.PathValue("topic")
+	adm := kadm.NewClient(cl)
+	resp, err := adm.DeleteTopic(ctx, topic)
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		c.writeKafkaError(w, fmt.Sprintf("deleting topic %q", topic), withMessage(err, resp.ErrMessage))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type partitionJSON struct {
+	Partition       int32   `json:"partition"`
+	Leader          int32   `json:"leader"`
+	LeaderEpoch     int32   `json:"leaderEpoch"`
+	Replicas        []int32 `json:"replicas"`
+	ISR             []int32 `json:"isr"`
+	OfflineReplicas []int32 `json:"offlineReplicas"`
+	LogStartOffset  int64   `json:"logStartOffset"` // -1: unknown (no leader)
+	HighWatermark   int64   `json:"highWatermark"`
+	Error           string  `json:"error,omitempty"`
+}
+
+type configJSON struct {
+	Name      string  `json:"name"`
+	Value     *string `json:"value"` // null: sensitive or unset
+	Source    string  `json:"source"`
+	Sensitive bool    `json:"sensitive"`
+}
+
+type topicJSON struct {
+	Name       string          `json:"name"`
+	ID         string          `json:"id"`
+	Internal   bool            `json:"internal"`
+	Partitions []partitionJSON `json:"partitions"`
+	Configs    []configJSON    `json:"configs"`
+}
+
+// getTopic: GET /api/v1/topics/{topic}.
+func (c *Console) getTopic(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
+	topic := r.PathValue("topic")
+	adm := kadm.NewClient(cl)
+	td, err := describeTopic(ctx, adm, topic)
+	if err != nil {
+		c.writeKafkaError(w, fmt.Sprintf("describing topic %q", topic), err)
+		return
+	}
+	starts, err := adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		c.writeKafkaError(w, fmt.Sprintf("listing the start offsets of %q", topic), err)
+		return
+	}
+	ends, err := adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		c.writeKafkaError(w, fmt.Sprintf("listing the end offsets of %q", topic), err)
+		return
+	}
+	rcs, err := adm.DescribeTopicConfigs(ctx, topic)
+	if err == nil && len(rcs) > 0 {
+		err = rcs[0].Err
+	}
+	if err != nil {
+		c.writeKafkaError(w, fmt.Sprintf("describing the configs of %q", topic), err)
+		return
+	}
+	out := topicJSON{Name: td.Topic, ID: td.ID.String(), Internal: td.IsInternal, Partitions: []partitionJSON{}, Configs: []configJSON{}}
+	for _, p := range td.Partitions.Sorted() {
+		pj := partitionJSON{
+			Partition: p.Partition, Leader: p.Leader, LeaderEpoch: p.LeaderEpoch,
+			Replicas: nonNil(p.Replicas), ISR: nonNil(p.ISR), OfflineReplicas: nonNil(p.OfflineReplicas),
+			LogStartOffset: -1, HighWatermark: -1,
+		}
+		if p.Err != nil {
+			pj.Error = p.Err.Error()
+		}
+		if o, ok := starts.Lookup(topic, p.Partition); ok && o.Err == nil {
+			pj.LogStartOffset = o.Offset
+		}
+		if o, ok := ends.Lookup(topic, p.Partition); ok && o.Err == nil {
+			pj.HighWatermark = o.Offset
+		}
+		out.Partitions = append(out.Partitions, pj)
+	}
+	for _, rc := range rcs {
+		for _, cfg := range rc.Configs {
+			out.Configs = append(out.Configs, configJSON{Name: cfg.Key, Value: cfg.Value, Source: cfg.Source.String(), Sensitive: cfg.Sensitive})
+		}
+	}
+	sort.Slice(out.Configs, func(i, j int) bool { return out.Configs[i].Name < out.Configs[j].Name })
+	writeJSON(w, http.StatusOK, out)
+}
+
+// describeTopic is the topic's metadata, or its error
+// (UNKNOWN_TOPIC_OR_PARTITION when there is no such topic).
+func describeTopic(ctx context.Context, adm *kadm.Client, topic string) (kadm.TopicDetail, error) {
+	md, err := adm.Metadata(ctx, topic)
+	if err != nil {
+		return kadm.TopicDetail{}, err
+	}
+	td, ok := md.Topics[topic]
+	if !ok || errors.Is(td.Err, kerr.UnknownTopicOrPartition) {
+		return td, &kerr.Error{Message: kerr.UnknownTopicOrPartition.Message, Code: kerr.UnknownTopicOrPartition.Code,
+			Description: fmt.Sprintf("topic %q not found", topic)}
+	}
+	return td, td.Err
+}
+
+func nonNil(s []int32) []int32 {
+	if s == nil {
+		return []int32{}
+	}
+	return s
+}

@@ -1,0 +1,32 @@
+package broker
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/broker/console"
+)
+
+// mountConsole serves the web console and its /api/v1 API on the admin
+// listener (broker/console). The console is a Kafka client of this node's
+// inter-broker listener with the node's own identity, as the lag API's
+// questions to the cluster are (lag_remote.go); who may use it is decided
+// by the admin listener's guard (admin_http_security.go). Its shared client
+// closes when the server stops.
+func (s *Server) mountConsole(mux *http.ServeMux) {
+	if len(s.listeners) == 0 {
+		return
+	}
+	c := console.New(console.Config{
+		NewClient: func(opts ...kgo.Opt) (*kgo.Client, error) {
+			base := append([]kgo.Opt{kgo.SeedBrokers(s.interBrokerSeed()), kgo.DialTimeout(2 * time.Second)}, s.interBrokerOpts()...)
+			return kgo.NewClient(append(base, opts...)...)
+		},
+		NodeID: s.cfg.NodeID,
+		Logger: s.logger.With("component", "console"),
+	})
+	c.Mount(mux)
+	s.goTask(func() { <-s.ctx.Done(); c.Close() })
+}
