@@ -1,12 +1,16 @@
 package broker
 
 import (
+	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/metadata/balancer"
 )
 
 // TestBalancerAddAndDecommission: three nodes on two racks with 30
@@ -117,4 +121,57 @@ func TestBalancerAddAndDecommission(t *testing.T) {
 		t.Errorf("%d acknowledged records lost, first %s", len(lost), lost[0])
 	}
 	t.Logf("%d records acknowledged, all read back; %v balancer moves", len(acked), moves)
+}
+
+// TestBalancerLoadsMeasureTraffic: the loads the balancer gathers carry a
+// partition's bytes-in rate once a producer wrote to it and its bytes-out
+// rate once a consumer read it; the follower's replica fetches are not
+// bytes out (the planner derives replication from the bytes in).
+func TestBalancerLoadsMeasureTraffic(t *testing.T) {
+	c := startTestCluster(t, 2)
+	ctx := testContext(t)
+	adm := kadm.NewClient(c.client())
+	if res, err := adm.CreateTopic(ctx, 1, 2, nil, "traffic"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	s := c.node(1).srv
+	run := &balancerRun{s: s, cluster: newClusterGroups(s.interBrokerSeed, s.interBrokerOpts())}
+	defer run.cluster.close()
+	id := balancer.PartitionID{Topic: "traffic", Partition: 0}
+	load := func() balancer.Load {
+		t.Helper()
+		loads, err := run.loads(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return loads[id]
+	}
+	// Both replicas in place, so the first round sees both nodes' counters.
+	waitUntil(t, 20*time.Second, "both replicas in sync", func() bool {
+		leader, isr := leaderOf(ctx, adm, "traffic", 0)
+		return leader > 0 && len(isr) == 2
+	})
+	if l := load(); l.InRate != 0 || l.OutRate != 0 {
+		t.Fatalf("first round %+v: rates before any traffic", l)
+	}
+
+	const n = 100
+	value := bytes.Repeat([]byte("v"), 1024)
+	prod := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.DefaultProduceTopic("traffic"), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	for i := range n {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Key: fmt.Appendf(nil, "k%d", i), Value: value}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := load()
+	if l.InRate <= 0 || l.OutRate != 0 || l.Bytes < n*1024 {
+		t.Fatalf("after producing (replicated to both nodes): %+v, want an in-rate, no out-rate and %d bytes or more", l, n*1024)
+	}
+
+	consumeKeys(t, c.client(), "traffic", n)
+	l = load()
+	if l.OutRate <= 0 || l.InRate != 0 {
+		t.Fatalf("after a consumer read: %+v, want an out-rate and no in-rate", l)
+	}
+	t.Logf("after reading: %+v", l)
 }

@@ -69,6 +69,9 @@ type fetchPartitionOut struct {
 	// currentLeader is KIP-951's hint for a NOT_LEADER_OR_FOLLOWER or
 	// FENCED_LEADER_EPOCH answer (v12+, a tagged field); nil: none.
 	currentLeader *leaderHint
+	// source is the partition read (nil when none was), whose consumer
+	// bytes out are counted when the answer goes (partition_traffic.go).
+	source *partition
 }
 
 // recordsLen is the size of the partition's records field.
