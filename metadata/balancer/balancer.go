@@ -413,7 +413,13 @@ func (p *planner) replicaCount() {
 	}
 }
 
-// leaderCount reorders replica lists so that preferred leaders spread.
+// leaderCount reorders replica lists so that preferred leaders spread:
+// the node with the fewest takes a leadership from one with at least two
+// more. When no such node shares a partition with it (racks: two nodes of
+// one rack never do), the leadership goes along a chain — a node hands one
+// to a follower, which hands one on, … — so the nodes between keep their
+// counts. Each step takes a leadership from a node with at least two more
+// than the one that gains it, so the plan ends.
 func (p *planner) leaderCount() {
 	for !p.full() {
 		_, leaders, _ := p.counts(nil)
@@ -421,20 +427,69 @@ func (p *planner) leaderCount() {
 		if leaders[hi]-leaders[lo] <= 1 {
 			return
 		}
-		found := false
-		for _, id := range p.parts {
-			rs := p.repl[id]
-			if !p.movable(id) || rs[0] != hi || !slices.Contains(rs, lo) {
-				continue
-			}
-			p.propose(id, leadBy(rs, lo), GoalLeaders)
-			found = true
-			break
-		}
-		if !found {
+		chain := p.leadershipChain(leaders, lo)
+		if chain == nil || len(chain) > p.budget {
 			return
 		}
+		for _, step := range chain {
+			p.propose(step.id, leadBy(p.repl[step.id], step.to), GoalLeaders)
+		}
 	}
+}
+
+// handover is one preferred leadership passed to a follower.
+type handover struct {
+	id PartitionID
+	to int32
+}
+
+// leadershipChain is the shortest chain of handovers that ends at lo and
+// starts at a member leading at least two more partitions than lo; nil
+// when there is none.
+func (p *planner) leadershipChain(leaders map[int32]int, lo int32) []handover {
+	// into[v]: the movable partitions v follows, by their leader.
+	type edge struct {
+		from int32
+		id   PartitionID
+	}
+	into := map[int32][]edge{}
+	for _, id := range p.parts {
+		rs := p.repl[id]
+		if !p.movable(id) {
+			continue
+		}
+		for _, f := range rs[1:] {
+			into[f] = append(into[f], edge{rs[0], id})
+		}
+	}
+	isMember := map[int32]bool{}
+	for _, id := range p.members {
+		isMember[id] = true
+	}
+	// next[u] is u's handover toward lo.
+	next := map[int32]handover{}
+	queue := []int32{lo}
+	seen := map[int32]bool{lo: true}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		for _, e := range into[v] {
+			if seen[e.from] || !isMember[e.from] {
+				continue
+			}
+			seen[e.from] = true
+			next[e.from] = handover{e.id, v}
+			if leaders[e.from] >= leaders[lo]+2 {
+				var chain []handover
+				for u := e.from; u != lo; u = next[u].to {
+					chain = append(chain, next[u])
+				}
+				return chain
+			}
+			queue = append(queue, e.from)
+		}
+	}
+	return nil
 }
 
 // perNode sums a load over each member's replicas.

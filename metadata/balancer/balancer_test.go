@@ -238,6 +238,26 @@ func TestLeaderSpreadMovesNoData(t *testing.T) {
 	}
 }
 
+// Leaders across racks: node 4 (rack b) shares no partition with node 3,
+// the other node of its rack, which leads the most; leaderships reach it
+// through nodes 1 and 2 (chains of handovers), no data moves, and every
+// node ends with two.
+func TestLeaderSpreadThroughChains(t *testing.T) {
+	nodes := []node{{id: 1, rack: "a"}, {id: 2, rack: "a"}, {id: 3, rack: "b"}, {id: 4, rack: "b"}}
+	s := clusterOf(t, nodes, map[string][][]int32{"t": {{3, 1}, {3, 2}, {3, 1}, {3, 2}, {1, 4}, {2, 4}, {1, 4}, {2, 4}}})
+	_, all, st := converge(t, s, nil, testConfig())
+	for _, m := range all {
+		if m.Goal != GoalLeaders || m.Bytes != 0 || !slices.Equal(slices.Sorted(slices.Values(m.Target)), slices.Sorted(slices.Values(m.From))) {
+			t.Errorf("move %+v: want a reorder", m)
+		}
+	}
+	for id := int32(1); id <= 4; id++ {
+		if st.Leaders[id] != 2 {
+			t.Fatalf("leaders %v after %+v", st.Leaders, all)
+		}
+	}
+}
+
 // Disk: equal replica counts but one node with the big partitions; a swap
 // evens the bytes without changing the counts.
 func TestDiskSwap(t *testing.T) {
