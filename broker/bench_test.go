@@ -256,11 +256,14 @@ func BenchmarkQuotaCost(b *testing.B) {
 // slices of 8 MiB (one op is a slice of each), so a busy machine slows
 // both alike; each slice of the 10,000 goes on where the last one stopped,
 // so every partition is written. Reported: MB/s of each and their ratio
-// (issue 18 asks for at least 0.7):
+// (issue 18 asks for at least 0.7); at the default 1 s a run is a dozen
+// slices and the ratio swings on a shared VM, 5 s steadies it:
 //
-//	go test -run '^$' -bench BenchmarkProduceManyPartitions -count 3 ./broker/
+//	go test -run '^$' -bench BenchmarkProduceManyPartitions -benchtime 5s -count 3 ./broker/
 //
-// Creating the 10,000 partitions takes about half a minute, once.
+// Creating the 10,000 partitions takes from half a minute to a few minutes
+// on a busy VM (file system work), once: the measurement is a
+// sub-benchmark, which -count repeats, of one setup.
 func BenchmarkProduceManyPartitions(b *testing.B) {
 	const (
 		recordsPerBatch   = 16
@@ -350,29 +353,29 @@ func BenchmarkProduceManyPartitions(b *testing.B) {
 		sh.elapsed += time.Since(start)
 		return <-errs
 	}
-	for _, sh := range shapes {
-		sh.elapsed = 0 // the first slices warm up
+	for _, sh := range shapes { // warming up
 		if err := slice(sh); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.SetBytes(int64(len(shapes)) * requestsPerSlice * batchesPerRequest * batchSize)
-	for _, sh := range shapes {
-		sh.elapsed = 0
-	}
-	b.ResetTimer()
-	for range b.N {
+	b.Run("10-vs-10000", func(b *testing.B) {
+		b.SetBytes(int64(len(shapes)) * requestsPerSlice * batchesPerRequest * batchSize)
 		for _, sh := range shapes {
-			if err := slice(sh); err != nil {
-				b.Fatal(err)
+			sh.elapsed = 0
+		}
+		for range b.N {
+			for _, sh := range shapes {
+				if err := slice(sh); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
-	}
-	b.StopTimer()
-	mbps := func(sh *shape) float64 {
-		return float64(b.N) * requestsPerSlice * batchesPerRequest * batchSize / 1e6 / sh.elapsed.Seconds()
-	}
-	b.ReportMetric(mbps(shapes[0]), "MB/s@10")
-	b.ReportMetric(mbps(shapes[1]), "MB/s@10000")
-	b.ReportMetric(mbps(shapes[1])/mbps(shapes[0]), "ratio")
+		b.StopTimer()
+		mbps := func(sh *shape) float64 {
+			return float64(b.N) * requestsPerSlice * batchesPerRequest * batchSize / 1e6 / sh.elapsed.Seconds()
+		}
+		b.ReportMetric(mbps(shapes[0]), "MB/s@10")
+		b.ReportMetric(mbps(shapes[1]), "MB/s@10000")
+		b.ReportMetric(mbps(shapes[1])/mbps(shapes[0]), "ratio")
+	})
 }
