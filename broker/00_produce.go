@@ -301,6 +301,7 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 	sp.LogStartOffset = p.logStartOffset()
 	if !res.Duplicate {
 		rc.s.metrics.bytesIn.WithLabelValues(name).Add(float64(len(rp.Records)))
+		p.traffic.bytesIn.Add(int64(len(rp.Records)))
 		rc.s.metrics.recordsIn.WithLabelValues(name).Add(float64(res.LastOffset - res.BaseOffset + 1))
 	}
 }

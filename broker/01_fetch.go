@@ -98,10 +98,14 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 			if session != nil {
 				rc.commitSession(session, targets, topics)
 			}
+			consumer := fetchReplicaID(req) < 0
 			for _, t := range topics {
 				for _, p := range t.partitions {
 					if n := p.recordsLen(); n > 0 {
 						rc.s.metrics.bytesOut.WithLabelValues(t.name).Add(float64(n))
+						if consumer && p.source != nil {
+							p.source.traffic.bytesOut.Add(n)
+						}
 					}
 					if len(p.remote) > 0 {
 						rc.s.tiered.remoteReadByte.WithLabelValues(t.name).Add(float64(p.recordsLen()))
@@ -359,6 +363,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 		out.errorCode = rc.countError(code)
 		return out, nil
 	}
+	out.source = p
 	if req.Version >= 13 && p.topic.id != metadata.TopicID(t.topicID) {
 		// The session's topic was deleted and a new one took its name.
 		out.errorCode = rc.countError(kerr.UnknownTopicID.Code)

@@ -20,6 +20,9 @@ package broker
 //     (per topic); KAFKA-19368 proposes the field for DescribeLogDirs.
 //   - Null topics describe every partition; named topics that do not exist
 //     are left out, as in Kafka.
+//   - A request with Strata's tagged field trafficTag gets each
+//     partition's producer bytes in and consumer bytes out on this node
+//     (partition_traffic.go), for the balancer.
 //   - Needs DESCRIBE on the cluster: CLUSTER_AUTHORIZATION_FAILED at the
 //     top from v3; before v3, which has no error field there, no results.
 
@@ -52,6 +55,7 @@ func handleDescribeLogDirs(rc *requestContext, req *kmsg.DescribeLogDirsRequest)
 			wanted[t.Topic][p] = true
 		}
 	}
+	traffic := wantsTraffic(req)
 	byDir := map[*logDir][]kmsg.DescribeLogDirsResponseDirTopic{}
 	futures := map[*logDir][]kmsg.DescribeLogDirsResponseDirTopic{}
 	for _, t := range rc.s.topics.all() {
@@ -71,6 +75,9 @@ func handleDescribeLogDirs(rc *requestContext, req *kmsg.DescribeLogDirsRequest)
 			dp.Partition = p.index
 			dp.Size = p.Log().Size()
 			dp.OffsetLag = max(0, p.HighWatermark()-p.LogEndOffset())
+			if traffic {
+				setTraffic(&dp, p)
+			}
 			byDir[d] = addLogDirPartition(byDir[d], t.name, dp)
 			if mv := rc.s.moves.get(p); mv != nil {
 				fp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()

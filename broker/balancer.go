@@ -8,9 +8,10 @@ package broker
 //   - the partitions' loads are gathered over the Kafka protocol with the
 //     node's inter-broker identity: DescribeLogDirs on every broker gives
 //     each replica's local bytes (tiered data is not local, so it does not
-//     count), the largest replica standing for the partition; the bytes-in
-//     rate is the growth of that size since the last round (retention
-//     makes it an underestimate). Bytes out is not measured yet.
+//     count), the largest replica standing for the partition, and — asked
+//     with Strata's tagged field — each node's counters of producer bytes
+//     in and consumer bytes out per partition (partition_traffic.go),
+//     whose growth since the last round gives the rates;
 //   - metadata/balancer plans moves against the applied state, with the
 //     nodes of strata.balancer.decommission.nodes (a dynamic cluster
 //     config: `strata cluster decommission N`) to drain;
@@ -24,12 +25,16 @@ package broker
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/metadata/balancer"
 	"github.com/strata-streaming/strata/metadata/cluster"
@@ -44,8 +49,10 @@ type balancerRun struct {
 	s       *Server
 	cluster *clusterGroups
 
-	prevBytes map[balancer.PartitionID]int64
-	prevAt    time.Time
+	// prevTraffic are the traffic counters of the last round, per
+	// node's replica, taken at prevAt.
+	prevTraffic map[nodePartition]trafficCounters
+	prevAt      time.Time
 
 	score, inFlight, bytesToMove, draining prometheus.Gauge
 	moves                                  *prometheus.CounterVec
@@ -86,7 +93,7 @@ func (b *balancerRun) loop() {
 		}
 		c := s.conf()
 		if !c.BalancerEnable || !s.runsBalancer(s.clusterState()) {
-			b.prevBytes = nil
+			b.prevTraffic = nil
 			continue
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, d+10*time.Second)
@@ -116,7 +123,7 @@ func (b *balancerRun) round(ctx context.Context, c *Config) {
 	loads, err := b.loads(ctx)
 	if err != nil {
 		if s.ctx.Err() == nil {
-			s.logger.Debug("balancer: gathering partition sizes failed; planning without them", "err", err)
+			s.logger.Debug("balancer: gathering partition loads failed; planning without them", "err", err)
 		}
 	}
 	cfg := balancer.DefaultConfig()
@@ -148,38 +155,73 @@ func (b *balancerRun) round(ctx context.Context, c *Config) {
 	b.draining.Set(float64(left))
 }
 
-// loads are each partition's local bytes (its largest replica) and the
-// growth rate since the last round.
+// loads are each partition's local bytes (its largest replica) and its
+// bytes-in and bytes-out rates since the last round: the growth of every
+// node's traffic counters for it (partition_traffic.go), summed over the
+// nodes. A counter seen for the first time, or lower than last round (the
+// node restarted, or the partition came back to it), gives no rate this
+// round.
 func (b *balancerRun) loads(ctx context.Context) (map[balancer.PartitionID]balancer.Load, error) {
-	adm, err := b.cluster.admin()
+	cl, err := b.cluster.client()
 	if err != nil {
 		return nil, err
 	}
-	all, err := adm.DescribeAllLogDirs(ctx, nil)
+	req := kmsg.NewPtrDescribeLogDirsRequest() // no topics: every partition, from every broker
+	askTraffic(req)
 	bytes := map[balancer.PartitionID]int64{}
-	for _, dirs := range all {
-		for _, d := range dirs {
-			for _, p := range d.Topics.Sorted() {
-				if p.IsFuture {
-					continue
+	traffic := map[nodePartition]trafficCounters{}
+	var errs []error
+	for _, shard := range cl.RequestSharded(ctx, req) {
+		if shard.Err != nil {
+			errs = append(errs, fmt.Errorf("node %d: %w", shard.Meta.NodeID, shard.Err))
+			continue
+		}
+		resp := shard.Resp.(*kmsg.DescribeLogDirsResponse)
+		if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+			errs = append(errs, fmt.Errorf("node %d: %w", shard.Meta.NodeID, err))
+			continue
+		}
+		for _, d := range resp.Dirs {
+			for _, t := range d.Topics {
+				for i := range t.Partitions {
+					p := &t.Partitions[i]
+					if p.IsFuture {
+						continue
+					}
+					id := balancer.PartitionID{Topic: t.Topic, Partition: p.Partition}
+					bytes[id] = max(bytes[id], p.Size)
+					if c, err := trafficOf(p); err == nil {
+						traffic[nodePartition{shard.Meta.NodeID, id}] = c
+					}
 				}
-				id := balancer.PartitionID{Topic: p.Topic, Partition: p.Partition}
-				bytes[id] = max(bytes[id], p.Size)
 			}
 		}
 	}
 	now := time.Now()
 	out := make(map[balancer.PartitionID]balancer.Load, len(bytes))
-	dt := now.Sub(b.prevAt).Seconds()
 	for id, n := range bytes {
-		l := balancer.Load{Bytes: n}
-		if prev, ok := b.prevBytes[id]; ok && dt > 0 && n > prev {
-			l.InRate = float64(n-prev) / dt
-		}
-		out[id] = l
+		out[id] = balancer.Load{Bytes: n}
 	}
-	b.prevBytes, b.prevAt = bytes, now
-	return out, err
+	if dt := now.Sub(b.prevAt).Seconds(); b.prevTraffic != nil && dt > 0 {
+		for k, c := range traffic {
+			prev, ok := b.prevTraffic[k]
+			if !ok || c.BytesIn < prev.BytesIn || c.BytesOut < prev.BytesOut {
+				continue
+			}
+			l := out[k.partition]
+			l.InRate += float64(c.BytesIn-prev.BytesIn) / dt
+			l.OutRate += float64(c.BytesOut-prev.BytesOut) / dt
+			out[k.partition] = l
+		}
+	}
+	b.prevTraffic, b.prevAt = traffic, now
+	return out, errors.Join(errs...)
+}
+
+// nodePartition is one node's replica of a partition.
+type nodePartition struct {
+	node      int32
+	partition balancer.PartitionID
 }
 
 // parseNodeList reads a comma-separated list of node ids, skipping what is

@@ -62,7 +62,7 @@ var configDocs = map[string]string{
 	"leader.replication.throttled.rate":            "Bytes per second a leader sends to throttled follower replicas (replicas being added by a reassignment, or listed in a topic's leader.replication.throttled.replicas).",
 	"follower.replication.throttled.rate":          "Bytes per second a follower fetches for its throttled replicas (being added by a reassignment, or listed in follower.replication.throttled.replicas).",
 	"replica.selector.class":                       "How a partition's leader picks the replica a consumer reads from (KIP-392): empty or org.apache.kafka.common.replica.LeaderSelector for the leader, org.apache.kafka.common.replica.RackAwareReplicaSelector for an in-sync replica in the consumer's client.rack.",
-	"strata.balancer.enable":                       "Whether the active controller moves replicas and preferred leaders to keep the cluster balanced (racks, replica and leader counts, local disk, bytes in), and drains decommissioned and long-dead nodes.",
+	"strata.balancer.enable":                       "Whether the active controller moves replicas and preferred leaders to keep the cluster balanced (racks, replica and leader counts, local disk, network in and out), and drains decommissioned and long-dead nodes.",
 	"strata.balancer.interval.ms":                  "How often the balancer plans, on the active controller.",
 	"strata.balancer.max.concurrent.moves":         "The most partition reassignments in flight the balancer lets run (its own and others).",
 	"strata.balancer.dead.node.timeout.ms":         "How long a fenced node may stay away before the balancer re-creates its replicas on other nodes (0: never).",

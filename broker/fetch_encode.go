@@ -72,6 +72,9 @@ type fetchPartitionOut struct {
 	// drained: the read found nothing past the fetch offset, so only a
 	// change of the partition brings it news (fetch sessions).
 	drained bool
+	// source is the partition read (nil when none was), whose consumer
+	// bytes out are counted when the answer goes (partition_traffic.go).
+	source *partition
 }
 
 // recordsLen is the size of the partition's records field.

@@ -59,6 +59,15 @@ func newClusterGroups(seed func() string, opts []kgo.Opt) *clusterGroups {
 }
 
 func (c *clusterGroups) admin() (*kadm.Client, error) {
+	cl, err := c.client()
+	if err != nil {
+		return nil, err
+	}
+	return kadm.NewClient(cl), nil
+}
+
+// client is the Kafka client itself, for requests kadm does not make.
+func (c *clusterGroups) client() (*kgo.Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.closed {
@@ -71,7 +80,7 @@ func (c *clusterGroups) admin() (*kadm.Client, error) {
 		}
 		c.mu.client = cl
 	}
-	return kadm.NewClient(c.mu.client), nil
+	return c.mu.client, nil
 }
 
 func (c *clusterGroups) close() {

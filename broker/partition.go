@@ -24,6 +24,9 @@ type partition struct {
 	topic  *topicState
 	index  int32
 	remote *remoteLog // tiered storage state (tiered.go); never nil
+	// traffic counts producer bytes in and consumer bytes out here, for
+	// the balancer (partition_traffic.go).
+	traffic partitionTraffic
 }
 
 func partitionDirName(topic string, index int32) string {

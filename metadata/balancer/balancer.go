@@ -19,7 +19,14 @@
 //  5. Disk: local bytes per node (tiered data does not count: loads carry
 //     local bytes only) within Config.Threshold of the mean, by moving a
 //     replica or swapping two.
-//  6. Network in and out, from the partitions' measured rates, likewise.
+//  6. Network in, from the partitions' measured rates: every replica takes
+//     the bytes in (the leader from producers, followers by replication),
+//     evened out like the disk.
+//  7. Network out: the preferred leader sends the consumers' bytes and
+//     one copy of the bytes in to each follower. Evened out first by
+//     handing preferred leaderships to followers (a reorder, no data
+//     moves; leader counts stay within one), then by moving or swapping
+//     replicas when no leadership change helps.
 //
 // Never more than needed: a move is planned only to fix a goal that is
 // off, each move is the one that fixes most of it with the least data
@@ -73,9 +80,13 @@ type PartitionID struct {
 // Load is what one replica of a partition costs its node.
 type Load struct {
 	Bytes   int64   // local log bytes
-	InRate  float64 // bytes/s appended
-	OutRate float64 // bytes/s fetched by consumers
+	InRate  float64 // bytes/s appended by producers
+	OutRate float64 // bytes/s fetched by consumers (from the leader)
 }
+
+// share is the load the replica at index i of rs (index 0: the preferred
+// leader) puts on its node.
+type share func(id PartitionID, rs []int32, i int) float64
 
 // Move is one planned reassignment.
 type Move struct {
@@ -177,9 +188,10 @@ func Plan(s cluster.State, loads map[PartitionID]Load, cfg Config) ([]Move, Stat
 		p.rackSpread()
 		p.replicaCount()
 		p.leaderCount()
-		p.resource(GoalDisk, func(l Load) float64 { return float64(l.Bytes) }, float64(cfg.MinBytes))
-		p.resource(GoalNetIn, func(l Load) float64 { return l.InRate }, cfg.MinRate)
-		p.resource(GoalNetOut, func(l Load) float64 { return l.OutRate }, cfg.MinRate)
+		p.resource(GoalDisk, func(id PartitionID, _ []int32, _ int) float64 { return float64(p.loads[id].Bytes) }, float64(cfg.MinBytes))
+		p.resource(GoalNetIn, func(id PartitionID, _ []int32, _ int) float64 { return p.loads[id].InRate }, cfg.MinRate)
+		p.leaderOut()
+		p.resource(GoalNetOut, p.outShare, cfg.MinRate)
 	}
 	p.fillStatus()
 	return p.moves, p.status
@@ -401,7 +413,13 @@ func (p *planner) replicaCount() {
 	}
 }
 
-// leaderCount reorders replica lists so that preferred leaders spread.
+// leaderCount reorders replica lists so that preferred leaders spread:
+// the node with the fewest takes a leadership from one with at least two
+// more. When no such node shares a partition with it (racks: two nodes of
+// one rack never do), the leadership goes along a chain — a node hands one
+// to a follower, which hands one on, … — so the nodes between keep their
+// counts. Each step takes a leadership from a node with at least two more
+// than the one that gains it, so the plan ends.
 func (p *planner) leaderCount() {
 	for !p.full() {
 		_, leaders, _ := p.counts(nil)
@@ -409,38 +427,207 @@ func (p *planner) leaderCount() {
 		if leaders[hi]-leaders[lo] <= 1 {
 			return
 		}
-		found := false
-		for _, id := range p.parts {
-			rs := p.repl[id]
-			if !p.movable(id) || rs[0] != hi || !slices.Contains(rs, lo) {
-				continue
-			}
-			target := append([]int32{lo}, slices.DeleteFunc(slices.Clone(rs), func(r int32) bool { return r == lo })...)
-			p.propose(id, target, GoalLeaders)
-			found = true
-			break
-		}
-		if !found {
+		chain := p.leadershipChain(leaders, lo)
+		if chain == nil || len(chain) > p.budget {
 			return
 		}
+		for _, step := range chain {
+			p.propose(step.id, leadBy(p.repl[step.id], step.to), GoalLeaders)
+		}
 	}
+}
+
+// handover is one preferred leadership passed to a follower.
+type handover struct {
+	id PartitionID
+	to int32
+}
+
+// leadershipChain is the shortest chain of handovers that ends at lo and
+// starts at a member leading at least two more partitions than lo; nil
+// when there is none.
+func (p *planner) leadershipChain(leaders map[int32]int, lo int32) []handover {
+	// into[v]: the movable partitions v follows, by their leader.
+	type edge struct {
+		from int32
+		id   PartitionID
+	}
+	into := map[int32][]edge{}
+	for _, id := range p.parts {
+		rs := p.repl[id]
+		if !p.movable(id) {
+			continue
+		}
+		for _, f := range rs[1:] {
+			into[f] = append(into[f], edge{rs[0], id})
+		}
+	}
+	isMember := map[int32]bool{}
+	for _, id := range p.members {
+		isMember[id] = true
+	}
+	// next[u] is u's handover toward lo.
+	next := map[int32]handover{}
+	queue := []int32{lo}
+	seen := map[int32]bool{lo: true}
+	for len(queue) > 0 {
+		v := queue[0]
+		queue = queue[1:]
+		for _, e := range into[v] {
+			if seen[e.from] || !isMember[e.from] {
+				continue
+			}
+			seen[e.from] = true
+			next[e.from] = handover{e.id, v}
+			if leaders[e.from] >= leaders[lo]+2 {
+				var chain []handover
+				for u := e.from; u != lo; u = next[u].to {
+					chain = append(chain, next[u])
+				}
+				return chain
+			}
+			queue = append(queue, e.from)
+		}
+	}
+	return nil
+}
+
+// perNode sums a load over each member's replicas.
+func (p *planner) perNode(load share) map[int32]float64 {
+	sum := make(map[int32]float64, len(p.members))
+	for _, id := range p.members {
+		sum[id] = 0
+	}
+	for _, id := range p.parts {
+		rs := p.repl[id]
+		for i, r := range rs {
+			if _, ok := sum[r]; ok {
+				sum[r] += load(id, rs, i)
+			}
+		}
+	}
+	return sum
+}
+
+// outShare is the network out of a replica: the preferred leader serves
+// the consumers and sends the bytes in to every follower.
+func (p *planner) outShare(id PartitionID, rs []int32, i int) float64 {
+	if i != 0 {
+		return 0
+	}
+	l := p.loads[id]
+	return l.OutRate + l.InRate*float64(len(rs)-1)
+}
+
+// spread is the member with the most of sum, the mean, and whether the
+// most loaded is over the threshold.
+func (p *planner) spread(sum map[int32]float64) (hi int32, lo int32, over bool) {
+	total := 0.0
+	for _, v := range sum {
+		total += v
+	}
+	mean := total / float64(len(p.members))
+	hi, lo = extremes(p.members, sum)
+	return hi, lo, mean > 0 && sum[hi] > mean*(1+p.cfg.Threshold)
+}
+
+// leaderOut evens out network out by handing the preferred leadership of
+// a partition the busiest node leads to one of its followers — the move
+// that takes the most off it without loading the follower beyond it —
+// or, when that node does not lead more partitions than the follower
+// (leader counts stay as they are), by swapping leaderships between the
+// two. A reorder: no data moves.
+func (p *planner) leaderOut() {
+	for !p.full() {
+		_, leaders, _ := p.counts(nil)
+		sum := p.perNode(p.outShare)
+		hi, _, over := p.spread(sum)
+		if !over {
+			return
+		}
+		type leadership struct {
+			id   PartitionID
+			size float64
+		}
+		// Per follower f: what hi leads with f following (give), and what
+		// f leads with hi following (take).
+		give, take := map[int32][]leadership{}, map[int32][]leadership{}
+		for _, id := range p.parts {
+			rs := p.repl[id]
+			if !p.movable(id) || len(rs) < 2 {
+				continue
+			}
+			size := p.outShare(id, rs, 0)
+			switch {
+			case rs[0] == hi:
+				for _, f := range rs[1:] {
+					if _, member := sum[f]; member {
+						give[f] = append(give[f], leadership{id, size})
+					}
+				}
+			case slices.Contains(rs[1:], hi):
+				if _, member := sum[rs[0]]; member {
+					take[rs[0]] = append(take[rs[0]], leadership{id, size})
+				}
+			}
+		}
+		var bestA, bestB PartitionID
+		var bestTo int32
+		bestDelta, swap := 0.0, false
+		for _, f := range p.members {
+			gap := sum[hi] - sum[f]
+			if f == hi || gap < p.cfg.MinRate {
+				continue
+			}
+			if leaders[hi] > leaders[f] {
+				for _, a := range give[f] {
+					// A single reorder wins a tie with a swap.
+					if a.size <= gap/2 && (a.size > bestDelta || a.size == bestDelta && swap) {
+						bestA, bestTo, bestDelta, swap = a.id, f, a.size, false
+					}
+				}
+				continue
+			}
+			ts := take[f]
+			slices.SortFunc(ts, func(x, y leadership) int { return cmp.Compare(x.size, y.size) })
+			for _, a := range give[f] {
+				i, _ := slices.BinarySearchFunc(ts, a.size-gap/2, func(l leadership, t float64) int { return cmp.Compare(l.size, t) })
+				if i < len(ts) {
+					if d := a.size - ts[i].size; d > bestDelta && d <= gap/2 {
+						bestA, bestB, bestTo, bestDelta, swap = a.id, ts[i].id, f, d, true
+					}
+				}
+			}
+		}
+		if bestDelta == 0 || (swap && p.budget < 2) {
+			return
+		}
+		p.propose(bestA, leadBy(p.repl[bestA], bestTo), GoalNetOut)
+		if swap {
+			p.propose(bestB, leadBy(p.repl[bestB], hi), GoalNetOut)
+		}
+	}
+}
+
+// leadBy is rs reordered with r first.
+func leadBy(rs []int32, r int32) []int32 {
+	return append([]int32{r}, slices.DeleteFunc(slices.Clone(rs), func(o int32) bool { return o == r })...)
 }
 
 // resource evens out one load (bytes, or a rate) between the most and the
 // least loaded node: by moving one replica when the fuller node also
 // holds more replicas, else by swapping a bigger replica for a smaller
-// one, so that the replica counts stay as they are.
-func (p *planner) resource(goal string, load func(Load) float64, minDiff float64) {
+// one, so that the replica counts stay as they are. A replica moved keeps
+// its place in the list (a preferred leader's stays the preferred leader),
+// and a move that would hand a preferred leadership to the node with more
+// of them is passed over (the leader goal stays met).
+func (p *planner) resource(goal string, load share, minDiff float64) {
 	for !p.full() {
-		replicas, _, sum := p.counts(load)
-		total := 0.0
-		for _, v := range sum {
-			total += v
-		}
-		mean := total / float64(len(p.members))
-		hi, lo := extremes(p.members, sum)
+		replicas, leaders, _ := p.counts(nil)
+		sum := p.perNode(load)
+		hi, lo, over := p.spread(sum)
 		diff := sum[hi] - sum[lo]
-		if mean == 0 || sum[hi] <= mean*(1+p.cfg.Threshold) || diff < minDiff {
+		if !over || diff < minDiff {
 			return
 		}
 		var onHi, onLo []PartitionID
@@ -456,13 +643,30 @@ func (p *planner) resource(goal string, load func(Load) float64, minDiff float64
 				onLo = append(onLo, id)
 			}
 		}
-		size := func(id PartitionID) float64 { return load(p.loads[id]) }
+		// size is what the replica of id on node n costs it.
+		size := func(id PartitionID, n int32) float64 {
+			rs := p.repl[id]
+			return load(id, rs, slices.Index(rs, n))
+		}
+		// leads is 1 when n is id's preferred leader.
+		leads := func(id PartitionID, n int32) int {
+			if p.repl[id][0] == n {
+				return 1
+			}
+			return 0
+		}
+		// leadersKept reports whether hi handing over lost preferred
+		// leaderships to lo (net; negative: taking) keeps the leader goal:
+		// the count moves only from the node with more.
+		leadersKept := func(lost int) bool {
+			return lost == 0 || (lost == 1 && leaders[hi] > leaders[lo]) || (lost == -1 && leaders[lo] > leaders[hi])
+		}
 		if replicas[hi] > replicas[lo] {
 			// One move: the biggest replica not over half the difference.
 			var best PartitionID
 			bestSize := 0.0
 			for _, id := range onHi {
-				if sz := size(id); sz <= diff/2 && sz > bestSize {
+				if sz := size(id, hi); sz <= diff/2 && sz > bestSize && leadersKept(leads(id, hi)) {
 					best, bestSize = id, sz
 				}
 			}
@@ -474,15 +678,21 @@ func (p *planner) resource(goal string, load func(Load) float64, minDiff float64
 		}
 		// A swap: sizes a > b with a−b as large as possible, at most half
 		// the difference.
-		slices.SortFunc(onLo, func(a, b PartitionID) int { return cmp.Compare(size(a), size(b)) })
+		slices.SortFunc(onLo, func(a, b PartitionID) int { return cmp.Compare(size(a, lo), size(b, lo)) })
 		var bestA, bestB PartitionID
 		bestDelta := 0.0
 		for _, a := range onHi {
-			sa := size(a)
-			i, _ := slices.BinarySearchFunc(onLo, sa-diff/2, func(id PartitionID, t float64) int { return cmp.Compare(size(id), t) })
-			if i < len(onLo) {
-				if d := sa - size(onLo[i]); d > bestDelta && d <= diff/2 {
+			sa := size(a, hi)
+			i, _ := slices.BinarySearchFunc(onLo, sa-diff/2, func(id PartitionID, t float64) int { return cmp.Compare(size(id, lo), t) })
+			// From the best fit down, the first swap that keeps the leaders.
+			for ; i < len(onLo); i++ {
+				d := sa - size(onLo[i], lo)
+				if d <= bestDelta {
+					break
+				}
+				if leadersKept(leads(a, hi) - leads(onLo[i], lo)) {
 					bestA, bestB, bestDelta = a, onLo[i], d
+					break
 				}
 			}
 		}

@@ -238,6 +238,26 @@ func TestLeaderSpreadMovesNoData(t *testing.T) {
 	}
 }
 
+// Leaders across racks: node 4 (rack b) shares no partition with node 3,
+// the other node of its rack, which leads the most; leaderships reach it
+// through nodes 1 and 2 (chains of handovers), no data moves, and every
+// node ends with two.
+func TestLeaderSpreadThroughChains(t *testing.T) {
+	nodes := []node{{id: 1, rack: "a"}, {id: 2, rack: "a"}, {id: 3, rack: "b"}, {id: 4, rack: "b"}}
+	s := clusterOf(t, nodes, map[string][][]int32{"t": {{3, 1}, {3, 2}, {3, 1}, {3, 2}, {1, 4}, {2, 4}, {1, 4}, {2, 4}}})
+	_, all, st := converge(t, s, nil, testConfig())
+	for _, m := range all {
+		if m.Goal != GoalLeaders || m.Bytes != 0 || !slices.Equal(slices.Sorted(slices.Values(m.Target)), slices.Sorted(slices.Values(m.From))) {
+			t.Errorf("move %+v: want a reorder", m)
+		}
+	}
+	for id := int32(1); id <= 4; id++ {
+		if st.Leaders[id] != 2 {
+			t.Fatalf("leaders %v after %+v", st.Leaders, all)
+		}
+	}
+}
+
 // Disk: equal replica counts but one node with the big partitions; a swap
 // evens the bytes without changing the counts.
 func TestDiskSwap(t *testing.T) {
@@ -273,13 +293,74 @@ func TestDiskSwap(t *testing.T) {
 	}
 }
 
-// Network out from measured rates balances like bytes.
+// Network out is the preferred leader's: the consumers' reads and a copy
+// of the bytes in per follower. It is evened out by reordering replica
+// lists (no data moves, leader counts kept) and, when no leadership change
+// helps, by moving replicas.
 func TestNetworkOut(t *testing.T) {
-	s := clusterOf(t, three(), map[string][][]int32{"t": {{1}, {1}, {2}, {3}, {2}, {3}}})
-	loads := map[PartitionID]Load{{"t", 0}: {OutRate: 50 << 20}, {"t", 1}: {OutRate: 50 << 20}}
-	moves, _ := Plan(s, loads, testConfig())
-	if len(moves) != 2 || moves[0].Goal != GoalNetOut {
-		t.Fatalf("moves %+v", moves)
+	const mib = 1 << 20
+	tests := []struct {
+		name   string
+		nodes  []node // three() when nil
+		topics [][]int32
+		loads  map[int32]Load // by partition of topic t
+		want   []Move         // Topic "t"; From is not compared
+	}{{
+		name:   "a follower with fewer leaderships takes one over",
+		topics: [][]int32{{1, 2}, {1, 3}, {2, 3}, {3, 2}, {2, 1}},
+		loads:  map[int32]Load{0: {OutRate: 30 * mib}, 1: {OutRate: 30 * mib}},
+		want:   []Move{{Partition: 1, Target: []int32{3, 1}}},
+	}, {
+		name:   "even leader counts: two leaderships swap",
+		nodes:  []node{{id: 1}, {id: 2}},
+		topics: [][]int32{{1, 2}, {1, 2}, {2, 1}, {2, 1}},
+		loads:  map[int32]Load{0: {OutRate: 40 * mib}, 1: {OutRate: 40 * mib}, 2: {OutRate: 10 * mib}, 3: {OutRate: 10 * mib}},
+		want:   []Move{{Partition: 0, Target: []int32{2, 1}}, {Partition: 2, Target: []int32{1, 2}}},
+	}, {
+		name:   "replication counts as the leader's out",
+		topics: [][]int32{{1, 2, 3}, {1, 2, 3}, {2, 3, 1}, {3, 1, 2}},
+		loads:  map[int32]Load{0: {InRate: 20 * mib}, 1: {InRate: 20 * mib}},
+		want:   []Move{{Partition: 0, Target: []int32{2, 1, 3}}},
+	}, {
+		name:   "single replicas: no follower to lead, replicas swap",
+		topics: [][]int32{{1}, {1}, {2}, {3}, {2}, {3}},
+		loads:  map[int32]Load{0: {OutRate: 50 * mib}, 1: {OutRate: 50 * mib}},
+		want:   []Move{{Partition: 0, Target: []int32{2}}, {Partition: 2, Target: []int32{1}}},
+	}, {
+		name:   "under MinRate apart: nothing",
+		topics: [][]int32{{1, 2}, {2, 3}, {3, 1}},
+		loads:  map[int32]Load{0: {OutRate: mib / 2}},
+	}}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			nodes := tc.nodes
+			if nodes == nil {
+				nodes = three()
+			}
+			s := clusterOf(t, nodes, map[string][][]int32{"t": tc.topics})
+			loads := map[PartitionID]Load{}
+			for i, l := range tc.loads {
+				loads[PartitionID{"t", i}] = l
+			}
+			moves, st := Plan(s, loads, testConfig())
+			if len(moves) != len(tc.want) {
+				t.Fatalf("moves %+v, want %+v", moves, tc.want)
+			}
+			for i, m := range moves {
+				w := tc.want[i]
+				if m.Goal != GoalNetOut || m.Topic != "t" || m.Partition != w.Partition || !slices.Equal(m.Target, w.Target) || m.Bytes != w.Bytes {
+					t.Errorf("move %d: %+v, want partition %d to %v (%d bytes) for %s", i, m, w.Partition, w.Target, w.Bytes, GoalNetOut)
+				}
+			}
+			// The leader goal stays met.
+			lo, hi := len(tc.topics), 0
+			for _, n := range st.Leaders {
+				lo, hi = min(lo, n), max(hi, n)
+			}
+			if hi-lo > 1 {
+				t.Errorf("preferred leaders per node %v", st.Leaders)
+			}
+		})
 	}
 }
 
