@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/broker/console"
@@ -19,6 +20,12 @@ func (s *Server) mountConsole(mux *http.ServeMux) {
 	if len(s.listeners) == 0 {
 		return
 	}
+	connect, err := s.consoleConnect()
+	if err != nil {
+		// The connectors page then says no worker is configured.
+		s.logger.Error("console: Connect REST client", "err", err)
+		connect = nil
+	}
 	c := console.New(console.Config{
 		NewClient: func(opts ...kgo.Opt) (*kgo.Client, error) {
 			base := append([]kgo.Opt{kgo.SeedBrokers(s.interBrokerSeed()), kgo.DialTimeout(2 * time.Second)}, s.interBrokerOpts()...)
@@ -26,6 +33,11 @@ func (s *Server) mountConsole(mux *http.ServeMux) {
 		},
 		NodeID: s.cfg.NodeID,
 		Logger: s.logger.With("component", "console"),
+		// Connectors and stream jobs (console_connect.go); the jobs
+		// running in this process register on the default registry.
+		Connect:       connect,
+		StreamJobs:    s.consoleStreamJobs,
+		StreamMetrics: prometheus.DefaultGatherer,
 	})
 	c.Mount(mux)
 	s.goTask(func() { <-s.ctx.Done(); c.Close() })

@@ -204,6 +204,17 @@ func (c *Config) checkSecurityKeys(binds map[string]string) error {
 			}
 			continue
 		}
+		if rest, ok := strings.CutPrefix(k, consoleConnectPrefix); ok {
+			if !consoleConnectKnown(rest) {
+				return fmt.Errorf("broker: property %s is not supported", k)
+			}
+			if rest == "url" {
+				if err := checkConsoleConnectURL(c.security[k]); err != nil {
+					return err
+				}
+			}
+			continue
+		}
 		if rest, ok := strings.CutPrefix(k, "listener.name."); ok {
 			name, setting, ok := strings.Cut(rest, ".")
 			if _, known := binds[strings.ToUpper(name)]; !ok || !known {
@@ -220,7 +231,8 @@ func (c *Config) checkSecurityKeys(binds map[string]string) error {
 
 // securityProperty reports whether key is stored in Config.security.
 func securityProperty(key string) bool {
-	return strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") || strings.HasPrefix(key, "listener.name.") || strings.HasPrefix(key, adminHTTPPrefix)
+	return strings.HasPrefix(key, "ssl.") || strings.HasPrefix(key, "sasl.") || strings.HasPrefix(key, "listener.name.") || strings.HasPrefix(key, adminHTTPPrefix) ||
+		strings.HasPrefix(key, consoleConnectPrefix)
 }
 
 // checkMechanisms checks sasl.enabled.mechanisms of a SASL listener

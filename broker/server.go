@@ -104,6 +104,8 @@ type Server struct {
 	telemetry clientTelemetry
 	// httpGuard secures the admin HTTP listener (admin_http_security.go).
 	httpGuard *httpsec.Guard
+	// consoleHooks is what add-ons tell the console (console_connect.go).
+	consoleHooks consoleHooks
 }
 
 // NewServer opens the data directory (recovering every partition log) but

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -27,6 +28,14 @@ type Config struct {
 	NodeID int32
 	// Logger receives failures the API reports as 5xx; nil discards.
 	Logger *slog.Logger
+	// Connect names the Kafka Connect REST API of the connectors pages
+	// (api_connect.go), read on each request; nil or a zero URL: none.
+	Connect func() ConnectConfig
+	// StreamJobs lists the stream jobs this node runs, nil when it does
+	// not know (the jobs are then found by their clients' ids).
+	StreamJobs func() []StreamJob
+	// StreamMetrics gathers the jobs' strata_stream_* series; nil: none.
+	StreamMetrics prometheus.Gatherer
 }
 
 // requestTimeout bounds each API request's Kafka round trips.
@@ -142,6 +151,14 @@ func (c *Console) routes(mux *http.ServeMux) {
 	route(mux, "/api/v1/topics/{topic}/records", map[string]http.HandlerFunc{"GET": c.call(c.getRecords), "POST": c.call(c.produceRecord)})
 	route(mux, "/api/v1/groups", map[string]http.HandlerFunc{"GET": c.call(c.listGroups)})
 	route(mux, "/api/v1/groups/{group}", map[string]http.HandlerFunc{"GET": c.call(c.getGroup), "DELETE": c.call(c.deleteGroup)})
+	route(mux, "/api/v1/connect", map[string]http.HandlerFunc{"GET": c.listConnectors})
+	route(mux, "/api/v1/connect/{name}/{action}", map[string]http.HandlerFunc{"POST": c.connectAction})
+	route(mux, "/api/v1/connect/{name}/tasks/{task}/restart", map[string]http.HandlerFunc{"POST": c.connectAction})
+	route(mux, "/api/v1/streams", map[string]http.HandlerFunc{"GET": c.call(c.listStreamJobs)})
+	route(mux, "/api/v1/acls", map[string]http.HandlerFunc{"GET": c.call(c.listACLs), "POST": c.call(c.createACL), "DELETE": c.call(c.deleteACL)})
+	route(mux, "/api/v1/users", map[string]http.HandlerFunc{"GET": c.call(c.listUsers), "POST": c.call(c.upsertUser)})
+	route(mux, "/api/v1/users/{user}", map[string]http.HandlerFunc{"DELETE": c.call(c.deleteUser)})
+	route(mux, "/api/v1/quotas", map[string]http.HandlerFunc{"GET": c.call(c.listQuotas), "PUT": c.call(c.setQuota), "DELETE": c.call(c.deleteQuota)})
 	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "", "no such endpoint: %s", r.URL.Path)
 	})

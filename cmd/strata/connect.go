@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -95,7 +96,30 @@ func startConnectAddon(ctx context.Context, env addonEnv) (func() error, error) 
 		return nil, err
 	}
 	env.Logger.Info("connect worker serving", "rest", w.Addr(), "group.id", cfg.GroupID)
+	if env.Server != nil {
+		// The console's connectors page uses this worker unless
+		// console.connect.url names another; a secured REST listener
+		// needs console.connect.ssl.* / basic.auth.* for the console.
+		env.Server.SetConsoleConnectURL(embeddedWorkerURL(w.Addr(), cfg.RESTSecurity))
+	}
 	return w.Close, nil
+}
+
+// embeddedWorkerURL is the REST URL of a worker listening on addr: https
+// when its listener has TLS, and a loopback host for a wildcard one.
+func embeddedWorkerURL(addr string, restSecurity map[string]string) string {
+	scheme := "http"
+	for k := range restSecurity {
+		if strings.HasPrefix(k, "ssl.") {
+			scheme = "https"
+		}
+	}
+	if host, port, err := net.SplitHostPort(addr); err == nil {
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			addr = net.JoinHostPort("127.0.0.1", port)
+		}
+	}
+	return scheme + "://" + addr
 }
 
 func newConnectCmd() *cobra.Command {

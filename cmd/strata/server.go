@@ -148,7 +148,7 @@ then the dedicated flags below when given.`,
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			env := addonEnv{Brokers: srv.PlaintextAddr(), Logger: logger, Sets: addonSets, Flags: flags}
+			env := addonEnv{Brokers: srv.PlaintextAddr(), Logger: logger, Sets: addonSets, Flags: flags, Server: srv}
 			var stops []func() error
 			stopAddons := func() {
 				for i := len(stops) - 1; i >= 0; i-- {
@@ -216,6 +216,7 @@ type addonEnv struct {
 	Logger  *slog.Logger      //
 	Sets    map[string]string // --set keys claimed by add-on prefixes
 	Flags   *pflag.FlagSet    // the server's flags, add-on flags included
+	Server  *broker.Server    // the node (its console learns of the add-ons); nil in tests
 }
 
 var serverAddons []serverAddon

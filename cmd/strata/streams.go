@@ -41,6 +41,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/strata-streaming/strata/broker/console"
 	"github.com/strata-streaming/strata/internal/clientconf"
 	"github.com/strata-streaming/strata/internal/properties"
 	"github.com/strata-streaming/strata/streams"
@@ -413,6 +414,13 @@ func startStreamsAddon(ctx context.Context, env addonEnv) (func() error, error) 
 		if metricsSrv, err = serveStreamMetrics(addr, env.Logger); err != nil {
 			return nil, err
 		}
+	}
+	if env.Server != nil {
+		known := make([]console.StreamJob, len(jobs))
+		for i, j := range jobs {
+			known[i] = console.StreamJob{Name: j.Spec.Name, ApplicationID: j.Spec.ApplicationID}
+		}
+		env.Server.SetConsoleStreamJobs(known)
 	}
 	instance := streamsInstanceID(env.Flags)
 	apps := make([]*streams.App, len(jobs))
