@@ -445,7 +445,7 @@ type quotaEntityJSON struct {
 }
 
 type quotaJSON struct {
-	Entity []quotaEntityJSON   `json:"entity"`
+	Entity []quotaEntityJSON  `json:"entity"`
 	Values map[string]float64 `json:"values"`
 }
 
