@@ -5,12 +5,14 @@ import { h, render } from 'preact';
 import { useState, useEffect, useCallback } from 'preact/hooks';
 import htm from 'htm';
 import './app.css';
+import { ConnectPage, JobsPage } from './connect.js';
+import { SecurityPage } from './security.js';
 
-const html = htm.bind(h);
+export const html = htm.bind(h);
 const POLL_MS = 5000;
 
 // api calls the console API; state-changing requests carry the CSRF header.
-async function api(method, path, body) {
+export async function api(method, path, body) {
   const opts = { method, headers: {} };
   if (method !== 'GET') opts.headers['X-Strata-Console'] = '1';
   if (body !== undefined) {
@@ -31,7 +33,7 @@ async function api(method, path, body) {
 }
 
 // usePoll loads path now and every POLL_MS while the page is shown.
-function usePoll(path, poll = true) {
+export function usePoll(path, poll = true) {
   const [state, setState] = useState({ data: null, error: null });
   const load = useCallback(() => {
     if (!path) return;
@@ -60,19 +62,19 @@ function useRoute() {
   return (hash.replace(/^#/, '') || '/').split('/').filter(Boolean).map(decodeURIComponent);
 }
 
-const enc = encodeURIComponent;
+export const enc = encodeURIComponent;
 
-function ErrorBox({ error }) {
+export function ErrorBox({ error }) {
   if (!error) return null;
   return html`<p class="error" role="alert">${error.message}${error.code ? html` <code>${error.code}</code>` : ''}</p>`;
 }
 
-function Loading({ data, error }) {
+export function Loading({ data, error }) {
   if (data) return null;
   return error ? html`<${ErrorBox} error=${error} />` : html`<p class="muted">Loading…</p>`;
 }
 
-function Stat({ label, value, warn }) {
+export function Stat({ label, value, warn }) {
   return html`<div class=${'stat' + (warn ? ' warn' : '')}><span class="stat-value">${value}</span><span class="stat-label">${label}</span></div>`;
 }
 
@@ -407,11 +409,14 @@ function App() {
   else if (route[0] === 'topics') { page = html`<${TopicsPage} />`; nav = 'topics'; }
   else if (route[0] === 'groups' && route[1]) { page = html`<${GroupPage} name=${route[1]} />`; nav = 'groups'; }
   else if (route[0] === 'groups') { page = html`<${GroupsPage} />`; nav = 'groups'; }
+  else if (route[0] === 'connect') { page = html`<${ConnectPage} />`; nav = 'connect'; }
+  else if (route[0] === 'jobs') { page = html`<${JobsPage} />`; nav = 'jobs'; }
+  else if (route[0] === 'security') { page = html`<${SecurityPage} tab=${route[1] || 'acls'} />`; nav = 'security'; }
   else page = html`<${ClusterPage} />`;
   const link = (id, href, label) => html`<a href=${href} aria-current=${nav === id ? 'page' : undefined}>${label}</a>`;
   return html`<header>
       <a class="brand" href="#/">Strata</a>
-      <nav aria-label="Main">${link('cluster', '#/', 'Cluster')}${link('topics', '#/topics', 'Topics')}${link('groups', '#/groups', 'Groups')}</nav>
+      <nav aria-label="Main">${link('cluster', '#/', 'Cluster')}${link('topics', '#/topics', 'Topics')}${link('groups', '#/groups', 'Groups')}${link('connect', '#/connect', 'Connectors')}${link('jobs', '#/jobs', 'Stream jobs')}${link('security', '#/security', 'Security')}</nav>
     </header>
     <main>${page}</main>`;
 }
