@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -39,6 +41,19 @@ func createTopic(t testing.TB, addr, topic string, partitions int32) {
 	adm := kadm.NewClient(newClient(t, addr))
 	resp, err := adm.CreateTopic(ctx, partitions, 1, nil, topic)
 	if err != nil {
+		t.Fatalf("CreateTopics %s (%d partitions): %v (%s)", topic, partitions, err, resp.ErrMessage)
+	}
+}
+
+// ensureTopic is createTopic for a topic something else may create first
+// (a stream job's auto-created input): TOPIC_ALREADY_EXISTS is fine.
+func ensureTopic(t testing.TB, addr, topic string, partitions int32) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), clientTimeout)
+	defer cancel()
+	adm := kadm.NewClient(newClient(t, addr))
+	resp, err := adm.CreateTopic(ctx, partitions, 1, nil, topic)
+	if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 		t.Fatalf("CreateTopics %s (%d partitions): %v (%s)", topic, partitions, err, resp.ErrMessage)
 	}
 }

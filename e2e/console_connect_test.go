@@ -112,8 +112,9 @@ func TestConsoleConnectAndSecurityBrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	createTopic(t, s.addr, "e2e-words", 1)
-	createTopic(t, s.addr, "e2e-upper-words", 1)
+	// The job may auto-create its topics first (it starts with the server).
+	ensureTopic(t, s.addr, "e2e-words", 1)
+	ensureTopic(t, s.addr, "e2e-upper-words", 1)
 	produceSync(t, newClient(t, s.addr), &kgo.Record{Topic: "e2e-words", Value: []byte(`"hello"`)})
 	input := filepath.Join(t.TempDir(), "in.txt")
 	if err := os.WriteFile(input, []byte("one\ntwo\n"), 0o644); err != nil {
