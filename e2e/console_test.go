@@ -116,7 +116,7 @@ func TestConsoleBrowser(t *testing.T) {
 		}
 	}
 
-	page("cluster", "#/", `//*[contains(@class,"stat-label")][.="Under-replicated"]`, `//td[.="controller"]`)
+	page("cluster", "#/", `//*[contains(@class,"stat-label")][.="Under-replicated"]`, `//table[@id="cluster-nodes"]//td[contains(.,"controller")]`, `//table[@id="quorum-voters"]`)
 	page("topics", "#/topics", `//a[.="e2e-orders"]`, `//label[contains(.,"Search")]`)
 	page("topic", "#/topics/e2e-orders", `//td[.="cleanup.policy"]`, `//th[.="High watermark"]`)
 	page("messages", "#/topics/e2e-orders/messages", `//td[contains(.,"hello from kgo")]`, `//b[.="trace"]`)

@@ -1,172 +1,201 @@
-(()=>{var J,y,bt,Gt,O,pt,vt,gt,$t,nt,et,rt,qt,F={},yt=[],Jt=/acit|ex(?:s|g|n|p|$)|rph|grid|ows|mnc|ntw|ine[ch]|zoo|^ord|itera/i,K=Array.isArray;function H(t,e){for(var r in e)t[r]=e[r];return t}function at(t){t&&t.parentNode&&t.parentNode.removeChild(t)}function it(t,e,r){var o,a,n,s={};for(n in e)n=="key"?o=e[n]:n=="ref"?a=e[n]:s[n]=e[n];if(arguments.length>2&&(s.children=arguments.length>3?J.call(arguments,2):r),typeof t=="function"&&t.defaultProps!=null)for(n in t.defaultProps)s[n]===void 0&&(s[n]=t.defaultProps[n]);return V(t,s,o,a,null)}function V(t,e,r,o,a){var n={type:t,props:e,key:r,ref:o,__k:null,__:null,__b:0,__e:null,__c:null,constructor:void 0,__v:a??++bt,__i:-1,__u:0};return a==null&&y.vnode!=null&&y.vnode(n),n}function Q(t){return t.children}function G(t,e){this.props=t,this.context=e}function M(t,e){if(e==null)return t.__?M(t.__,t.__i+1):null;for(var r;e<t.__k.length;e++)if((r=t.__k[e])!=null&&r.__e!=null)return r.__e;return typeof t.type=="function"?M(t):null}function wt(t){var e,r;if((t=t.__)!=null&&t.__c!=null){for(t.__e=t.__c.base=null,e=0;e<t.__k.length;e++)if((r=t.__k[e])!=null&&r.__e!=null){t.__e=t.__c.base=r.__e;break}return wt(t)}}function ft(t){(!t.__d&&(t.__d=!0)&&O.push(t)&&!q.__r++||pt!=y.debounceRendering)&&((pt=y.debounceRendering)||vt)(q)}function q(){for(var t,e,r,o,a,n,s,l=1;O.length;)O.length>l&&O.sort(gt),t=O.shift(),l=O.length,t.__d&&(r=void 0,o=void 0,a=(o=(e=t).__v).__e,n=[],s=[],e.__P&&((r=H({},o)).__v=o.__v+1,y.vnode&&y.vnode(r),st(e.__P,r,o,e.__n,e.__P.namespaceURI,32&o.__u?[a]:null,n,a??M(o),!!(32&o.__u),s),r.__v=o.__v,r.__.__k[r.__i]=r,Ct(n,r,s),o.__e=o.__=null,r.__e!=a&&wt(r)));q.__r=0}function kt(t,e,r,o,a,n,s,l,u,c,_){var i,p,f,b,k,h,m,g=o&&o.__k||yt,P=e.length;for(u=Kt(r,e,g,u,P),i=0;i<P;i++)(f=r.__k[i])!=null&&(p=f.__i==-1?F:g[f.__i]||F,f.__i=i,h=st(t,f,p,a,n,s,l,u,c,_),b=f.__e,f.ref&&p.ref!=f.ref&&(p.ref&&lt(p.ref,null,f),_.push(f.ref,f.__c||b,f)),k==null&&b!=null&&(k=b),(m=!!(4&f.__u))||p.__k===f.__k?u=xt(f,u,t,m):typeof f.type=="function"&&h!==void 0?u=h:b&&(u=b.nextSibling),f.__u&=-7);return r.__e=k,u}function Kt(t,e,r,o,a){var n,s,l,u,c,_=r.length,i=_,p=0;for(t.__k=new Array(a),n=0;n<a;n++)(s=e[n])!=null&&typeof s!="boolean"&&typeof s!="function"?(u=n+p,(s=t.__k[n]=typeof s=="string"||typeof s=="number"||typeof s=="bigint"||s.constructor==String?V(null,s,null,null,null):K(s)?V(Q,{children:s},null,null,null):s.constructor==null&&s.__b>0?V(s.type,s.props,s.key,s.ref?s.ref:null,s.__v):s).__=t,s.__b=t.__b+1,l=null,(c=s.__i=Qt(s,r,u,i))!=-1&&(i--,(l=r[c])&&(l.__u|=2)),l==null||l.__v==null?(c==-1&&(a>_?p--:a<_&&p++),typeof s.type!="function"&&(s.__u|=4)):c!=u&&(c==u-1?p--:c==u+1?p++:(c>u?p--:p++,s.__u|=4))):t.__k[n]=null;if(i)for(n=0;n<_;n++)(l=r[n])!=null&&(2&l.__u)==0&&(l.__e==o&&(o=M(l)),St(l,l));return o}function xt(t,e,r,o){var a,n;if(typeof t.type=="function"){for(a=t.__k,n=0;a&&n<a.length;n++)a[n]&&(a[n].__=t,e=xt(a[n],e,r,o));return e}t.__e!=e&&(o&&(e&&t.type&&!e.parentNode&&(e=M(t)),r.insertBefore(t.__e,e||null)),e=t.__e);do e=e&&e.nextSibling;while(e!=null&&e.nodeType==8);return e}function Qt(t,e,r,o){var a,n,s,l=t.key,u=t.type,c=e[r],_=c!=null&&(2&c.__u)==0;if(c===null&&t.key==null||_&&l==c.key&&u==c.type)return r;if(o>(_?1:0)){for(a=r-1,n=r+1;a>=0||n<e.length;)if((c=e[s=a>=0?a--:n++])!=null&&(2&c.__u)==0&&l==c.key&&u==c.type)return s}return-1}function ht(t,e,r){e[0]=="-"?t.setProperty(e,r??""):t[e]=r==null?"":typeof r!="number"||Jt.test(e)?r:r+"px"}function B(t,e,r,o,a){var n,s;t:if(e=="style")if(typeof r=="string")t.style.cssText=r;else{if(typeof o=="string"&&(t.style.cssText=o=""),o)for(e in o)r&&e in r||ht(t.style,e,"");if(r)for(e in r)o&&r[e]==o[e]||ht(t.style,e,r[e])}else if(e[0]=="o"&&e[1]=="n")n=e!=(e=e.replace($t,"$1")),s=e.toLowerCase(),e=s in t||e=="onFocusOut"||e=="onFocusIn"?s.slice(2):e.slice(2),t.l||(t.l={}),t.l[e+n]=r,r?o?r.u=o.u:(r.u=nt,t.addEventListener(e,n?rt:et,n)):t.removeEventListener(e,n?rt:et,n);else{if(a=="http://www.w3.org/2000/svg")e=e.replace(/xlink(H|:h)/,"h").replace(/sName$/,"s");else if(e!="width"&&e!="height"&&e!="href"&&e!="list"&&e!="form"&&e!="tabIndex"&&e!="download"&&e!="rowSpan"&&e!="colSpan"&&e!="role"&&e!="popover"&&e in t)try{t[e]=r??"";break t}catch{}typeof r=="function"||(r==null||r===!1&&e[4]!="-"?t.removeAttribute(e):t.setAttribute(e,e=="popover"&&r==1?"":r))}}function mt(t){return function(e){if(this.l){var r=this.l[e.type+t];if(e.t==null)e.t=nt++;else if(e.t<r.u)return;return r(y.event?y.event(e):e)}}}function st(t,e,r,o,a,n,s,l,u,c){var _,i,p,f,b,k,h,m,g,P,S,T,D,v,E,A,tt,I=e.type;if(e.constructor!=null)return null;128&r.__u&&(u=!!(32&r.__u),n=[l=e.__e=r.__e]),(_=y.__b)&&_(e);t:if(typeof I=="function")try{if(m=e.props,g="prototype"in I&&I.prototype.render,P=(_=I.contextType)&&o[_.__c],S=_?P?P.props.value:_.__:o,r.__c?h=(i=e.__c=r.__c).__=i.__E:(g?e.__c=i=new I(m,S):(e.__c=i=new G(m,S),i.constructor=I,i.render=Yt),P&&P.sub(i),i.props=m,i.state||(i.state={}),i.context=S,i.__n=o,p=i.__d=!0,i.__h=[],i._sb=[]),g&&i.__s==null&&(i.__s=i.state),g&&I.getDerivedStateFromProps!=null&&(i.__s==i.state&&(i.__s=H({},i.__s)),H(i.__s,I.getDerivedStateFromProps(m,i.__s))),f=i.props,b=i.state,i.__v=e,p)g&&I.getDerivedStateFromProps==null&&i.componentWillMount!=null&&i.componentWillMount(),g&&i.componentDidMount!=null&&i.__h.push(i.componentDidMount);else{if(g&&I.getDerivedStateFromProps==null&&m!==f&&i.componentWillReceiveProps!=null&&i.componentWillReceiveProps(m,S),!i.__e&&i.shouldComponentUpdate!=null&&i.shouldComponentUpdate(m,i.__s,S)===!1||e.__v==r.__v){for(e.__v!=r.__v&&(i.props=m,i.state=i.__s,i.__d=!1),e.__e=r.__e,e.__k=r.__k,e.__k.some(function(L){L&&(L.__=e)}),T=0;T<i._sb.length;T++)i.__h.push(i._sb[T]);i._sb=[],i.__h.length&&s.push(i);break t}i.componentWillUpdate!=null&&i.componentWillUpdate(m,i.__s,S),g&&i.componentDidUpdate!=null&&i.__h.push(function(){i.componentDidUpdate(f,b,k)})}if(i.context=S,i.props=m,i.__P=t,i.__e=!1,D=y.__r,v=0,g){for(i.state=i.__s,i.__d=!1,D&&D(e),_=i.render(i.props,i.state,i.context),E=0;E<i._sb.length;E++)i.__h.push(i._sb[E]);i._sb=[]}else do i.__d=!1,D&&D(e),_=i.render(i.props,i.state,i.context),i.state=i.__s;while(i.__d&&++v<25);i.state=i.__s,i.getChildContext!=null&&(o=H(H({},o),i.getChildContext())),g&&!p&&i.getSnapshotBeforeUpdate!=null&&(k=i.getSnapshotBeforeUpdate(f,b)),A=_,_!=null&&_.type===Q&&_.key==null&&(A=Pt(_.props.children)),l=kt(t,K(A)?A:[A],e,r,o,a,n,s,l,u,c),i.base=e.__e,e.__u&=-161,i.__h.length&&s.push(i),h&&(i.__E=i.__=null)}catch(L){if(e.__v=null,u||n!=null)if(L.then){for(e.__u|=u?160:128;l&&l.nodeType==8&&l.nextSibling;)l=l.nextSibling;n[n.indexOf(l)]=null,e.__e=l}else{for(tt=n.length;tt--;)at(n[tt]);ot(e)}else e.__e=r.__e,e.__k=r.__k,L.then||ot(e);y.__e(L,e,r)}else n==null&&e.__v==r.__v?(e.__k=r.__k,e.__e=r.__e):l=e.__e=Xt(r.__e,e,r,o,a,n,s,u,c);return(_=y.diffed)&&_(e),128&e.__u?void 0:l}function ot(t){t&&t.__c&&(t.__c.__e=!0),t&&t.__k&&t.__k.forEach(ot)}function Ct(t,e,r){for(var o=0;o<r.length;o++)lt(r[o],r[++o],r[++o]);y.__c&&y.__c(e,t),t.some(function(a){try{t=a.__h,a.__h=[],t.some(function(n){n.call(a)})}catch(n){y.__e(n,a.__v)}})}function Pt(t){return typeof t!="object"||t==null||t.__b&&t.__b>0?t:K(t)?t.map(Pt):H({},t)}function Xt(t,e,r,o,a,n,s,l,u){var c,_,i,p,f,b,k,h=r.props,m=e.props,g=e.type;if(g=="svg"?a="http://www.w3.org/2000/svg":g=="math"?a="http://www.w3.org/1998/Math/MathML":a||(a="http://www.w3.org/1999/xhtml"),n!=null){for(c=0;c<n.length;c++)if((f=n[c])&&"setAttribute"in f==!!g&&(g?f.localName==g:f.nodeType==3)){t=f,n[c]=null;break}}if(t==null){if(g==null)return document.createTextNode(m);t=document.createElementNS(a,g,m.is&&m),l&&(y.__m&&y.__m(e,n),l=!1),n=null}if(g==null)h===m||l&&t.data==m||(t.data=m);else{if(n=n&&J.call(t.childNodes),h=r.props||F,!l&&n!=null)for(h={},c=0;c<t.attributes.length;c++)h[(f=t.attributes[c]).name]=f.value;for(c in h)if(f=h[c],c!="children"){if(c=="dangerouslySetInnerHTML")i=f;else if(!(c in m)){if(c=="value"&&"defaultValue"in m||c=="checked"&&"defaultChecked"in m)continue;B(t,c,null,f,a)}}for(c in m)f=m[c],c=="children"?p=f:c=="dangerouslySetInnerHTML"?_=f:c=="value"?b=f:c=="checked"?k=f:l&&typeof f!="function"||h[c]===f||B(t,c,f,h[c],a);if(_)l||i&&(_.__html==i.__html||_.__html==t.innerHTML)||(t.innerHTML=_.__html),e.__k=[];else if(i&&(t.innerHTML=""),kt(e.type=="template"?t.content:t,K(p)?p:[p],e,r,o,g=="foreignObject"?"http://www.w3.org/1999/xhtml":a,n,s,n?n[0]:r.__k&&M(r,0),l,u),n!=null)for(c=n.length;c--;)at(n[c]);l||(c="value",g=="progress"&&b==null?t.removeAttribute("value"):b!=null&&(b!==t[c]||g=="progress"&&!b||g=="option"&&b!=h[c])&&B(t,c,b,h[c],a),c="checked",k!=null&&k!=t[c]&&B(t,c,k,h[c],a))}return t}function lt(t,e,r){try{if(typeof t=="function"){var o=typeof t.__u=="function";o&&t.__u(),o&&e==null||(t.__u=t(e))}else t.current=e}catch(a){y.__e(a,r)}}function St(t,e,r){var o,a;if(y.unmount&&y.unmount(t),(o=t.ref)&&(o.current&&o.current!=t.__e||lt(o,null,e)),(o=t.__c)!=null){if(o.componentWillUnmount)try{o.componentWillUnmount()}catch(n){y.__e(n,e)}o.base=o.__P=null}if(o=t.__k)for(a=0;a<o.length;a++)o[a]&&St(o[a],e,r||typeof t.type!="function");r||at(t.__e),t.__c=t.__=t.__e=void 0}function Yt(t,e,r){return this.constructor(t,r)}function Et(t,e,r){var o,a,n,s;e==document&&(e=document.documentElement),y.__&&y.__(t,e),a=(o=typeof r=="function")?null:r&&r.__k||e.__k,n=[],s=[],st(e,t=(!o&&r||e).__k=it(Q,null,[t]),a||F,F,e.namespaceURI,!o&&r?[r]:a?null:e.firstChild?J.call(e.childNodes):null,n,!o&&r?r:a?a.__e:e.firstChild,o,s),Ct(n,t,s)}J=yt.slice,y={__e:function(t,e,r,o){for(var a,n,s;e=e.__;)if((a=e.__c)&&!a.__)try{if((n=a.constructor)&&n.getDerivedStateFromError!=null&&(a.setState(n.getDerivedStateFromError(t)),s=a.__d),a.componentDidCatch!=null&&(a.componentDidCatch(t,o||{}),s=a.__d),s)return a.__E=a}catch(l){t=l}throw t}},bt=0,Gt=function(t){return t!=null&&t.constructor==null},G.prototype.setState=function(t,e){var r;r=this.__s!=null&&this.__s!=this.state?this.__s:this.__s=H({},this.state),typeof t=="function"&&(t=t(H({},r),this.props)),t&&H(r,t),t!=null&&this.__v&&(e&&this._sb.push(e),ft(this))},G.prototype.forceUpdate=function(t){this.__v&&(this.__e=!0,t&&this.__h.push(t),ft(this))},G.prototype.render=Q,O=[],vt=typeof Promise=="function"?Promise.prototype.then.bind(Promise.resolve()):setTimeout,gt=function(t,e){return t.__v.__b-e.__v.__b},q.__r=0,$t=/(PointerCapture)$|Capture$/i,nt=0,et=mt(!1),rt=mt(!0),qt=0;var z,w,ct,Tt,Y=0,Rt=[],x=y,It=x.__b,Nt=x.__r,Ht=x.diffed,Dt=x.__c,Ot=x.unmount,Lt=x.__;function _t(t,e){x.__h&&x.__h(w,t,Y||e),Y=0;var r=w.__H||(w.__H={__:[],__h:[]});return t>=r.__.length&&r.__.push({}),r.__[t]}function $(t){return Y=1,Zt(Ft,t)}function Zt(t,e,r){var o=_t(z++,2);if(o.t=t,!o.__c&&(o.__=[r?r(e):Ft(void 0,e),function(l){var u=o.__N?o.__N[0]:o.__[0],c=o.t(u,l);u!==c&&(o.__N=[c,o.__[1]],o.__c.setState({}))}],o.__c=w,!w.__f)){var a=function(l,u,c){if(!o.__c.__H)return!0;var _=o.__c.__H.__.filter(function(p){return!!p.__c});if(_.every(function(p){return!p.__N}))return!n||n.call(this,l,u,c);var i=o.__c.props!==l;return _.forEach(function(p){if(p.__N){var f=p.__[0];p.__=p.__N,p.__N=void 0,f!==p.__[0]&&(i=!0)}}),n&&n.call(this,l,u,c)||i};w.__f=!0;var n=w.shouldComponentUpdate,s=w.componentWillUpdate;w.componentWillUpdate=function(l,u,c){if(this.__e){var _=n;n=void 0,a(l,u,c),n=_}s&&s.call(this,l,u,c)},w.shouldComponentUpdate=a}return o.__N||o.__}function Z(t,e){var r=_t(z++,3);!x.__s&&At(r.__H,e)&&(r.__=t,r.u=e,w.__H.__h.push(r))}function te(t,e){var r=_t(z++,7);return At(r.__H,e)&&(r.__=t(),r.__H=e,r.__h=t),r.__}function Ut(t,e){return Y=8,te(function(){return t},e)}function ee(){for(var t;t=Rt.shift();)if(t.__P&&t.__H)try{t.__H.__h.forEach(X),t.__H.__h.forEach(ut),t.__H.__h=[]}catch(e){t.__H.__h=[],x.__e(e,t.__v)}}x.__b=function(t){w=null,It&&It(t)},x.__=function(t,e){t&&e.__k&&e.__k.__m&&(t.__m=e.__k.__m),Lt&&Lt(t,e)},x.__r=function(t){Nt&&Nt(t),z=0;var e=(w=t.__c).__H;e&&(ct===w?(e.__h=[],w.__h=[],e.__.forEach(function(r){r.__N&&(r.__=r.__N),r.u=r.__N=void 0})):(e.__h.forEach(X),e.__h.forEach(ut),e.__h=[],z=0)),ct=w},x.diffed=function(t){Ht&&Ht(t);var e=t.__c;e&&e.__H&&(e.__H.__h.length&&(Rt.push(e)!==1&&Tt===x.requestAnimationFrame||((Tt=x.requestAnimationFrame)||re)(ee)),e.__H.__.forEach(function(r){r.u&&(r.__H=r.u),r.u=void 0})),ct=w=null},x.__c=function(t,e){e.some(function(r){try{r.__h.forEach(X),r.__h=r.__h.filter(function(o){return!o.__||ut(o)})}catch(o){e.some(function(a){a.__h&&(a.__h=[])}),e=[],x.__e(o,r.__v)}}),Dt&&Dt(t,e)},x.unmount=function(t){Ot&&Ot(t);var e,r=t.__c;r&&r.__H&&(r.__H.__.forEach(function(o){try{X(o)}catch(a){e=a}}),r.__H=void 0,e&&x.__e(e,r.__v))};var Mt=typeof requestAnimationFrame=="function";function re(t){var e,r=function(){clearTimeout(o),Mt&&cancelAnimationFrame(e),setTimeout(t)},o=setTimeout(r,35);Mt&&(e=requestAnimationFrame(r))}function X(t){var e=w,r=t.__c;typeof r=="function"&&(t.__c=void 0,r()),w=e}function ut(t){var e=w;t.__c=t.__(),w=e}function At(t,e){return!t||t.length!==e.length||e.some(function(r,o){return r!==t[o]})}function Ft(t,e){return typeof e=="function"?e(t):e}var Wt=function(t,e,r,o){var a;e[0]=0;for(var n=1;n<e.length;n++){var s=e[n++],l=e[n]?(e[0]|=s?1:2,r[e[n++]]):e[++n];s===3?o[0]=l:s===4?o[1]=Object.assign(o[1]||{},l):s===5?(o[1]=o[1]||{})[e[++n]]=l:s===6?o[1][e[++n]]+=l+"":s?(a=t.apply(l,Wt(t,l,r,["",null])),o.push(a),l[0]?e[0]|=2:(e[n-2]=0,e[n]=a)):o.push(l)}return o},zt=new Map;function jt(t){var e=zt.get(this);return e||(e=new Map,zt.set(this,e)),(e=Wt(this,e.get(t)||(e.set(t,e=(function(r){for(var o,a,n=1,s="",l="",u=[0],c=function(p){n===1&&(p||(s=s.replace(/^\s*\n\s*|\s*\n\s*$/g,"")))?u.push(0,p,s):n===3&&(p||s)?(u.push(3,p,s),n=2):n===2&&s==="..."&&p?u.push(4,p,0):n===2&&s&&!p?u.push(5,0,!0,s):n>=5&&((s||!p&&n===5)&&(u.push(n,0,s,a),n=6),p&&(u.push(n,p,0,a),n=6)),s=""},_=0;_<r.length;_++){_&&(n===1&&c(),c(_));for(var i=0;i<r[_].length;i++)o=r[_][i],n===1?o==="<"?(c(),u=[u],n=3):s+=o:n===4?s==="--"&&o===">"?(n=1,s=""):s=o+s[0]:l?o===l?l="":s+=o:o==='"'||o==="'"?l=o:o===">"?(c(),n=1):n&&(o==="="?(n=5,a=s,s=""):o==="/"&&(n<5||r[_][i+1]===">")?(c(),n===3&&(u=u[0]),n=u,(u=u[0]).push(2,0,n),n=0):o===" "||o==="	"||o===`
-`||o==="\r"?(c(),n=2):s+=o),n===3&&s==="!--"&&(n=4,u=u[0])}return c(),u})(t)),e),arguments,[])).length>1?e:e[0]}var d=jt.bind(it),oe=5e3;async function R(t,e,r){let o={method:t,headers:{}};t!=="GET"&&(o.headers["X-Strata-Console"]="1"),r!==void 0&&(o.headers["Content-Type"]="application/json",o.body=JSON.stringify(r));let a=await fetch("/api/v1"+e,o);if(a.status===204)return null;let n=null;try{n=await a.json()}catch{}if(!a.ok){let s=n&&n.error?n.error:a.status+" "+a.statusText,l=new Error(s);throw l.code=n&&n.code,l}return n}function U(t,e=!0){let[r,o]=$({data:null,error:null}),a=Ut(()=>{t&&R("GET",t).then(n=>o({data:n,error:null}),n=>o(s=>({data:s.data,error:n})))},[t]);return Z(()=>{if(o({data:null,error:null}),a(),!e)return;let n=setInterval(a,oe);return()=>clearInterval(n)},[a,e]),[r.data,r.error,a]}function ne(){let[t,e]=$(location.hash);return Z(()=>{let r=()=>e(location.hash);return addEventListener("hashchange",r),()=>removeEventListener("hashchange",r)},[]),(t.replace(/^#/,"")||"/").split("/").filter(Boolean).map(decodeURIComponent)}var C=encodeURIComponent;function W({error:t}){return t?d`<p class="error" role="alert">${t.message}${t.code?d` <code>${t.code}</code>`:""}</p>`:null}function j({data:t,error:e}){return t?null:e?d`<${W} error=${e} />`:d`<p class="muted">Loading…</p>`}function N({label:t,value:e,warn:r}){return d`<div class=${"stat"+(r?" warn":"")}><span class="stat-value">${e}</span><span class="stat-label">${t}</span></div>`}function ae(){let[t,e]=U("/cluster");return d`<section>
+(()=>{var K,y,$t,te,A,ft,gt,vt,yt,at,rt,ot,ee,F={},wt=[],re=/acit|ex(?:s|g|n|p|$)|rph|grid|ows|mnc|ntw|ine[ch]|zoo|^ord|itera/i,Q=Array.isArray;function L(t,e){for(var r in e)t[r]=e[r];return t}function st(t){t&&t.parentNode&&t.parentNode.removeChild(t)}function it(t,e,r){var o,n,a,i={};for(a in e)a=="key"?o=e[a]:a=="ref"?n=e[a]:i[a]=e[a];if(arguments.length>2&&(i.children=arguments.length>3?K.call(arguments,2):r),typeof t=="function"&&t.defaultProps!=null)for(a in t.defaultProps)i[a]===void 0&&(i[a]=t.defaultProps[a]);return V(t,i,o,n,null)}function V(t,e,r,o,n){var a={type:t,props:e,key:r,ref:o,__k:null,__:null,__b:0,__e:null,__c:null,constructor:void 0,__v:n??++$t,__i:-1,__u:0};return n==null&&y.vnode!=null&&y.vnode(a),a}function X(t){return t.children}function G(t,e){this.props=t,this.context=e}function q(t,e){if(e==null)return t.__?q(t.__,t.__i+1):null;for(var r;e<t.__k.length;e++)if((r=t.__k[e])!=null&&r.__e!=null)return r.__e;return typeof t.type=="function"?q(t):null}function kt(t){var e,r;if((t=t.__)!=null&&t.__c!=null){for(t.__e=t.__c.base=null,e=0;e<t.__k.length;e++)if((r=t.__k[e])!=null&&r.__e!=null){t.__e=t.__c.base=r.__e;break}return kt(t)}}function ht(t){(!t.__d&&(t.__d=!0)&&A.push(t)&&!J.__r++||ft!=y.debounceRendering)&&((ft=y.debounceRendering)||gt)(J)}function J(){for(var t,e,r,o,n,a,i,l=1;A.length;)A.length>l&&A.sort(vt),t=A.shift(),l=A.length,t.__d&&(r=void 0,o=void 0,n=(o=(e=t).__v).__e,a=[],i=[],e.__P&&((r=L({},o)).__v=o.__v+1,y.vnode&&y.vnode(r),lt(e.__P,r,o,e.__n,e.__P.namespaceURI,32&o.__u?[n]:null,a,n??q(o),!!(32&o.__u),i),r.__v=o.__v,r.__.__k[r.__i]=r,Pt(a,r,i),o.__e=o.__=null,r.__e!=n&&kt(r)));J.__r=0}function xt(t,e,r,o,n,a,i,l,_,c,d){var s,p,f,b,k,h,m,v=o&&o.__k||wt,P=e.length;for(_=oe(r,e,v,_,P),s=0;s<P;s++)(f=r.__k[s])!=null&&(p=f.__i==-1?F:v[f.__i]||F,f.__i=s,h=lt(t,f,p,n,a,i,l,_,c,d),b=f.__e,f.ref&&p.ref!=f.ref&&(p.ref&&ct(p.ref,null,f),d.push(f.ref,f.__c||b,f)),k==null&&b!=null&&(k=b),(m=!!(4&f.__u))||p.__k===f.__k?_=Ct(f,_,t,m):typeof f.type=="function"&&h!==void 0?_=h:b&&(_=b.nextSibling),f.__u&=-7);return r.__e=k,_}function oe(t,e,r,o,n){var a,i,l,_,c,d=r.length,s=d,p=0;for(t.__k=new Array(n),a=0;a<n;a++)(i=e[a])!=null&&typeof i!="boolean"&&typeof i!="function"?(_=a+p,(i=t.__k[a]=typeof i=="string"||typeof i=="number"||typeof i=="bigint"||i.constructor==String?V(null,i,null,null,null):Q(i)?V(X,{children:i},null,null,null):i.constructor==null&&i.__b>0?V(i.type,i.props,i.key,i.ref?i.ref:null,i.__v):i).__=t,i.__b=t.__b+1,l=null,(c=i.__i=ne(i,r,_,s))!=-1&&(s--,(l=r[c])&&(l.__u|=2)),l==null||l.__v==null?(c==-1&&(n>d?p--:n<d&&p++),typeof i.type!="function"&&(i.__u|=4)):c!=_&&(c==_-1?p--:c==_+1?p++:(c>_?p--:p++,i.__u|=4))):t.__k[a]=null;if(s)for(a=0;a<d;a++)(l=r[a])!=null&&(2&l.__u)==0&&(l.__e==o&&(o=q(l)),Et(l,l));return o}function Ct(t,e,r,o){var n,a;if(typeof t.type=="function"){for(n=t.__k,a=0;n&&a<n.length;a++)n[a]&&(n[a].__=t,e=Ct(n[a],e,r,o));return e}t.__e!=e&&(o&&(e&&t.type&&!e.parentNode&&(e=q(t)),r.insertBefore(t.__e,e||null)),e=t.__e);do e=e&&e.nextSibling;while(e!=null&&e.nodeType==8);return e}function ne(t,e,r,o){var n,a,i,l=t.key,_=t.type,c=e[r],d=c!=null&&(2&c.__u)==0;if(c===null&&t.key==null||d&&l==c.key&&_==c.type)return r;if(o>(d?1:0)){for(n=r-1,a=r+1;n>=0||a<e.length;)if((c=e[i=n>=0?n--:a++])!=null&&(2&c.__u)==0&&l==c.key&&_==c.type)return i}return-1}function mt(t,e,r){e[0]=="-"?t.setProperty(e,r??""):t[e]=r==null?"":typeof r!="number"||re.test(e)?r:r+"px"}function B(t,e,r,o,n){var a,i;t:if(e=="style")if(typeof r=="string")t.style.cssText=r;else{if(typeof o=="string"&&(t.style.cssText=o=""),o)for(e in o)r&&e in r||mt(t.style,e,"");if(r)for(e in r)o&&r[e]==o[e]||mt(t.style,e,r[e])}else if(e[0]=="o"&&e[1]=="n")a=e!=(e=e.replace(yt,"$1")),i=e.toLowerCase(),e=i in t||e=="onFocusOut"||e=="onFocusIn"?i.slice(2):e.slice(2),t.l||(t.l={}),t.l[e+a]=r,r?o?r.u=o.u:(r.u=at,t.addEventListener(e,a?ot:rt,a)):t.removeEventListener(e,a?ot:rt,a);else{if(n=="http://www.w3.org/2000/svg")e=e.replace(/xlink(H|:h)/,"h").replace(/sName$/,"s");else if(e!="width"&&e!="height"&&e!="href"&&e!="list"&&e!="form"&&e!="tabIndex"&&e!="download"&&e!="rowSpan"&&e!="colSpan"&&e!="role"&&e!="popover"&&e in t)try{t[e]=r??"";break t}catch{}typeof r=="function"||(r==null||r===!1&&e[4]!="-"?t.removeAttribute(e):t.setAttribute(e,e=="popover"&&r==1?"":r))}}function bt(t){return function(e){if(this.l){var r=this.l[e.type+t];if(e.t==null)e.t=at++;else if(e.t<r.u)return;return r(y.event?y.event(e):e)}}}function lt(t,e,r,o,n,a,i,l,_,c){var d,s,p,f,b,k,h,m,v,P,S,I,R,g,E,z,et,N=e.type;if(e.constructor!=null)return null;128&r.__u&&(_=!!(32&r.__u),a=[l=e.__e=r.__e]),(d=y.__b)&&d(e);t:if(typeof N=="function")try{if(m=e.props,v="prototype"in N&&N.prototype.render,P=(d=N.contextType)&&o[d.__c],S=d?P?P.props.value:d.__:o,r.__c?h=(s=e.__c=r.__c).__=s.__E:(v?e.__c=s=new N(m,S):(e.__c=s=new G(m,S),s.constructor=N,s.render=se),P&&P.sub(s),s.props=m,s.state||(s.state={}),s.context=S,s.__n=o,p=s.__d=!0,s.__h=[],s._sb=[]),v&&s.__s==null&&(s.__s=s.state),v&&N.getDerivedStateFromProps!=null&&(s.__s==s.state&&(s.__s=L({},s.__s)),L(s.__s,N.getDerivedStateFromProps(m,s.__s))),f=s.props,b=s.state,s.__v=e,p)v&&N.getDerivedStateFromProps==null&&s.componentWillMount!=null&&s.componentWillMount(),v&&s.componentDidMount!=null&&s.__h.push(s.componentDidMount);else{if(v&&N.getDerivedStateFromProps==null&&m!==f&&s.componentWillReceiveProps!=null&&s.componentWillReceiveProps(m,S),!s.__e&&s.shouldComponentUpdate!=null&&s.shouldComponentUpdate(m,s.__s,S)===!1||e.__v==r.__v){for(e.__v!=r.__v&&(s.props=m,s.state=s.__s,s.__d=!1),e.__e=r.__e,e.__k=r.__k,e.__k.some(function(U){U&&(U.__=e)}),I=0;I<s._sb.length;I++)s.__h.push(s._sb[I]);s._sb=[],s.__h.length&&i.push(s);break t}s.componentWillUpdate!=null&&s.componentWillUpdate(m,s.__s,S),v&&s.componentDidUpdate!=null&&s.__h.push(function(){s.componentDidUpdate(f,b,k)})}if(s.context=S,s.props=m,s.__P=t,s.__e=!1,R=y.__r,g=0,v){for(s.state=s.__s,s.__d=!1,R&&R(e),d=s.render(s.props,s.state,s.context),E=0;E<s._sb.length;E++)s.__h.push(s._sb[E]);s._sb=[]}else do s.__d=!1,R&&R(e),d=s.render(s.props,s.state,s.context),s.state=s.__s;while(s.__d&&++g<25);s.state=s.__s,s.getChildContext!=null&&(o=L(L({},o),s.getChildContext())),v&&!p&&s.getSnapshotBeforeUpdate!=null&&(k=s.getSnapshotBeforeUpdate(f,b)),z=d,d!=null&&d.type===X&&d.key==null&&(z=St(d.props.children)),l=xt(t,Q(z)?z:[z],e,r,o,n,a,i,l,_,c),s.base=e.__e,e.__u&=-161,s.__h.length&&i.push(s),h&&(s.__E=s.__=null)}catch(U){if(e.__v=null,_||a!=null)if(U.then){for(e.__u|=_?160:128;l&&l.nodeType==8&&l.nextSibling;)l=l.nextSibling;a[a.indexOf(l)]=null,e.__e=l}else{for(et=a.length;et--;)st(a[et]);nt(e)}else e.__e=r.__e,e.__k=r.__k,U.then||nt(e);y.__e(U,e,r)}else a==null&&e.__v==r.__v?(e.__k=r.__k,e.__e=r.__e):l=e.__e=ae(r.__e,e,r,o,n,a,i,_,c);return(d=y.diffed)&&d(e),128&e.__u?void 0:l}function nt(t){t&&t.__c&&(t.__c.__e=!0),t&&t.__k&&t.__k.forEach(nt)}function Pt(t,e,r){for(var o=0;o<r.length;o++)ct(r[o],r[++o],r[++o]);y.__c&&y.__c(e,t),t.some(function(n){try{t=n.__h,n.__h=[],t.some(function(a){a.call(n)})}catch(a){y.__e(a,n.__v)}})}function St(t){return typeof t!="object"||t==null||t.__b&&t.__b>0?t:Q(t)?t.map(St):L({},t)}function ae(t,e,r,o,n,a,i,l,_){var c,d,s,p,f,b,k,h=r.props,m=e.props,v=e.type;if(v=="svg"?n="http://www.w3.org/2000/svg":v=="math"?n="http://www.w3.org/1998/Math/MathML":n||(n="http://www.w3.org/1999/xhtml"),a!=null){for(c=0;c<a.length;c++)if((f=a[c])&&"setAttribute"in f==!!v&&(v?f.localName==v:f.nodeType==3)){t=f,a[c]=null;break}}if(t==null){if(v==null)return document.createTextNode(m);t=document.createElementNS(n,v,m.is&&m),l&&(y.__m&&y.__m(e,a),l=!1),a=null}if(v==null)h===m||l&&t.data==m||(t.data=m);else{if(a=a&&K.call(t.childNodes),h=r.props||F,!l&&a!=null)for(h={},c=0;c<t.attributes.length;c++)h[(f=t.attributes[c]).name]=f.value;for(c in h)if(f=h[c],c!="children"){if(c=="dangerouslySetInnerHTML")s=f;else if(!(c in m)){if(c=="value"&&"defaultValue"in m||c=="checked"&&"defaultChecked"in m)continue;B(t,c,null,f,n)}}for(c in m)f=m[c],c=="children"?p=f:c=="dangerouslySetInnerHTML"?d=f:c=="value"?b=f:c=="checked"?k=f:l&&typeof f!="function"||h[c]===f||B(t,c,f,h[c],n);if(d)l||s&&(d.__html==s.__html||d.__html==t.innerHTML)||(t.innerHTML=d.__html),e.__k=[];else if(s&&(t.innerHTML=""),xt(e.type=="template"?t.content:t,Q(p)?p:[p],e,r,o,v=="foreignObject"?"http://www.w3.org/1999/xhtml":n,a,i,a?a[0]:r.__k&&q(r,0),l,_),a!=null)for(c=a.length;c--;)st(a[c]);l||(c="value",v=="progress"&&b==null?t.removeAttribute("value"):b!=null&&(b!==t[c]||v=="progress"&&!b||v=="option"&&b!=h[c])&&B(t,c,b,h[c],n),c="checked",k!=null&&k!=t[c]&&B(t,c,k,h[c],n))}return t}function ct(t,e,r){try{if(typeof t=="function"){var o=typeof t.__u=="function";o&&t.__u(),o&&e==null||(t.__u=t(e))}else t.current=e}catch(n){y.__e(n,r)}}function Et(t,e,r){var o,n;if(y.unmount&&y.unmount(t),(o=t.ref)&&(o.current&&o.current!=t.__e||ct(o,null,e)),(o=t.__c)!=null){if(o.componentWillUnmount)try{o.componentWillUnmount()}catch(a){y.__e(a,e)}o.base=o.__P=null}if(o=t.__k)for(n=0;n<o.length;n++)o[n]&&Et(o[n],e,r||typeof t.type!="function");r||st(t.__e),t.__c=t.__=t.__e=void 0}function se(t,e,r){return this.constructor(t,r)}function Tt(t,e,r){var o,n,a,i;e==document&&(e=document.documentElement),y.__&&y.__(t,e),n=(o=typeof r=="function")?null:r&&r.__k||e.__k,a=[],i=[],lt(e,t=(!o&&r||e).__k=it(X,null,[t]),n||F,F,e.namespaceURI,!o&&r?[r]:n?null:e.firstChild?K.call(e.childNodes):null,a,!o&&r?r:n?n.__e:e.firstChild,o,i),Pt(a,t,i)}K=wt.slice,y={__e:function(t,e,r,o){for(var n,a,i;e=e.__;)if((n=e.__c)&&!n.__)try{if((a=n.constructor)&&a.getDerivedStateFromError!=null&&(n.setState(a.getDerivedStateFromError(t)),i=n.__d),n.componentDidCatch!=null&&(n.componentDidCatch(t,o||{}),i=n.__d),i)return n.__E=n}catch(l){t=l}throw t}},$t=0,te=function(t){return t!=null&&t.constructor==null},G.prototype.setState=function(t,e){var r;r=this.__s!=null&&this.__s!=this.state?this.__s:this.__s=L({},this.state),typeof t=="function"&&(t=t(L({},r),this.props)),t&&L(r,t),t!=null&&this.__v&&(e&&this._sb.push(e),ht(this))},G.prototype.forceUpdate=function(t){this.__v&&(this.__e=!0,t&&this.__h.push(t),ht(this))},G.prototype.render=X,A=[],gt=typeof Promise=="function"?Promise.prototype.then.bind(Promise.resolve()):setTimeout,vt=function(t,e){return t.__v.__b-e.__v.__b},J.__r=0,yt=/(PointerCapture)$|Capture$/i,at=0,rt=bt(!1),ot=bt(!0),ee=0;var j,w,ut,It,Z=0,At=[],x=y,Nt=x.__b,Lt=x.__r,Mt=x.diffed,Ht=x.__c,Ot=x.unmount,Dt=x.__;function _t(t,e){x.__h&&x.__h(w,t,Z||e),Z=0;var r=w.__H||(w.__H={__:[],__h:[]});return t>=r.__.length&&r.__.push({}),r.__[t]}function $(t){return Z=1,ie(zt,t)}function ie(t,e,r){var o=_t(j++,2);if(o.t=t,!o.__c&&(o.__=[r?r(e):zt(void 0,e),function(l){var _=o.__N?o.__N[0]:o.__[0],c=o.t(_,l);_!==c&&(o.__N=[c,o.__[1]],o.__c.setState({}))}],o.__c=w,!w.__f)){var n=function(l,_,c){if(!o.__c.__H)return!0;var d=o.__c.__H.__.filter(function(p){return!!p.__c});if(d.every(function(p){return!p.__N}))return!a||a.call(this,l,_,c);var s=o.__c.props!==l;return d.forEach(function(p){if(p.__N){var f=p.__[0];p.__=p.__N,p.__N=void 0,f!==p.__[0]&&(s=!0)}}),a&&a.call(this,l,_,c)||s};w.__f=!0;var a=w.shouldComponentUpdate,i=w.componentWillUpdate;w.componentWillUpdate=function(l,_,c){if(this.__e){var d=a;a=void 0,n(l,_,c),a=d}i&&i.call(this,l,_,c)},w.shouldComponentUpdate=n}return o.__N||o.__}function W(t,e){var r=_t(j++,3);!x.__s&&qt(r.__H,e)&&(r.__=t,r.u=e,w.__H.__h.push(r))}function le(t,e){var r=_t(j++,7);return qt(r.__H,e)&&(r.__=t(),r.__H=e,r.__h=t),r.__}function Ut(t,e){return Z=8,le(function(){return t},e)}function ce(){for(var t;t=At.shift();)if(t.__P&&t.__H)try{t.__H.__h.forEach(Y),t.__H.__h.forEach(dt),t.__H.__h=[]}catch(e){t.__H.__h=[],x.__e(e,t.__v)}}x.__b=function(t){w=null,Nt&&Nt(t)},x.__=function(t,e){t&&e.__k&&e.__k.__m&&(t.__m=e.__k.__m),Dt&&Dt(t,e)},x.__r=function(t){Lt&&Lt(t),j=0;var e=(w=t.__c).__H;e&&(ut===w?(e.__h=[],w.__h=[],e.__.forEach(function(r){r.__N&&(r.__=r.__N),r.u=r.__N=void 0})):(e.__h.forEach(Y),e.__h.forEach(dt),e.__h=[],j=0)),ut=w},x.diffed=function(t){Mt&&Mt(t);var e=t.__c;e&&e.__H&&(e.__H.__h.length&&(At.push(e)!==1&&It===x.requestAnimationFrame||((It=x.requestAnimationFrame)||ue)(ce)),e.__H.__.forEach(function(r){r.u&&(r.__H=r.u),r.u=void 0})),ut=w=null},x.__c=function(t,e){e.some(function(r){try{r.__h.forEach(Y),r.__h=r.__h.filter(function(o){return!o.__||dt(o)})}catch(o){e.some(function(n){n.__h&&(n.__h=[])}),e=[],x.__e(o,r.__v)}}),Ht&&Ht(t,e)},x.unmount=function(t){Ot&&Ot(t);var e,r=t.__c;r&&r.__H&&(r.__H.__.forEach(function(o){try{Y(o)}catch(n){e=n}}),r.__H=void 0,e&&x.__e(e,r.__v))};var Rt=typeof requestAnimationFrame=="function";function ue(t){var e,r=function(){clearTimeout(o),Rt&&cancelAnimationFrame(e),setTimeout(t)},o=setTimeout(r,35);Rt&&(e=requestAnimationFrame(r))}function Y(t){var e=w,r=t.__c;typeof r=="function"&&(t.__c=void 0,r()),w=e}function dt(t){var e=w;t.__c=t.__(),w=e}function qt(t,e){return!t||t.length!==e.length||e.some(function(r,o){return r!==t[o]})}function zt(t,e){return typeof e=="function"?e(t):e}var jt=function(t,e,r,o){var n;e[0]=0;for(var a=1;a<e.length;a++){var i=e[a++],l=e[a]?(e[0]|=i?1:2,r[e[a++]]):e[++a];i===3?o[0]=l:i===4?o[1]=Object.assign(o[1]||{},l):i===5?(o[1]=o[1]||{})[e[++a]]=l:i===6?o[1][e[++a]]+=l+"":i?(n=t.apply(l,jt(t,l,r,["",null])),o.push(n),l[0]?e[0]|=2:(e[a-2]=0,e[a]=n)):o.push(l)}return o},Ft=new Map;function Wt(t){var e=Ft.get(this);return e||(e=new Map,Ft.set(this,e)),(e=jt(this,e.get(t)||(e.set(t,e=(function(r){for(var o,n,a=1,i="",l="",_=[0],c=function(p){a===1&&(p||(i=i.replace(/^\s*\n\s*|\s*\n\s*$/g,"")))?_.push(0,p,i):a===3&&(p||i)?(_.push(3,p,i),a=2):a===2&&i==="..."&&p?_.push(4,p,0):a===2&&i&&!p?_.push(5,0,!0,i):a>=5&&((i||!p&&a===5)&&(_.push(a,0,i,n),a=6),p&&(_.push(a,p,0,n),a=6)),i=""},d=0;d<r.length;d++){d&&(a===1&&c(),c(d));for(var s=0;s<r[d].length;s++)o=r[d][s],a===1?o==="<"?(c(),_=[_],a=3):i+=o:a===4?i==="--"&&o===">"?(a=1,i=""):i=o+i[0]:l?o===l?l="":i+=o:o==='"'||o==="'"?l=o:o===">"?(c(),a=1):a&&(o==="="?(a=5,n=i,i=""):o==="/"&&(a<5||r[d][s+1]===">")?(c(),a===3&&(_=_[0]),a=_,(_=_[0]).push(2,0,a),a=0):o===" "||o==="	"||o===`
+`||o==="\r"?(c(),a=2):i+=o),a===3&&i==="!--"&&(a=4,_=_[0])}return c(),_})(t)),e),arguments,[])).length>1?e:e[0]}var u=Wt.bind(it),de=5e3;async function H(t,e,r){let o={method:t,headers:{}};t!=="GET"&&(o.headers["X-Strata-Console"]="1"),r!==void 0&&(o.headers["Content-Type"]="application/json",o.body=JSON.stringify(r));let n=await fetch("/api/v1"+e,o);if(n.status===204)return null;let a=null;try{a=await n.json()}catch{}if(!n.ok){let i=a&&a.error?a.error:n.status+" "+n.statusText,l=new Error(i);throw l.code=a&&a.code,l}return a}function M(t,e=!0){let[r,o]=$({data:null,error:null}),n=Ut(()=>{t&&H("GET",t).then(a=>o({data:a,error:null}),a=>o(i=>({data:i.data,error:a})))},[t]);return W(()=>{if(o({data:null,error:null}),n(),!e)return;let a=setInterval(n,de);return()=>clearInterval(a)},[n,e]),[r.data,r.error,n]}function Bt(){let[t,e]=$(location.hash);return W(()=>{let r=()=>e(location.hash);return addEventListener("hashchange",r),()=>removeEventListener("hashchange",r)},[]),(t.replace(/^#/,"")||"/").split("/").filter(Boolean).map(decodeURIComponent)}var C=encodeURIComponent;function O({error:t}){return t?u`<p class="error" role="alert">${t.message}${t.code?u` <code>${t.code}</code>`:""}</p>`:null}function D({data:t,error:e}){return t?null:e?u`<${O} error=${e} />`:u`<p class="muted">Loading…</p>`}function T({label:t,value:e,warn:r,href:o}){let n="stat"+(r?" warn":""),a=u`<span class="stat-value">${e}</span><span class="stat-label">${t}</span>`;return o?u`<a class=${n+" stat-link"} href=${o}>${a}</a>`:u`<div class=${n}>${a}</div>`}function tt(t,e){let r=[];for(let o of t.split(`
+`)){if(!o.trim())continue;let n=o.indexOf(e);if(n<1)throw new Error(`"${o}" is not key${e}value`);r.push([o.slice(0,n).trim(),o.slice(n+1).trim()])}return r}var Gt=[{state:"under-replicated",field:"underReplicatedPartitions",label:"Under-replicated"},{state:"offline",field:"offlinePartitions",label:"Offline"},{state:"non-preferred-leader",field:"nonPreferredLeaderPartitions",label:"Not on preferred leader"}];function Jt(t){return t<0?"—":t<1e3?"now":t<12e4?Math.round(t/1e3)+" s ago":Math.round(t/6e4)+" min ago"}function _e({status:t}){return u`<span class=${"badge status-"+t}>${t}</span>`}function Kt({label:t,page:e,pageSize:r,total:o,setPage:n,noun:a}){let i=Math.max(1,Math.ceil(o/r));return u`<nav class="pager" aria-label=${t}>
+    <button type="button" disabled=${e<=1} onClick=${()=>n(e-1)}>Previous</button>
+    <span>Page ${e} of ${i} · ${o} ${a}</span>
+    <button type="button" disabled=${e>=i} onClick=${()=>n(e+1)}>Next</button>
+  </nav>`}function Vt({id:t,members:e,leaderId:r,caption:o}){return e.length===0?u`<p class="muted">No ${o.toLowerCase()}.</p>`:u`<div class="scroll"><table id=${t} aria-label=${o}>
+    <thead><tr><th>Node</th><th>Raft role</th><th>Log end</th><th>Lag (entries)</th><th>Last heard</th></tr></thead>
+    <tbody>${e.map(n=>u`<tr key=${n.nodeId} class=${n.lastContactMs>5e3||n.lastContactMs<0?"warn":""}>
+      <td>${n.nodeId}</td><td>${n.nodeId===r?"leader":t==="quorum-voters"?"follower":"observer"}</td>
+      <td>${n.logEndOffset<0?"—":n.logEndOffset}</td><td>${n.lag<0?"—":n.lag}</td><td>${Jt(n.lastContactMs)}</td></tr>`)}</tbody>
+  </table></div>`}function Qt(){let[t,e]=M("/cluster"),r=t?t.nodes.filter(o=>o.status==="alive").length:0;return u`<section>
     <h1>Cluster</h1>
-    <${j} data=${t} error=${e} />
-    ${t&&d`
+    <${D} data=${t} error=${e} />
+    ${t&&u`
       <p class="muted">Cluster id <code>${t.clusterId}</code> · served by node ${t.node}</p>
+      ${e&&u`<${O} error=${e} />`}
       <div class="stats">
-        <${N} label="Brokers" value=${t.brokers.length} />
-        <${N} label="Controller" value=${t.controller} />
-        <${N} label="Topics" value=${t.topics} />
-        <${N} label="Partitions" value=${t.partitions} />
-        <${N} label="Under-replicated" value=${t.underReplicatedPartitions} warn=${t.underReplicatedPartitions>0} />
-        <${N} label="Offline" value=${t.offlinePartitions} warn=${t.offlinePartitions>0} />
+        <${T} label="Nodes alive" value=${r+" / "+t.nodes.length} warn=${r<t.nodes.length} />
+        <${T} label="Controller" value=${t.controller<0?"none":t.controller} warn=${t.controller<0} />
+        <${T} label="Raft epoch" value=${t.quorum.leaderEpoch<0?"—":t.quorum.leaderEpoch} />
+        <${T} label="Topics" value=${t.topics} href="#/topics" />
+        <${T} label="Partitions" value=${t.partitions} />
+        ${Gt.map(o=>u`<${T} key=${o.state} label=${o.label} value=${t[o.field]} warn=${t[o.field]>0}
+          href=${"#/cluster/partitions/"+o.state} />`)}
       </div>
-      <h2>Brokers</h2>
-      <div class="scroll"><table>
-        <thead><tr><th>Node</th><th>Address</th><th>Rack</th><th>Role</th></tr></thead>
-        <tbody>${t.brokers.map(r=>d`<tr key=${r.nodeId}>
-          <td>${r.nodeId}</td><td>${r.host}:${r.port}</td><td>${r.rack||"—"}</td>
-          <td>${r.nodeId===t.controller?"controller":"broker"}</td></tr>`)}</tbody>
-      </table></div>`}
-  </section>`}var ie=/^[a-zA-Z0-9._-]{1,249}$/;function Bt(t,e){let r=[];for(let o of t.split(`
-`)){if(!o.trim())continue;let a=o.indexOf(e);if(a<1)throw new Error(`"${o}" is not key${e}value`);r.push([o.slice(0,a).trim(),o.slice(a+1).trim()])}return r}function se({onCreated:t}){let[e,r]=$(""),[o,a]=$("1"),[n,s]=$("1"),[l,u]=$(""),[c,_]=$(null),[i,p]=$(!1);return d`<form class="card" onSubmit=${async b=>{b.preventDefault(),_(null);try{if(!ie.test(e)||e==="."||e==="..")throw new Error('Topic names use 1 to 249 of: letters, digits, ".", "_", "-".');let k=Number(o),h=Number(n);if(!Number.isInteger(k)||k<1)throw new Error("Partitions must be a whole number of at least 1.");if(!Number.isInteger(h)||h<1)throw new Error("Replication factor must be a whole number of at least 1.");let m=Object.fromEntries(Bt(l,"="));p(!0),await R("POST","/topics",{name:e,partitions:k,replicationFactor:h,configs:m}),r(""),t(e)}catch(k){_(k)}finally{p(!1)}}} aria-labelledby="create-topic">
+      <h2>Nodes</h2>
+      <div class="scroll"><table id="cluster-nodes">
+        <thead><tr><th>Node</th><th>Address</th><th>Rack</th><th>Roles</th><th>Status</th><th>Last heard</th></tr></thead>
+        <tbody>${t.nodes.map(o=>u`<tr key=${o.nodeId} class=${o.status==="alive"?"":"warn"}>
+          <td>${o.nodeId}${o.nodeId===t.node?u` <span class="badge">this console</span>`:""}</td>
+          <td>${o.port<0?"—":o.host+":"+o.port}</td><td>${o.rack||"—"}</td>
+          <td>${o.roles.join(", ")}${o.activeController?u` <span class="badge">active controller</span>`:""}</td>
+          <td><${_e} status=${o.status} /></td><td>${Jt(o.lastContactMs)}</td></tr>`)}</tbody>
+      </table></div>
+      <h2>Metadata quorum</h2>
+      ${t.quorum.error?u`<p class="error" role="alert">The quorum could not be described: ${t.quorum.error}</p>`:u`<p class="muted" id="quorum-summary">Raft leader node ${t.quorum.leaderId} in epoch ${t.quorum.leaderEpoch};
+            committed up to entry ${t.quorum.highWatermark}; controllers (voters) ${t.controllers.join(", ")}.</p>
+          <${Vt} id="quorum-voters" members=${t.quorum.voters} leaderId=${t.quorum.leaderId} caption="Voters" />
+          <h3>Observers</h3>
+          <${Vt} id="quorum-observers" members=${t.quorum.observers} leaderId=${t.quorum.leaderId} caption="Observers" />`}
+      <p class="muted">Partition counts from metadata ${Math.round(t.metadataAgeMs/100)/10} s old.</p>`}
+  </section>`}function Xt({state:t}){let[e,r]=$(1),o=50,n=Gt.find(l=>l.state===t),[a,i]=M(`/cluster/partitions?state=${C(t)}&page=${e}&pageSize=${o}`);return u`<section>
+    <p class="crumbs"><a href="#/">Cluster</a> /</p>
+    <h1>${n?n.label:t} partitions</h1>
+    <${D} data=${a} error=${i} />
+    ${a&&u`
+      <div class="scroll"><table id="problem-partitions">
+        <thead><tr><th>Topic</th><th>Partition</th><th>Leader</th><th>Replicas</th><th>ISR</th><th>Offline replicas</th></tr></thead>
+        <tbody>${a.partitions.map(l=>u`<tr key=${l.topic+"/"+l.partition}>
+          <td><a href=${"#/topics/"+C(l.topic)}>${l.topic}</a></td><td>${l.partition}</td><td>${l.leader<0?"none":l.leader}</td>
+          <td>${l.replicas.join(", ")}</td><td>${l.isr.join(", ")}</td><td>${l.offlineReplicas.join(", ")||"—"}</td></tr>`)}</tbody>
+      </table></div>
+      ${a.total===0&&u`<p class="ok" role="status">None.</p>`}
+      <${Kt} label="Partition pages" page=${e} pageSize=${o} total=${a.total} setPage=${r} noun="partitions" />`}
+  </section>`}var pe=/^[a-zA-Z0-9._-]{1,249}$/;function fe({onCreated:t}){let[e,r]=$(""),[o,n]=$("1"),[a,i]=$("1"),[l,_]=$(""),[c,d]=$(null),[s,p]=$(!1);return u`<form class="card" onSubmit=${async b=>{b.preventDefault(),d(null);try{if(!pe.test(e)||e==="."||e==="..")throw new Error('Topic names use 1 to 249 of: letters, digits, ".", "_", "-".');let k=Number(o),h=Number(a);if(!Number.isInteger(k)||k<1)throw new Error("Partitions must be a whole number of at least 1.");if(!Number.isInteger(h)||h<1)throw new Error("Replication factor must be a whole number of at least 1.");let m=Object.fromEntries(tt(l,"="));p(!0),await H("POST","/topics",{name:e,partitions:k,replicationFactor:h,configs:m}),r(""),t(e)}catch(k){d(k)}finally{p(!1)}}} aria-labelledby="create-topic">
     <h2 id="create-topic">Create a topic</h2>
     <div class="fields">
       <label>Name<input id="new-topic-name" value=${e} onInput=${b=>r(b.target.value)} required /></label>
-      <label>Partitions<input id="new-topic-partitions" type="number" min="1" value=${o} onInput=${b=>a(b.target.value)} /></label>
-      <label>Replication factor<input id="new-topic-rf" type="number" min="1" value=${n} onInput=${b=>s(b.target.value)} /></label>
+      <label>Partitions<input id="new-topic-partitions" type="number" min="1" value=${o} onInput=${b=>n(b.target.value)} /></label>
+      <label>Replication factor<input id="new-topic-rf" type="number" min="1" value=${a} onInput=${b=>i(b.target.value)} /></label>
     </div>
-    <label><span>Configs (one <code>name=value</code> per line)</span><textarea rows="2" value=${l} onInput=${b=>u(b.target.value)} placeholder="retention.ms=86400000"></textarea></label>
-    <${W} error=${c} />
-    <button id="create-topic-submit" type="submit" disabled=${i}>Create topic</button>
-  </form>`}function le(){let[t,e]=$(""),[r,o]=$(1),[a,n]=$(null),s=25,[l,u,c]=U(`/topics?search=${C(t)}&page=${r}&pageSize=${s}`),_=l?Math.max(1,Math.ceil(l.total/s)):1;return d`<section>
+    <label><span>Configs (one <code>name=value</code> per line)</span><textarea rows="2" value=${l} onInput=${b=>_(b.target.value)} placeholder="retention.ms=86400000"></textarea></label>
+    <${O} error=${c} />
+    <button id="create-topic-submit" type="submit" disabled=${s}>Create topic</button>
+  </form>`}function Yt(){let[t,e]=$(""),[r,o]=$(1),[n,a]=$(null),i=25,[l,_,c]=M(`/topics?search=${C(t)}&page=${r}&pageSize=${i}`);return u`<section>
     <h1>Topics</h1>
     <div class="toolbar">
       <label class="search">Search<input type="search" id="topic-search" value=${t}
-        onInput=${i=>{e(i.target.value),o(1)}} placeholder="name contains…" /></label>
+        onInput=${d=>{e(d.target.value),o(1)}} placeholder="name contains…" /></label>
     </div>
-    <${j} data=${l} error=${u} />
-    ${l&&d`
+    <${D} data=${l} error=${_} />
+    ${l&&u`
       <div class="scroll"><table>
         <thead><tr><th>Name</th><th>Partitions</th><th>Replication</th><th></th></tr></thead>
-        <tbody>${l.topics.map(i=>d`<tr key=${i.name}>
-          <td><a href=${"#/topics/"+C(i.name)}>${i.name}</a>${i.internal?d` <span class="badge">internal</span>`:""}</td>
-          <td>${i.partitions}</td><td>${i.replicationFactor}</td>
-          <td><a href=${"#/topics/"+C(i.name)+"/messages"}>Messages</a></td></tr>`)}</tbody>
+        <tbody>${l.topics.map(d=>u`<tr key=${d.name}>
+          <td><a href=${"#/topics/"+C(d.name)}>${d.name}</a>${d.internal?u` <span class="badge">internal</span>`:""}</td>
+          <td>${d.partitions}</td><td>${d.replicationFactor}</td>
+          <td><a href=${"#/topics/"+C(d.name)+"/messages"}>Messages</a></td></tr>`)}</tbody>
       </table></div>
-      ${l.topics.length===0&&d`<p class="muted">No topics${t?" match":""}.</p>`}
-      <nav class="pager" aria-label="Topic pages">
-        <button type="button" disabled=${r<=1} onClick=${()=>o(r-1)}>Previous</button>
-        <span>Page ${r} of ${_} · ${l.total} topics</span>
-        <button type="button" disabled=${r>=_} onClick=${()=>o(r+1)}>Next</button>
-      </nav>`}
-    ${a&&d`<p class="ok" role="status">Created <a href=${"#/topics/"+C(a)}>${a}</a>.</p>`}
-    <${se} onCreated=${i=>{n(i),c()}} />
-  </section>`}function Vt({what:t,name:e,onDelete:r}){let[o,a]=$(!1),[n,s]=$(""),[l,u]=$(null);return o?d`<form class="card danger-zone" onSubmit=${async _=>{_.preventDefault();try{await r()}catch(i){u(i)}}}>
-    <label><span>Type <code>${e}</code> to delete this ${t}</span><input value=${n} onInput=${_=>s(_.target.value)} /></label>
-    <${W} error=${l} />
-    <button type="submit" class="danger" disabled=${n!==e}>Delete ${t} ${e}</button>
-    <button type="button" onClick=${()=>a(!1)}>Cancel</button>
-  </form>`:d`<button type="button" class="danger" onClick=${()=>a(!0)}>Delete ${t}…</button>`}function ce({name:t}){let[e,r]=U("/topics/"+C(t)),o=async()=>{await R("DELETE","/topics/"+C(t)),location.hash="#/topics"};return d`<section>
+      ${l.topics.length===0&&u`<p class="muted">No topics${t?" match":""}.</p>`}
+      <${Kt} label="Topic pages" page=${r} pageSize=${i} total=${l.total} setPage=${o} noun="topics" />`}
+    ${n&&u`<p class="ok" role="status">Created <a href=${"#/topics/"+C(n)}>${n}</a>.</p>`}
+    <${fe} onCreated=${d=>{a(d),c()}} />
+  </section>`}function Zt({what:t,name:e,onDelete:r}){let[o,n]=$(!1),[a,i]=$(""),[l,_]=$(null);return o?u`<form class="card danger-zone" onSubmit=${async d=>{d.preventDefault();try{await r()}catch(s){_(s)}}}>
+    <label><span>Type <code>${e}</code> to delete this ${t}</span><input value=${a} onInput=${d=>i(d.target.value)} /></label>
+    <${O} error=${l} />
+    <button type="submit" class="danger" disabled=${a!==e}>Delete ${t} ${e}</button>
+    <button type="button" onClick=${()=>n(!1)}>Cancel</button>
+  </form>`:u`<button type="button" class="danger" onClick=${()=>n(!0)}>Delete ${t}…</button>`}function he({name:t}){let[e,r]=M("/topics/"+C(t)),o=async()=>{await H("DELETE","/topics/"+C(t)),location.hash="#/topics"};return u`<section>
     <p class="crumbs"><a href="#/topics">Topics</a> /</p>
     <h1>${t}</h1>
-    <${j} data=${e} error=${r} />
-    ${e&&d`
+    <${D} data=${e} error=${r} />
+    ${e&&u`
       <p><a class="button" href=${"#/topics/"+C(t)+"/messages"}>Browse messages</a></p>
       <h2>Partitions</h2>
       <div class="scroll"><table>
         <thead><tr><th>Partition</th><th>Leader</th><th>Replicas</th><th>ISR</th><th>Log start</th><th>High watermark</th><th>Records</th></tr></thead>
-        <tbody>${e.partitions.map(a=>d`<tr key=${a.partition} class=${a.isr.length<a.replicas.length?"warn":""}>
-          <td>${a.partition}</td><td>${a.leader<0?"none":a.leader}</td><td>${a.replicas.join(", ")}</td><td>${a.isr.join(", ")}</td>
-          <td>${a.logStartOffset}</td><td>${a.highWatermark}</td><td>${Math.max(0,a.highWatermark-a.logStartOffset)}</td></tr>`)}</tbody>
+        <tbody>${e.partitions.map(n=>u`<tr key=${n.partition} class=${n.isr.length<n.replicas.length?"warn":""}>
+          <td>${n.partition}</td><td>${n.leader<0?"none":n.leader}</td><td>${n.replicas.join(", ")}</td><td>${n.isr.join(", ")}</td>
+          <td>${n.logStartOffset}</td><td>${n.highWatermark}</td><td>${Math.max(0,n.highWatermark-n.logStartOffset)}</td></tr>`)}</tbody>
       </table></div>
       <h2>Configs</h2>
       <div class="scroll"><table>
         <thead><tr><th>Name</th><th>Value</th><th>Source</th></tr></thead>
-        <tbody>${e.configs.map(a=>d`<tr key=${a.name} class=${a.source==="DYNAMIC_TOPIC_CONFIG"?"set":""}>
-          <td>${a.name}</td><td class="wrap">${a.sensitive?"(sensitive)":a.value??"—"}</td><td>${a.source}</td></tr>`)}</tbody>
+        <tbody>${e.configs.map(n=>u`<tr key=${n.name} class=${n.source==="DYNAMIC_TOPIC_CONFIG"?"set":""}>
+          <td>${n.name}</td><td class="wrap">${n.sensitive?"(sensitive)":n.value??"—"}</td><td>${n.source}</td></tr>`)}</tbody>
       </table></div>
-      ${!e.internal&&d`<${Vt} what="topic" name=${t} onDelete=${o} />`}`}
-  </section>`}function ue(t){return t.encoding==="base64"?Uint8Array.from(atob(t.data),e=>e.charCodeAt(0)):new TextEncoder().encode(t.data)}function dt(t,e){return t==null?d`<span class="muted">null</span>`:e==="hex"?[...ue(t)].map(r=>r.toString(16).padStart(2,"0")).join(" "):t.encoding==="base64"?d`<span class="badge">base64</span> ${t.data}`:e==="json"&&t.json?d`<pre>${JSON.stringify(JSON.parse(t.data),null,2)}</pre>`:t.data}function _e({topic:t,partitions:e,onProduced:r}){let[o,a]=$(""),[n,s]=$(""),[l,u]=$(""),[c,_]=$(""),[i,p]=$(null),[f,b]=$(null);return d`<form class="card" onSubmit=${async h=>{h.preventDefault(),b(null),p(null);try{let m={key:n===""?null:{data:n},value:{data:l},headers:Bt(c,":").map(([P,S])=>({key:P,value:{data:S}}))};o!==""&&(m.partition=Number(o));let g=await R("POST","/topics/"+C(t)+"/records",m);p(g),r(g)}catch(m){b(m)}}} aria-labelledby="produce">
+      ${!e.internal&&u`<${Zt} what="topic" name=${t} onDelete=${o} />`}`}
+  </section>`}function me(t){return t.encoding==="base64"?Uint8Array.from(atob(t.data),e=>e.charCodeAt(0)):new TextEncoder().encode(t.data)}function pt(t,e){return t==null?u`<span class="muted">null</span>`:e==="hex"?[...me(t)].map(r=>r.toString(16).padStart(2,"0")).join(" "):t.encoding==="base64"?u`<span class="badge">base64</span> ${t.data}`:e==="json"&&t.json?u`<pre>${JSON.stringify(JSON.parse(t.data),null,2)}</pre>`:t.data}function be({topic:t,partitions:e,onProduced:r}){let[o,n]=$(""),[a,i]=$(""),[l,_]=$(""),[c,d]=$(""),[s,p]=$(null),[f,b]=$(null);return u`<form class="card" onSubmit=${async h=>{h.preventDefault(),b(null),p(null);try{let m={key:a===""?null:{data:a},value:{data:l},headers:tt(c,":").map(([P,S])=>({key:P,value:{data:S}}))};o!==""&&(m.partition=Number(o));let v=await H("POST","/topics/"+C(t)+"/records",m);p(v),r(v)}catch(m){b(m)}}} aria-labelledby="produce">
     <h2 id="produce">Produce a record</h2>
     <div class="fields">
-      <label>Partition<select id="produce-partition" value=${o} onChange=${h=>a(h.target.value)}>
+      <label>Partition<select id="produce-partition" value=${o} onChange=${h=>n(h.target.value)}>
         <option value="">by key</option>
-        ${Array.from({length:e},(h,m)=>d`<option value=${m}>${m}</option>`)}
+        ${Array.from({length:e},(h,m)=>u`<option value=${m}>${m}</option>`)}
       </select></label>
-      <label>Key<input id="produce-key" value=${n} onInput=${h=>s(h.target.value)} placeholder="(none)" /></label>
+      <label>Key<input id="produce-key" value=${a} onInput=${h=>i(h.target.value)} placeholder="(none)" /></label>
     </div>
-    <label>Value<textarea id="produce-value" rows="3" value=${l} onInput=${h=>u(h.target.value)}></textarea></label>
-    <label><span>Headers (one <code>name: value</code> per line)</span><textarea rows="2" value=${c} onInput=${h=>_(h.target.value)}></textarea></label>
-    <${W} error=${f} />
-    ${i&&d`<p class="ok" role="status" id="produce-result">Produced to partition ${i.partition} at offset ${i.offset}.</p>`}
+    <label>Value<textarea id="produce-value" rows="3" value=${l} onInput=${h=>_(h.target.value)}></textarea></label>
+    <label><span>Headers (one <code>name: value</code> per line)</span><textarea rows="2" value=${c} onInput=${h=>d(h.target.value)}></textarea></label>
+    <${O} error=${f} />
+    ${s&&u`<p class="ok" role="status" id="produce-result">Produced to partition ${s.partition} at offset ${s.offset}.</p>`}
     <button id="produce-submit" type="submit">Produce</button>
-  </form>`}function de({topic:t}){let[e]=U("/topics/"+C(t),!1),[r,o]=$("0"),[a,n]=$("start"),[s,l]=$("0"),[u,c]=$(""),[_,i]=$("50"),[p,f]=$("text"),[b,k]=$(null),[h,m]=$(null),[g,P]=$(null),S=()=>{let v=`?partition=${r}&limit=${_}`;return a==="offset"&&(v+="&offset="+C(s)),a==="time"&&(v+="&timestamp="+(u?new Date(u).getTime():0)),a==="end"&&(v+="&fromEnd=true"),v},T=v=>{k(v),R("GET","/topics/"+C(t)+"/records"+v).then(E=>{m(E),P(null)},P)};Z(()=>{T(S())},[t]);let D=h&&h.nextOffset<h.highWatermark;return d`<section>
+  </form>`}function $e({topic:t}){let[e]=M("/topics/"+C(t),!1),[r,o]=$("0"),[n,a]=$("start"),[i,l]=$("0"),[_,c]=$(""),[d,s]=$("50"),[p,f]=$("text"),[b,k]=$(null),[h,m]=$(null),[v,P]=$(null),S=()=>{let g=`?partition=${r}&limit=${d}`;return n==="offset"&&(g+="&offset="+C(i)),n==="time"&&(g+="&timestamp="+(_?new Date(_).getTime():0)),n==="end"&&(g+="&fromEnd=true"),g},I=g=>{k(g),H("GET","/topics/"+C(t)+"/records"+g).then(E=>{m(E),P(null)},P)};W(()=>{I(S())},[t]);let R=h&&h.nextOffset<h.highWatermark;return u`<section>
     <p class="crumbs"><a href="#/topics">Topics</a> / <a href=${"#/topics/"+C(t)}>${t}</a> /</p>
     <h1>Messages</h1>
-    <form class="card" onSubmit=${v=>{v.preventDefault(),T(S())}}>
+    <form class="card" onSubmit=${g=>{g.preventDefault(),I(S())}}>
       <div class="fields">
-        <label>Partition<select id="browse-partition" value=${r} onChange=${v=>o(v.target.value)}>
-          ${Array.from({length:e?e.partitions.length:1},(v,E)=>d`<option value=${E}>${E}</option>`)}
+        <label>Partition<select id="browse-partition" value=${r} onChange=${g=>o(g.target.value)}>
+          ${Array.from({length:e?e.partitions.length:1},(g,E)=>u`<option value=${E}>${E}</option>`)}
         </select></label>
-        <label>From<select id="browse-from" value=${a} onChange=${v=>n(v.target.value)}>
+        <label>From<select id="browse-from" value=${n} onChange=${g=>a(g.target.value)}>
           <option value="start">the log start</option><option value="offset">an offset</option>
           <option value="time">a time</option><option value="end">the end</option>
         </select></label>
-        ${a==="offset"&&d`<label>Offset<input type="number" min="0" value=${s} onInput=${v=>l(v.target.value)} /></label>`}
-        ${a==="time"&&d`<label>Time<input type="datetime-local" value=${u} onInput=${v=>c(v.target.value)} /></label>`}
-        <label>Limit<input type="number" min="1" max="500" value=${_} onInput=${v=>i(v.target.value)} /></label>
-        <label>Decode as<select id="browse-decode" value=${p} onChange=${v=>f(v.target.value)}>
+        ${n==="offset"&&u`<label>Offset<input type="number" min="0" value=${i} onInput=${g=>l(g.target.value)} /></label>`}
+        ${n==="time"&&u`<label>Time<input type="datetime-local" value=${_} onInput=${g=>c(g.target.value)} /></label>`}
+        <label>Limit<input type="number" min="1" max="500" value=${d} onInput=${g=>s(g.target.value)} /></label>
+        <label>Decode as<select id="browse-decode" value=${p} onChange=${g=>f(g.target.value)}>
           <option value="text">text</option><option value="json">JSON (pretty)</option><option value="hex">hex</option>
         </select></label>
       </div>
       <button type="submit" id="browse-submit">Load</button>
-      ${b&&d` <button type="button" onClick=${()=>T(b)}>Refresh</button>`}
+      ${b&&u` <button type="button" onClick=${()=>I(b)}>Refresh</button>`}
     </form>
-    <${W} error=${g} />
-    ${h&&d`
+    <${O} error=${v} />
+    ${h&&u`
       <p class="muted">Partition ${h.partition}: offsets ${h.logStartOffset} to ${h.highWatermark-1}; showing ${h.records.length} from ${h.startOffset}.</p>
       <div class="scroll"><table class="records">
         <thead><tr><th>Offset</th><th>Timestamp</th><th>Key</th><th>Value</th><th>Headers</th></tr></thead>
-        <tbody>${h.records.map(v=>d`<tr key=${v.offset}>
-          <td>${v.offset}</td><td>${new Date(v.timestamp).toISOString()}</td>
-          <td class="wrap">${dt(v.key,p)}</td><td class="wrap value">${dt(v.value,p)}</td>
-          <td class="wrap">${v.headers.map(E=>d`<div><b>${E.key}</b>: ${dt(E.value,p)}</div>`)}</td></tr>`)}</tbody>
+        <tbody>${h.records.map(g=>u`<tr key=${g.offset}>
+          <td>${g.offset}</td><td>${new Date(g.timestamp).toISOString()}</td>
+          <td class="wrap">${pt(g.key,p)}</td><td class="wrap value">${pt(g.value,p)}</td>
+          <td class="wrap">${g.headers.map(E=>u`<div><b>${E.key}</b>: ${pt(E.value,p)}</div>`)}</td></tr>`)}</tbody>
       </table></div>
-      ${h.records.length===0&&d`<p class="muted">No records there.</p>`}
-      ${D&&d`<button type="button" onClick=${()=>T(`?partition=${h.partition}&limit=${_}&offset=${h.nextOffset}`)}>Next records</button>`}`}
-    ${e&&d`<${_e} topic=${t} partitions=${e.partitions.length} onProduced=${()=>b&&T(b)} />`}
-  </section>`}function pe(){let[t,e]=U("/groups");return d`<section>
+      ${h.records.length===0&&u`<p class="muted">No records there.</p>`}
+      ${R&&u`<button type="button" onClick=${()=>I(`?partition=${h.partition}&limit=${d}&offset=${h.nextOffset}`)}>Next records</button>`}`}
+    ${e&&u`<${be} topic=${t} partitions=${e.partitions.length} onProduced=${()=>b&&I(b)} />`}
+  </section>`}function ge(){let[t,e]=M("/groups");return u`<section>
     <h1>Consumer groups</h1>
-    <${j} data=${t} error=${e} />
-    ${t&&d`
+    <${D} data=${t} error=${e} />
+    ${t&&u`
       <div class="scroll"><table>
         <thead><tr><th>Group</th><th>State</th><th>Protocol</th><th>Coordinator</th></tr></thead>
-        <tbody>${t.groups.map(r=>d`<tr key=${r.group}>
+        <tbody>${t.groups.map(r=>u`<tr key=${r.group}>
           <td><a href=${"#/groups/"+C(r.group)}>${r.group}</a></td><td>${r.state}</td><td>${r.protocolType||"—"}</td><td>${r.coordinator}</td></tr>`)}</tbody>
       </table></div>
-      ${t.groups.length===0&&d`<p class="muted">No groups.</p>`}`}
-  </section>`}function fe({name:t}){let[e,r]=U("/groups/"+C(t)),o=async()=>{await R("DELETE","/groups/"+C(t)),location.hash="#/groups"};return d`<section>
+      ${t.groups.length===0&&u`<p class="muted">No groups.</p>`}`}
+  </section>`}function ve({name:t}){let[e,r]=M("/groups/"+C(t)),o=async()=>{await H("DELETE","/groups/"+C(t)),location.hash="#/groups"};return u`<section>
     <p class="crumbs"><a href="#/groups">Consumer groups</a> /</p>
     <h1>${t}</h1>
-    <${j} data=${e} error=${r} />
-    ${e&&d`
+    <${D} data=${e} error=${r} />
+    ${e&&u`
       <div class="stats">
-        <${N} label="State" value=${e.state} />
-        <${N} label="Members" value=${e.members.length} />
-        <${N} label="Total lag" value=${e.totalLag} warn=${e.totalLag>0} />
-        <${N} label="Coordinator" value=${e.coordinator} />
+        <${T} label="State" value=${e.state} />
+        <${T} label="Members" value=${e.members.length} />
+        <${T} label="Total lag" value=${e.totalLag} warn=${e.totalLag>0} />
+        <${T} label="Coordinator" value=${e.coordinator} />
       </div>
       <h2>Lag per partition</h2>
       <div class="scroll"><table id="group-lag">
         <thead><tr><th>Topic</th><th>Partition</th><th>Committed</th><th>Log end</th><th>Lag</th><th>Member</th></tr></thead>
-        <tbody>${e.offsets.map(a=>d`<tr key=${a.topic+"/"+a.partition}>
-          <td><a href=${"#/topics/"+C(a.topic)}>${a.topic}</a></td><td>${a.partition}</td>
-          <td>${a.committedOffset<0?"—":a.committedOffset}</td><td>${a.logEndOffset}</td>
-          <td class=${a.lag>0?"lag":""}>${a.lag<0?"?":a.lag}</td><td class="wrap">${a.memberId||"—"}</td></tr>`)}</tbody>
+        <tbody>${e.offsets.map(n=>u`<tr key=${n.topic+"/"+n.partition}>
+          <td><a href=${"#/topics/"+C(n.topic)}>${n.topic}</a></td><td>${n.partition}</td>
+          <td>${n.committedOffset<0?"—":n.committedOffset}</td><td>${n.logEndOffset}</td>
+          <td class=${n.lag>0?"lag":""}>${n.lag<0?"?":n.lag}</td><td class="wrap">${n.memberId||"—"}</td></tr>`)}</tbody>
       </table></div>
       <h2>Members</h2>
       <div class="scroll"><table>
         <thead><tr><th>Member</th><th>Client</th><th>Host</th><th>Assigned</th></tr></thead>
-        <tbody>${e.members.map(a=>d`<tr key=${a.memberId}>
-          <td class="wrap">${a.memberId}</td><td>${a.clientId}</td><td>${a.clientHost}</td>
-          <td>${a.assigned.map(n=>d`<div>${n.topic}: ${n.partitions.join(", ")}</div>`)}</td></tr>`)}</tbody>
+        <tbody>${e.members.map(n=>u`<tr key=${n.memberId}>
+          <td class="wrap">${n.memberId}</td><td>${n.clientId}</td><td>${n.clientHost}</td>
+          <td>${n.assigned.map(a=>u`<div>${a.topic}: ${a.partitions.join(", ")}</div>`)}</td></tr>`)}</tbody>
       </table></div>
-      ${e.members.length===0&&d`<p class="muted">No members.</p>`}
-      <${Vt} what="group" name=${t} onDelete=${o} />`}
-  </section>`}function he(){let t=ne(),e,r="cluster";t[0]==="topics"&&t[1]&&t[2]==="messages"?(e=d`<${de} topic=${t[1]} />`,r="topics"):t[0]==="topics"&&t[1]?(e=d`<${ce} name=${t[1]} />`,r="topics"):t[0]==="topics"?(e=d`<${le} />`,r="topics"):t[0]==="groups"&&t[1]?(e=d`<${fe} name=${t[1]} />`,r="groups"):t[0]==="groups"?(e=d`<${pe} />`,r="groups"):e=d`<${ae} />`;let o=(a,n,s)=>d`<a href=${n} aria-current=${r===a?"page":void 0}>${s}</a>`;return d`<header>
+      ${e.members.length===0&&u`<p class="muted">No members.</p>`}
+      <${Zt} what="group" name=${t} onDelete=${o} />`}
+  </section>`}function ye(){let t=Bt(),e,r="cluster";t[0]==="topics"&&t[1]&&t[2]==="messages"?(e=u`<${$e} topic=${t[1]} />`,r="topics"):t[0]==="topics"&&t[1]?(e=u`<${he} name=${t[1]} />`,r="topics"):t[0]==="cluster"&&t[1]==="partitions"&&t[2]?e=u`<${Xt} state=${t[2]} />`:t[0]==="topics"?(e=u`<${Yt} />`,r="topics"):t[0]==="groups"&&t[1]?(e=u`<${ve} name=${t[1]} />`,r="groups"):t[0]==="groups"?(e=u`<${ge} />`,r="groups"):e=u`<${Qt} />`;let o=(n,a,i)=>u`<a href=${a} aria-current=${r===n?"page":void 0}>${i}</a>`;return u`<header>
       <a class="brand" href="#/">Strata</a>
       <nav aria-label="Main">${o("cluster","#/","Cluster")}${o("topics","#/topics","Topics")}${o("groups","#/groups","Groups")}</nav>
     </header>
-    <main>${e}</main>`}Et(d`<${he} />`,document.getElementById("app"));})();
+    <main>${e}</main>`}Tt(u`<${ye} />`,document.getElementById("app"));})();
