@@ -290,13 +290,13 @@ func TestConsoleAPIAgainstKafkaClients(t *testing.T) {
 	var cluster struct {
 		ClusterID                 string
 		Controller                int32
-		Brokers                   []struct{ NodeID int32 }
+		Nodes                     []struct{ NodeID int32 }
 		Topics, Partitions        int
 		UnderReplicatedPartitions int
 		OfflinePartitions         int
 	}
 	callConsole(t, base, "GET", "/api/v1/cluster", nil, false).decode(t, &cluster)
-	if cluster.ClusterID == "" || len(cluster.Brokers) != 1 || cluster.Topics < 2 || cluster.Partitions < 4 || cluster.OfflinePartitions != 0 {
+	if cluster.ClusterID == "" || len(cluster.Nodes) != 1 || cluster.Topics < 2 || cluster.Partitions < 4 || cluster.OfflinePartitions != 0 {
 		t.Fatalf("cluster: %+v", cluster)
 	}
 	var list struct {

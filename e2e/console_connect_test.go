@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,73 +21,10 @@ func init() {
 	}
 }
 
-// consoleBrowser is a headless Chromium tab on a console, collecting its
-// console errors, with screenshots going to artifacts.
-type consoleBrowser struct {
-	t         *testing.T
-	tab       context.Context
-	base      string
-	artifacts string
-	console   *browserConsole
-}
-
-// openConsoleBrowser starts Chromium (the test's cleanup stops it).
-func openConsoleBrowser(t *testing.T, ctx context.Context, chromium, base string) *consoleBrowser {
-	artifacts := t.TempDir()
-	if dir := os.Getenv("STRATA_E2E_ARTIFACTS"); dir != "" {
-		artifacts = filepath.Join(dir, "console")
-	}
-	if err := os.MkdirAll(artifacts, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
-		chromedp.WindowSize(1280, 900), chromedp.Flag("disable-gpu", true))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	tab, cancelTab := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() { cancelTab(); cancelAlloc() })
-	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 900)); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	b := &consoleBrowser{t: t, tab: tab, base: base, artifacts: artifacts, console: &browserConsole{}}
-	messages := chromedp.Console(tab)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				b.console.mu.Lock()
-				b.console.errors = append(b.console.errors, fmt.Sprintf("%s (%s:%d)", m.String(), m.URL, m.Line))
-				b.console.mu.Unlock()
-			}
-		}
-	}()
-	return b
-}
-
-// page opens route, waits for wantVisible, checks that the console stayed
-// clean and saves a screenshot as name.
-func (b *consoleBrowser) page(name, route string, wantVisible ...string) {
-	b.t.Helper()
-	steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(b.base + "/" + route)}
-	for _, w := range wantVisible {
-		steps = append(steps, chromedp.WaitVisible(w))
-	}
-	waitCtx, cancel := context.WithTimeout(b.tab, 20*time.Second)
-	defer cancel()
-	if err := chromedp.Do(waitCtx, steps...); err != nil {
-		text, _ := chromedp.Run(b.tab, chromedp.Text("body"))
-		b.t.Fatalf("page %s (%s): %v; page text: %.600s", name, route, err, text)
-	}
-	b.shot(name)
-}
-
-// shot saves a screenshot after checking the console stayed clean.
+// shot checks the page stayed clean and saves a screenshot as name.
 func (b *consoleBrowser) shot(name string) {
 	b.t.Helper()
-	if errs := b.console.take(); len(errs) > 0 {
-		b.t.Fatalf("page %s: console errors:\n%s", name, strings.Join(errs, "\n"))
-	}
+	b.clean(name)
 	screenshot(b.t, b.tab, b.artifacts, name)
 }
 
@@ -99,7 +34,7 @@ func (b *consoleBrowser) shot(name string) {
 // errors and show what the REST API and kgo made; a pause, an ACL, a
 // SCRAM user and a quota made in the UI are seen outside it.
 func TestConsoleConnectAndSecurityBrowser(t *testing.T) {
-	chromium := requireTool(t, "chromium", "apt-get install chromium")
+	requireTool(t, "chromium", "apt-get install chromium")
 	restAddr := freeAddr(t)
 	jobs := t.TempDir()
 	job := "name: e2e-upper\ninput: {topics: [e2e-words]}\npipeline:\n  - map: 'upper(string(value))'\noutput: {topic: e2e-upper-words}\ncommit_interval: 200ms\n"
@@ -139,8 +74,9 @@ func TestConsoleConnectAndSecurityBrowser(t *testing.T) {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	b := openConsoleBrowser(t, ctx, chromium, "http://"+s.httpAddr)
-	b.page("connectors", "#/connect", `//div[@id="connector-e2e-files"]//h2//span[.="RUNNING"]`, `//div[@id="connector-e2e-files"]//td[.="RUNNING"]`)
+	b := openConsoleBrowser(t, ctx)
+	base := "http://" + s.httpAddr
+	b.page(base, "connectors", "#/connect", `//div[@id="connector-e2e-files"]//h2//span[.="RUNNING"]`, `//div[@id="connector-e2e-files"]//td[.="RUNNING"]`)
 	if err := chromedp.Do(b.tab, chromedp.Click(`//div[@id="connector-e2e-files"]//button[.="Pause"]`)); err != nil {
 		t.Fatal(err)
 	}
@@ -156,10 +92,10 @@ func TestConsoleConnectAndSecurityBrowser(t *testing.T) {
 		t.Fatalf("REST status after pausing in the UI: %+v", st)
 	}
 
-	b.page("jobs", "#/jobs", `//table[@id="jobs"]//td[.="e2e-upper"]`, `//table[@id="jobs"]//td[.="Stable"]`)
+	b.page(base, "jobs", "#/jobs", `//table[@id="jobs"]//td[.="e2e-upper"]`, `//table[@id="jobs"]//td[.="Stable"]`)
 
 	adm := kadm.NewClient(newClient(t, s.addr))
-	b.page("security-acls", "#/security/acls", `//label[contains(.,"Principal")]`)
+	b.page(base, "security-acls", "#/security/acls", `//label[contains(.,"Principal")]`)
 	setField(t, b.tab, "acl-principal", "User:alice")
 	setField(t, b.tab, "acl-resource-name", "e2e-words")
 	click(t, b.tab, "acl-submit")
@@ -170,7 +106,7 @@ func TestConsoleConnectAndSecurityBrowser(t *testing.T) {
 	}
 	b.shot("security-acls")
 
-	b.page("security-users", "#/security/users", `//button[@id="user-submit"]`)
+	b.page(base, "security-users", "#/security/users", `//button[@id="user-submit"]`)
 	setField(t, b.tab, "user-name", "erin")
 	setField(t, b.tab, "user-password", "erin-pw-typed")
 	click(t, b.tab, "user-submit")
@@ -180,7 +116,7 @@ func TestConsoleConnectAndSecurityBrowser(t *testing.T) {
 	}
 	b.shot("security-users")
 
-	b.page("security-quotas", "#/security/quotas", `//button[@id="quota-submit"]`)
+	b.page(base, "security-quotas", "#/security/quotas", `//button[@id="quota-submit"]`)
 	setField(t, b.tab, "quota-name", "alice")
 	click(t, b.tab, "quota-submit")
 	waitVisible(t, b.tab, `//table[@id="quotas"]//td[.="user=alice"]`)

@@ -17,7 +17,8 @@ import (
 
 // consoleDocsPages are the screenshots README.md shows (docs/console/),
 // refreshed when the test runs with STRATA_CONSOLE_DOCS=1.
-var consoleDocsPages = map[string]bool{"cluster": true, "topics": true, "topic": true, "messages": true, "group": true}
+var consoleDocsPages = map[string]bool{"cluster": true, "topics": true, "topic": true, "messages": true, "group": true,
+	"cluster-three-nodes": true, "cluster-node-down": true, "under-replicated": true}
 
 // browserConsole collects the page's console errors and exceptions.
 type browserConsole struct {
@@ -40,7 +41,6 @@ func (b *browserConsole) take() []string {
 // seen by kgo afterwards. Screenshots of each page go to
 // $STRATA_E2E_ARTIFACTS/console (a temporary directory otherwise).
 func TestConsoleBrowser(t *testing.T) {
-	chromium := requireTool(t, "chromium", "apt-get install chromium")
 	s := startServer(t)
 	base := "http://" + s.httpAddr
 
@@ -60,63 +60,14 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	artifacts := t.TempDir()
-	if dir := os.Getenv("STRATA_E2E_ARTIFACTS"); dir != "" {
-		artifacts = filepath.Join(dir, "console")
-	}
-	if err := os.MkdirAll(artifacts, 0o755); err != nil {
-		t.Fatal(err)
-	}
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, // tests often run as root, where Chromium's sandbox refuses to start
-		chromedp.WindowSize(1280, 900),
-		chromedp.Flag("disable-gpu", true),
-	)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	tab, cancelTab := chromedp.NewContext(allocCtx)
-	defer cancelTab()
-	if err := chromedp.Do(tab, chromedp.EmulateViewport(1280, 900)); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	var console browserConsole
-	messages := chromedp.Console(tab)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() {
-				console.mu.Lock()
-				console.errors = append(console.errors, fmt.Sprintf("%s (%s:%d)", m.String(), m.URL, m.Line))
-				console.mu.Unlock()
-			}
-		}
-	}()
-
-	// page opens a console route, waits for what must be on it, checks the
-	// console stayed clean, and saves a screenshot.
+	br := openConsoleBrowser(t, ctx)
+	tab, console, artifacts := br.tab, br.console, br.artifacts
 	page := func(name, route string, wantVisible ...string) {
 		t.Helper()
-		steps := []chromedp.Action[chromedp.Void]{chromedp.Navigate(base + "/" + route)}
-		for _, w := range wantVisible {
-			steps = append(steps, chromedp.WaitVisible(w))
-		}
-		waitCtx, cancel := context.WithTimeout(tab, 20*time.Second)
-		defer cancel()
-		if err := chromedp.Do(waitCtx, steps...); err != nil {
-			text, _ := chromedp.Run(tab, chromedp.Text("body"))
-			t.Fatalf("page %s (%s): %v; page text: %.600s", name, route, err, text)
-		}
-		screenshot(t, tab, artifacts, name)
-		if errs := console.take(); len(errs) > 0 {
-			t.Fatalf("page %s: console errors:\n%s", name, strings.Join(errs, "\n"))
-		}
+		br.page(base, name, route, wantVisible...)
 	}
 
-	page("cluster", "#/", `//*[contains(@class,"stat-label")][.="Under-replicated"]`, `//td[.="controller"]`)
+	page("cluster", "#/", `//*[contains(@class,"stat-label")][.="Under-replicated"]`, `//table[@id="cluster-nodes"]//td[contains(.,"controller")]`, `//table[@id="quorum-voters"]`)
 	page("topics", "#/topics", `//a[.="e2e-orders"]`, `//label[contains(.,"Search")]`)
 	page("topic", "#/topics/e2e-orders", `//td[.="cleanup.policy"]`, `//th[.="High watermark"]`)
 	page("messages", "#/topics/e2e-orders/messages", `//td[contains(.,"hello from kgo")]`, `//b[.="trace"]`)

@@ -44,6 +44,9 @@ const requestTimeout = 10 * time.Second
 // Console is the web console of one node: its UI assets and JSON API.
 type Console struct {
 	cfg Config
+	// snapshots is the Metadata of every topic, shared by the cluster
+	// page and the topic list for a short interval (snapshot.go).
+	snapshots *snapshotCache
 
 	mu struct {
 		sync.Mutex
@@ -57,7 +60,7 @@ func New(cfg Config) *Console {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Console{cfg: cfg}
+	return &Console{cfg: cfg, snapshots: newSnapshotCache(snapshotTTL)}
 }
 
 // Mount adds the UI (/) and the API (/api/v1/) to mux.
@@ -119,6 +122,9 @@ func (c *Console) call(h apiHandler) http.HandlerFunc {
 		ctx, cancel := context.WithTimeout(r.Context(), requestTimeout)
 		defer cancel()
 		h(ctx, w, r, cl)
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			c.snapshots.invalidate() // the next page shows what this changed
+		}
 	}
 }
 
@@ -146,6 +152,7 @@ func route(mux *http.ServeMux, path string, byMethod map[string]http.HandlerFunc
 func (c *Console) routes(mux *http.ServeMux) {
 	route(mux, "/api/v1/openapi.yaml", map[string]http.HandlerFunc{"GET": serveOpenAPI})
 	route(mux, "/api/v1/cluster", map[string]http.HandlerFunc{"GET": c.call(c.getCluster)})
+	route(mux, "/api/v1/cluster/partitions", map[string]http.HandlerFunc{"GET": c.call(c.listProblemPartitions)})
 	route(mux, "/api/v1/topics", map[string]http.HandlerFunc{"GET": c.call(c.listTopics), "POST": c.call(c.createTopic)})
 	route(mux, "/api/v1/topics/{topic}", map[string]http.HandlerFunc{"GET": c.call(c.getTopic), "DELETE": c.call(c.deleteTopic)})
 	route(mux, "/api/v1/topics/{topic}/records", map[string]http.HandlerFunc{"GET": c.call(c.getRecords), "POST": c.call(c.produceRecord)})

@@ -1,7 +1,7 @@
 // Connectors and stream jobs pages (API: /connect, /streams; see
 // ../../api_connect.go).
 import { useState, useRef } from 'preact/hooks';
-import { html, api, usePoll, enc, ErrorBox, Loading, Stat } from './app.js';
+import { html, api, usePoll, enc, ErrorBox, Loading, Stat } from './lib.js';
 
 const stateClass = (s) => (s === 'FAILED' ? 'warn' : s === 'PAUSED' || s === 'STOPPED' ? 'set' : '');
 

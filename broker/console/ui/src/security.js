@@ -1,7 +1,7 @@
 // Security pages: ACLs, SCRAM users, client quotas (API: /acls, /users,
 // /quotas; see ../../api_security.go). Passwords go to the API only.
 import { useState } from 'preact/hooks';
-import { html, api, usePoll, enc, ErrorBox, Loading } from './app.js';
+import { html, api, usePoll, enc, ErrorBox, Loading } from './lib.js';
 
 const OPERATIONS = ['ALL', 'READ', 'WRITE', 'CREATE', 'DELETE', 'ALTER', 'DESCRIBE', 'CLUSTER_ACTION', 'DESCRIBE_CONFIGS', 'ALTER_CONFIGS', 'IDEMPOTENT_WRITE'];
 const RESOURCES = ['TOPIC', 'GROUP', 'CLUSTER', 'TRANSACTIONAL_ID'];
