@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -94,6 +95,11 @@ func (c *Console) resetOffsets(ctx context.Context, w http.ResponseWriter, r *ht
 	if err == nil {
 		err = described.Error()
 	}
+	// A group that does not exist yet (Dead, or GROUP_ID_NOT_FOUND from
+	// newer coordinators) can be given offsets, as Kafka's tool does.
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		described, err = nil, nil
+	}
 	if err != nil {
 		c.writeKafkaError(w, fmt.Sprintf("describing group %q", group), err)
 		return
@@ -106,6 +112,9 @@ func (c *Console) resetOffsets(ctx context.Context, w http.ResponseWriter, r *ht
 	committed, err := adm.FetchOffsets(ctx, group)
 	if err == nil {
 		err = committed.Error()
+	}
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		committed, err = nil, nil
 	}
 	if err != nil {
 		c.writeKafkaError(w, fmt.Sprintf("fetching the offsets of group %q", group), err)
