@@ -15,7 +15,8 @@ import (
 // a look at a group's page adds what it measured, so a watched group's
 // chart moves at the page's pace. Memory is bounded: at most
 // maxHistoryGroups groups (the least recently measured one goes first), a
-// point at most every minHistorySpacing, none older than historySpan.
+// point per minHistorySpacing slot of time (the slot's last measurement),
+// none older than historySpan.
 
 const (
 	defaultLagHistoryInterval = 30 * time.Second
@@ -47,8 +48,9 @@ func newLagHistory() *lagHistory {
 	return h
 }
 
-// add records p for group: it replaces the last point when that is less
-// than minHistorySpacing older, and drops points older than historySpan.
+// add records p for group: a point replaces the last one when both fall
+// in the same minHistorySpacing slot of time, and points older than
+// historySpan go.
 func (h *lagHistory) add(group string, p lagPoint) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -56,11 +58,14 @@ func (h *lagHistory) add(group string, p lagPoint) {
 	if !ok && len(h.mu.groups) >= maxHistoryGroups {
 		h.evictOldestLocked()
 	}
-	if n := len(points); n > 0 && p.Time-points[n-1].Time < minHistorySpacing.Milliseconds() {
-		if p.Time < points[n-1].Time {
+	slot := func(t int64) int64 { return t / minHistorySpacing.Milliseconds() }
+	if n := len(points); n > 0 {
+		switch last := points[n-1].Time; {
+		case p.Time < last:
 			return // older than what is there
+		case slot(p.Time) == slot(last):
+			points = points[:n-1]
 		}
-		points = points[:n-1]
 	}
 	points = append(points, p)
 	cut := sort.Search(len(points), func(i int) bool { return points[i].Time >= p.Time-historySpan.Milliseconds() })

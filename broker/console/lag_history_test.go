@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// TestLagHistoryBounds: points closer than minHistorySpacing replace the
-// last one, points older than historySpan go, and the group measured
+// TestLagHistoryBounds: a point in the same minHistorySpacing slot as the
+// last one replaces it (and a series of close points does not collapse
+// into one), points older than historySpan go, and the group measured
 // longest ago is dropped when maxHistoryGroups is reached.
 func TestLagHistoryBounds(t *testing.T) {
 	h := newLagHistory()
@@ -19,6 +20,12 @@ func TestLagHistoryBounds(t *testing.T) {
 	h.add("g", lagPoint{Time: at(30 * time.Second), Records: 5})
 	if got := h.get("g", start.Add(time.Minute)); fmt.Sprint(got) != fmt.Sprint([]lagPoint{{Time: at(time.Second), Records: 9}, {Time: at(30 * time.Second), Records: 5}}) {
 		t.Fatalf("points: %+v", got)
+	}
+	for i := range 10 { // every 4.9 s: a point per 5 s slot
+		h.add("close", lagPoint{Time: at(time.Duration(i) * 4900 * time.Millisecond), Records: int64(i)})
+	}
+	if got := h.get("close", start.Add(time.Minute)); len(got) < 9 || got[len(got)-1].Records != 9 {
+		t.Fatalf("points 4.9 s apart: %+v", got)
 	}
 	h.add("g", lagPoint{Time: at(historySpan + 10*time.Second), Records: 1})
 	if got := h.get("g", start.Add(historySpan+10*time.Second)); len(got) != 2 || got[0].Records != 5 {
