@@ -17,7 +17,7 @@ import (
 
 // consoleDocsPages are the screenshots README.md shows (docs/console/),
 // refreshed when the test runs with STRATA_CONSOLE_DOCS=1.
-var consoleDocsPages = map[string]bool{"cluster": true, "topics": true, "topic": true, "messages": true, "group": true}
+var consoleDocsPages = map[string]bool{"cluster": true, "topics": true, "topic": true, "messages": true, "group-lag-fell": true}
 
 // browserConsole collects the page's console errors and exceptions.
 type browserConsole struct {
