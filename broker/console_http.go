@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -38,7 +40,47 @@ func (s *Server) mountConsole(mux *http.ServeMux) {
 		Connect:       connect,
 		StreamJobs:    s.consoleStreamJobs,
 		StreamMetrics: prometheus.DefaultGatherer,
+		GroupLag:      s.consoleGroupLag,
+		RemoteLogSize: s.remoteLogSize,
 	})
 	c.Mount(mux)
 	s.goTask(func() { <-s.ctx.Done(); c.Close() })
+}
+
+// consoleGroupLag is the lag evaluator's view of a group for the console:
+// what GET /v1/groups/{group}/lag answers (lag_http.go).
+func (s *Server) consoleGroupLag(ctx context.Context, group string) (console.GroupLag, error) {
+	if s.lag == nil {
+		return console.GroupLag{}, console.ErrGroupNotFound
+	}
+	gl, err := s.lag.groupLagByName(ctx, group)
+	if errors.Is(err, errGroupNotFound) {
+		return console.GroupLag{}, console.ErrGroupNotFound
+	}
+	if err != nil {
+		return console.GroupLag{}, err
+	}
+	out := console.GroupLag{Status: gl.Status.String(), Severity: gl.Severity.String()}
+	for _, p := range gl.Partitions {
+		pl := console.PartitionLag{Topic: p.Topic, Partition: p.Partition, Status: p.Status.String(), LagSeconds: -1}
+		if p.LagSeconds != nil {
+			pl.LagSeconds = *p.LagSeconds
+		}
+		out.Partitions = append(out.Partitions, pl)
+	}
+	return out, nil
+}
+
+// remoteLogSize is the bytes of a tiered partition's remote segments by
+// this node's copy of its manifest (strata_remote_log_size_bytes).
+func (s *Server) remoteLogSize(topic string, partition int32) (int64, bool) {
+	p := s.topics.partition(topic, partition)
+	if p == nil {
+		return 0, false
+	}
+	m := p.remote.manifest.Load()
+	if m == nil {
+		return 0, false
+	}
+	return m.Bytes(), true
 }

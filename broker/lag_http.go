@@ -170,33 +170,33 @@ func (m *lagMonitor) serveGroups(w http.ResponseWriter, r *http.Request) {
 
 func (m *lagMonitor) serveGroupLag(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("group")
+	out, err := m.groupLagByName(r.Context(), name)
+	switch {
+	case errors.Is(err, errGroupNotFound):
+		writeAdminJSON(w, http.StatusNotFound, adminErrorJSON{Error: fmt.Sprintf("group %q not found", name)})
+	case err != nil:
+		writeAdminJSON(w, http.StatusBadGateway, adminErrorJSON{Error: fmt.Sprintf("asking the coordinator of group %q: %v", name, err)})
+	default:
+		writeAdminJSON(w, http.StatusOK, out)
+	}
+}
+
+// groupLagByName is GET /v1/groups/{group}/lag's answer: from this node's
+// coordinator when it has the group, else from the cluster
+// (errGroupNotFound when no one has it).
+func (m *lagMonitor) groupLagByName(ctx context.Context, name string) (groupLagJSON, error) {
 	snaps := m.sample()
-	var g *groupSnapshot
 	for i := range snaps {
 		if snaps[i].Group == name {
-			g = &snaps[i]
-			break
+			return m.groupLag(snaps[i], m.now()), nil
 		}
 	}
-	if g == nil && m.cluster != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), remoteLagTimeout)
-		out, err := m.remoteGroupLag(ctx, name)
-		cancel()
-		switch {
-		case errors.Is(err, errGroupNotFound):
-		case err != nil:
-			writeAdminJSON(w, http.StatusBadGateway, adminErrorJSON{Error: fmt.Sprintf("asking the coordinator of group %q: %v", name, err)})
-			return
-		default:
-			writeAdminJSON(w, http.StatusOK, out)
-			return
-		}
+	if m.cluster == nil {
+		return groupLagJSON{}, errGroupNotFound
 	}
-	if g == nil {
-		writeAdminJSON(w, http.StatusNotFound, adminErrorJSON{Error: fmt.Sprintf("group %q not found", name)})
-		return
-	}
-	writeAdminJSON(w, http.StatusOK, m.groupLag(*g, m.now()))
+	ctx, cancel := context.WithTimeout(ctx, remoteLagTimeout)
+	defer cancel()
+	return m.remoteGroupLag(ctx, name)
 }
 
 // groupLag joins the coordinator's committed offsets (the truth about what

@@ -17,7 +17,7 @@ import (
 
 // consoleDocsPages are the screenshots README.md shows (docs/console/),
 // refreshed when the test runs with STRATA_CONSOLE_DOCS=1.
-var consoleDocsPages = map[string]bool{"cluster": true, "topics": true, "topic": true, "messages": true, "group": true,
+var consoleDocsPages = map[string]bool{"cluster": true, "topics": true, "topic": true, "messages": true, "group-lag-fell": true,
 	"cluster-three-nodes": true, "cluster-node-down": true, "under-replicated": true}
 
 // browserConsole collects the page's console errors and exceptions.
@@ -54,7 +54,7 @@ func TestConsoleBrowser(t *testing.T) {
 		&kgo.Record{Topic: "e2e-orders", Partition: 0, Value: []byte("third")},
 	)
 	adm := kadm.NewClient(producer)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	if _, err := adm.CommitOffsets(ctx, "e2e-billing", kadm.OffsetsFromRecords(kgo.Record{Topic: "e2e-orders", Partition: 0, Offset: 0})); err != nil {
 		t.Fatal(err)
@@ -72,7 +72,74 @@ func TestConsoleBrowser(t *testing.T) {
 	page("topic", "#/topics/e2e-orders", `//td[.="cleanup.policy"]`, `//th[.="High watermark"]`)
 	page("messages", "#/topics/e2e-orders/messages", `//td[contains(.,"hello from kgo")]`, `//b[.="trace"]`)
 	page("groups", "#/groups", `//a[.="e2e-billing"]`)
-	page("group", "#/groups/e2e-billing", `//table[@id="group-lag"]//td[@class="lag"][.="2"]`)
+	page("group", "#/groups/e2e-billing", `//table[@id="group-lag"]//td[@class="lag"][.="2"]`, `//*[@id="lag-chart"]`, `//span[@id="group-status"]`)
+
+	// A kgo consumer of the group reads and commits: the page, which
+	// polls, shows the lag fall to 0 and the chart gains a point.
+	member := newClient(t, s.addr, kgo.ConsumerGroup("e2e-billing"), kgo.ConsumeTopics("e2e-orders"), kgo.DisableAutoCommit())
+	for read := 0; read < 2; {
+		pollCtx, cancelPoll := context.WithTimeout(ctx, 10*time.Second)
+		fetches := member.PollFetches(pollCtx)
+		cancelPoll()
+		if errs := fetches.Errors(); len(errs) > 0 {
+			t.Fatalf("the group's consumer: %v", errs)
+		}
+		read += fetches.NumRecords()
+	}
+	if err := member.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	member.LeaveGroup() // an inactive group's offsets may be reset
+	waitVisible(t, tab, `//span[@id="group-total-lag"][.="0"]`)
+	waitVisible(t, tab, `//*[@id="lag-chart"]//*[local-name()="circle"][2]`)
+	screenshot(t, tab, artifacts, "group-lag-fell")
+
+	// Offsets reset through the UI (dry run, then apply), seen by kadm.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		d, err := adm.DescribeGroups(ctx, "e2e-billing")
+		if err == nil && d["e2e-billing"].State == "Empty" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("e2e-billing is %+v after its member left (%v)", d["e2e-billing"], err)
+		}
+	}
+	waitVisible(t, tab, `//button[@id="reset-preview-submit"]`)
+	setField(t, tab, "reset-to", "offset")
+	setField(t, tab, "reset-offset", "1")
+	setField(t, tab, "reset-topic", "e2e-orders")
+	click(t, tab, "reset-preview-submit")
+	waitVisible(t, tab, `//table[@id="reset-preview"]//tr[td[1]="e2e-orders"][td[2]="0"][td[3]="3"][td[4]="1"]`)
+	if fetched, err := adm.FetchOffsets(ctx, "e2e-billing"); err != nil || fetched["e2e-orders"][0].At != 3 {
+		t.Fatalf("kadm sees %+v after a dry run (%v)", fetched, err)
+	}
+	screenshot(t, tab, artifacts, "group-reset-preview")
+	click(t, tab, "reset-apply")
+	waitVisible(t, tab, `//p[@id="reset-result"][contains(.,"Committed")]`)
+	if fetched, err := adm.FetchOffsets(ctx, "e2e-billing"); err != nil || fetched["e2e-orders"][0].At != 1 {
+		t.Fatalf("kadm sees %+v after the reset (%v)", fetched, err)
+	}
+	waitVisible(t, tab, `//span[@id="group-total-lag"][.="2"]`)
+
+	// A topic config edited through the UI: validated, then applied, seen
+	// by kadm.
+	page("topic-edit", "#/topics/e2e-orders", `//button[@id="config-validate"]`)
+	setField(t, tab, "config-set", "retention.ms=sometimes")
+	click(t, tab, "config-validate")
+	waitVisible(t, tab, `//div[@id="config-error"]//li[contains(.,"retention.ms")]`)
+	for _, e := range console.take() { // the browser may log the refused request's 400, nothing else
+		if !strings.Contains(e, "400") {
+			t.Fatalf("console error: %s", e)
+		}
+	}
+	setField(t, tab, "config-set", "retention.ms=7200000")
+	click(t, tab, "config-validate")
+	waitVisible(t, tab, `//p[@id="config-result"][contains(.,"Valid")]`)
+	click(t, tab, "config-apply")
+	waitVisible(t, tab, `//p[@id="config-result"][contains(.,"Applied")]`)
+	if rcs, err := adm.DescribeTopicConfigs(ctx, "e2e-orders"); err != nil || !hasConfigValue(rcs[0].Configs, "retention.ms", "7200000") {
+		t.Fatalf("kadm sees configs %+v (%v)", rcs, err)
+	}
 
 	// The JSON decoding shows the value pretty-printed.
 	if err := chromedp.Do(tab, chromedp.Navigate(base+"/#/topics/e2e-orders/messages"), chromedp.WaitVisible(`//td[contains(.,"hello from kgo")]`)); err != nil {
@@ -80,6 +147,15 @@ func TestConsoleBrowser(t *testing.T) {
 	}
 	setField(t, tab, "browse-decode", "json")
 	waitVisible(t, tab, `//td//pre[contains(., '"greeting": "hello from kgo"')]`)
+
+	// Messages filtered by an expression.
+	page("messages-filter", "#/topics/e2e-orders/messages", `//input[@id="browse-filter"]`)
+	setField(t, tab, "browse-filter", `value == "third"`)
+	click(t, tab, "browse-submit")
+	waitVisible(t, tab, `//p[@id="browse-summary"][contains(.,"showing 1 ")][contains(.,"3 examined")]`)
+	setField(t, tab, "browse-decode", "hex")
+	waitVisible(t, tab, `//pre[@class="hex"][contains(.,"74 68 69 72 64")]`)
+	screenshot(t, tab, artifacts, "messages-filter")
 
 	// A topic created through the UI, seen by kgo.
 	page("topics-create", "#/topics", `//button[@id="create-topic-submit"]`)
@@ -119,6 +195,15 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("console errors:\n%s", strings.Join(errs, "\n"))
 	}
 	t.Logf("screenshots in %s", artifacts)
+}
+
+func hasConfigValue(cs []kadm.Config, name, value string) bool {
+	for _, c := range cs {
+		if c.Key == name && c.MaybeValue() == value {
+			return true
+		}
+	}
+	return false
 }
 
 // setField sets the form control with id to value and fires the event

@@ -24,6 +24,10 @@ const (
 	browseTimeout = 3 * time.Second
 	// maxBrowseBytes bounds what one browse fetches.
 	maxBrowseBytes = 8 << 20
+	// A filtered browse reads past records that do not match: at most
+	// maxScanRecords of them, for at most filterTimeout.
+	maxScanRecords = 100_000
+	filterTimeout  = 5 * time.Second
 )
 
 // payloadJSON is a key, value or header value: text when it is valid
@@ -67,12 +71,27 @@ type recordPageJSON struct {
 	StartOffset    int64        `json:"startOffset"` // where the browse started
 	NextOffset     int64        `json:"nextOffset"`  // where the next page starts
 	Records        []recordJSON `json:"records"`
+	// Scanned is how many records were examined (with a filter, more
+	// than were answered).
+	Scanned int `json:"scanned"`
+	// StoppedBy says why a filtered browse stopped before limit matches
+	// and the high watermark: "records" (maxScanRecords examined) or
+	// "time" (filterTimeout); absent otherwise.
+	StoppedBy string `json:"stoppedBy,omitempty"`
+	// FilterErrors counts records the filter expression failed on (they
+	// do not match); FilterError is the first failure.
+	FilterErrors int    `json:"filterErrors,omitempty"`
+	FilterError  string `json:"filterError,omitempty"`
 }
 
 // getRecords: GET /api/v1/topics/{topic}/records?partition=&offset=
-// |timestamp=|fromEnd=true&limit=. Reads committed and uncommitted
-// records below the high watermark, at most limit of them and for at most
-// browseTimeout; without a start it reads from the log start.
+// |timestamp=|fromEnd=true&limit=&key=&filter=. Reads committed and
+// uncommitted records below the high watermark, at most limit of them and
+// for at most browseTimeout; without a start it reads from the log start.
+// key (a substring of the key as text) and filter (an expression over the
+// record, record_filter.go) keep only the records that match; a filtered
+// browse examines at most maxScanRecords for at most filterTimeout and
+// says how many it examined.
 func (c *Console) getRecords(ctx context.Context, w http.ResponseWriter, r *http.Request, cl *kgo.Client) {
 	topic := r.PathValue("topic")
 	q := r.URL.Query()
@@ -110,6 +129,11 @@ func (c *Console) getRecords(ctx context.Context, w http.ResponseWriter, r *http
 		writeError(w, http.StatusBadRequest, "", "give at most one of offset, timestamp and fromEnd")
 		return
 	}
+	match, err := newRecordFilter(q.Get("key"), q.Get("filter"))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "", "%v", err)
+		return
+	}
 	adm := kadm.NewClient(cl)
 	p := int32(partition)
 	if err := checkPartition(ctx, adm, topic, p); err != nil {
@@ -140,14 +164,17 @@ func (c *Console) getRecords(ctx context.Context, w http.ResponseWriter, r *http
 	}
 	out := recordPageJSON{Topic: topic, Partition: p, LogStartOffset: logStart, HighWatermark: hw, StartOffset: start, NextOffset: start, Records: []recordJSON{}}
 	if start < hw {
-		records, err := c.browse(ctx, topic, p, start, hw, int(limit))
+		res, err := c.browse(ctx, topic, p, start, hw, int(limit), match)
 		if err != nil {
 			c.writeKafkaError(w, fmt.Sprintf("reading %s/%d from offset %d", topic, p, start), err)
 			return
 		}
-		for _, rec := range records {
+		for _, rec := range res.records {
 			out.Records = append(out.Records, toRecordJSON(rec))
-			out.NextOffset = rec.Offset + 1
+		}
+		out.NextOffset, out.Scanned, out.StoppedBy = res.next, res.scanned, res.stoppedBy
+		if match != nil {
+			out.FilterErrors, out.FilterError = match.failures, match.firstFailure
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -187,9 +214,21 @@ func partitionBounds(ctx context.Context, adm *kadm.Client, topic string, p int3
 	return s.Offset, e.Offset, nil
 }
 
-// browse reads up to limit records of topic/p from start, stopping before
-// end, with a consumer of its own that lives for this request.
-func (c *Console) browse(ctx context.Context, topic string, p int32, start, end int64, limit int) ([]*kgo.Record, error) {
+// browsed is what one browse read.
+type browsed struct {
+	records   []*kgo.Record // those that match
+	scanned   int           // records examined
+	next      int64         // the offset after the last examined
+	stoppedBy string        // "records" or "time" when a filter's bound ended it
+}
+
+// browse reads records of topic/p from start, stopping before end, and
+// keeps up to limit that match (every one when match is nil), with a
+// consumer of its own that lives for this request. Unfiltered it waits at
+// most browseTimeout; filtered it examines at most maxScanRecords records
+// for at most filterTimeout.
+func (c *Console) browse(ctx context.Context, topic string, p int32, start, end int64, limit int, match *recordFilter) (browsed, error) {
+	out := browsed{next: start}
 	cl, err := c.cfg.NewClient(
 		kgo.ClientID("strata-console-browse"),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {p: kgo.NewOffset().At(start)}}),
@@ -198,33 +237,47 @@ func (c *Console) browse(ctx context.Context, topic string, p int32, start, end 
 		kgo.FetchMaxPartitionBytes(maxBrowseBytes),
 	)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
 	defer cl.Close()
-	ctx, cancel := context.WithTimeout(ctx, browseTimeout)
+	timeout, poll := browseTimeout, limit
+	if match != nil {
+		timeout, poll = filterTimeout, 0 // 0: whatever the fetch brought
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var out []*kgo.Record
-	for len(out) < limit {
-		fetches := cl.PollRecords(ctx, limit-len(out))
+	for len(out.records) < limit && out.next < end {
+		if match != nil && out.scanned >= maxScanRecords {
+			out.stoppedBy = "records"
+			break
+		}
+		var fetches kgo.Fetches
+		if poll > 0 {
+			fetches = cl.PollRecords(ctx, limit-len(out.records))
+		} else {
+			fetches = cl.PollFetches(ctx)
+		}
 		if ctx.Err() != nil {
+			if match != nil {
+				out.stoppedBy = "time"
+			}
 			break // the time is up: answer what was read
 		}
 		for _, fe := range fetches.Errors() {
 			if fe.Err != context.DeadlineExceeded && fe.Err != context.Canceled {
-				return nil, fe.Err
+				return out, fe.Err
 			}
 		}
-		done := false
 		fetches.EachRecord(func(rec *kgo.Record) {
-			if rec.Offset >= end || len(out) >= limit {
-				done = true
+			if rec.Offset >= end || len(out.records) >= limit || (match != nil && out.scanned >= maxScanRecords) {
 				return
 			}
-			out = append(out, rec)
+			out.scanned++
+			out.next = rec.Offset + 1
+			if match == nil || match.matches(rec) {
+				out.records = append(out.records, rec)
+			}
 		})
-		if done || (len(out) > 0 && out[len(out)-1].Offset+1 >= end) {
-			break
-		}
 	}
 	return out, nil
 }

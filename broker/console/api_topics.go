@@ -176,7 +176,14 @@ type partitionJSON struct {
 	OfflineReplicas []int32 `json:"offlineReplicas"`
 	LogStartOffset  int64   `json:"logStartOffset"` // -1: unknown (no leader)
 	HighWatermark   int64   `json:"highWatermark"`
-	Error           string  `json:"error,omitempty"`
+	// LocalBytes is the leader's local log size (DescribeLogDirs); -1:
+	// unknown.
+	LocalBytes int64 `json:"localBytes"`
+	// RemoteBytes is the size of a tiered partition's segments in the
+	// bucket as this node knows it (strata_remote_log_size_bytes); -1:
+	// unknown or not tiered.
+	RemoteBytes int64  `json:"remoteBytes"`
+	Error       string `json:"error,omitempty"`
 }
 
 type configJSON struct {
@@ -221,12 +228,28 @@ func (c *Console) getTopic(ctx context.Context, w http.ResponseWriter, r *http.R
 		c.writeKafkaError(w, fmt.Sprintf("describing the configs of %q", topic), err)
 		return
 	}
+	// Sizes are extra: a node that cannot describe its log dirs leaves
+	// them unknown rather than failing the page.
+	set := kadm.TopicsSet{}
+	set.Add(topic, td.Partitions.Numbers()...)
+	dirs, err := adm.DescribeAllLogDirs(ctx, set)
+	if err != nil {
+		c.cfg.Logger.Debug("console: describing log dirs", "topic", topic, "err", err)
+	}
 	out := topicJSON{Name: td.Topic, ID: td.ID.String(), Internal: td.IsInternal, Partitions: []partitionJSON{}, Configs: []configJSON{}}
 	for _, p := range td.Partitions.Sorted() {
 		pj := partitionJSON{
 			Partition: p.Partition, Leader: p.Leader, LeaderEpoch: p.LeaderEpoch,
 			Replicas: nonNil(p.Replicas), ISR: nonNil(p.ISR), OfflineReplicas: nonNil(p.OfflineReplicas),
-			LogStartOffset: -1, HighWatermark: -1,
+			LogStartOffset: -1, HighWatermark: -1, LocalBytes: -1, RemoteBytes: -1,
+		}
+		if d, ok := dirs[p.Leader].LookupPartition(topic, p.Partition); ok {
+			pj.LocalBytes = d.Size
+		}
+		if c.cfg.RemoteLogSize != nil {
+			if b, ok := c.cfg.RemoteLogSize(topic, p.Partition); ok {
+				pj.RemoteBytes = b
+			}
 		}
 		if p.Err != nil {
 			pj.Error = p.Err.Error()

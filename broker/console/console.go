@@ -36,7 +36,40 @@ type Config struct {
 	StreamJobs func() []StreamJob
 	// StreamMetrics gathers the jobs' strata_stream_* series; nil: none.
 	StreamMetrics prometheus.Gatherer
+	// GroupLag, when set, is the node's lag evaluator's view of a group
+	// (broker/lag): its Burrow-style status and each partition's lag in
+	// seconds. It returns ErrGroupNotFound for a group it does not know.
+	// nil: groups show lag in records only.
+	GroupLag func(ctx context.Context, group string) (GroupLag, error)
+	// RemoteLogSize, when set, is the bytes of a tiered partition's remote
+	// segments as this node knows them (strata_remote_log_size_bytes); ok
+	// is false when it does not know.
+	RemoteLogSize func(topic string, partition int32) (bytes int64, ok bool)
+	// LagHistoryInterval is how often every group's lag is sampled into
+	// the last hour's history (lag_history.go); 0 means 30 s, negative
+	// means no sampler (a group's history then holds only what its page
+	// measured).
+	LagHistoryInterval time.Duration
 }
+
+// GroupLag is the lag evaluator's view of one group (Config.GroupLag).
+type GroupLag struct {
+	Status     string // OK, WARN, STOP, STALL or REWIND
+	Severity   string // OK, WARN or ERR
+	Partitions []PartitionLag
+}
+
+// PartitionLag is one partition of a GroupLag.
+type PartitionLag struct {
+	Topic      string
+	Partition  int32
+	Status     string
+	LagSeconds float64 // age of the next record to read; -1: unknown
+}
+
+// ErrGroupNotFound is what Config.GroupLag returns for a group it does not
+// know.
+var ErrGroupNotFound = errors.New("console: group not found")
 
 // requestTimeout bounds each API request's Kafka round trips.
 const requestTimeout = 10 * time.Second
@@ -48,6 +81,12 @@ type Console struct {
 	// page and the topic list for a short interval (snapshot.go).
 	snapshots *snapshotCache
 
+	history *lagHistory
+	// stopSampler ends the lag history's sampler; samplerDone closes when
+	// it has returned.
+	stopSampler context.CancelFunc
+	samplerDone chan struct{}
+
 	mu struct {
 		sync.Mutex
 		client *kgo.Client
@@ -55,12 +94,27 @@ type Console struct {
 	}
 }
 
-// New returns a console; Mount serves it.
+// New returns a console and starts its lag history's sampler; Mount
+// serves it and Close stops it.
 func New(cfg Config) *Console {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Console{cfg: cfg, snapshots: newSnapshotCache(snapshotTTL)}
+	if cfg.LagHistoryInterval == 0 {
+		cfg.LagHistoryInterval = defaultLagHistoryInterval
+	}
+	c := &Console{cfg: cfg, snapshots: newSnapshotCache(snapshotTTL), history: newLagHistory(), samplerDone: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.stopSampler = cancel
+	if cfg.LagHistoryInterval > 0 && cfg.NewClient != nil {
+		go func() {
+			defer close(c.samplerDone)
+			c.sampleLag(ctx, cfg.LagHistoryInterval)
+		}()
+	} else {
+		close(c.samplerDone)
+	}
+	return c
 }
 
 // Mount adds the UI (/) and the API (/api/v1/) to mux.
@@ -71,8 +125,11 @@ func (c *Console) Mount(mux *http.ServeMux) {
 	mux.Handle("/", assetHandler())
 }
 
-// Close closes the shared client; requests after it answer 503.
+// Close stops the lag sampler and closes the shared client; requests
+// after it answer 503.
 func (c *Console) Close() {
+	c.stopSampler()
+	<-c.samplerDone
 	c.mu.Lock()
 	cl := c.mu.client
 	c.mu.client, c.mu.closed = nil, true
@@ -166,6 +223,8 @@ func (c *Console) routes(mux *http.ServeMux) {
 	route(mux, "/api/v1/users", map[string]http.HandlerFunc{"GET": c.call(c.listUsers), "POST": c.call(c.upsertUser)})
 	route(mux, "/api/v1/users/{user}", map[string]http.HandlerFunc{"DELETE": c.call(c.deleteUser)})
 	route(mux, "/api/v1/quotas", map[string]http.HandlerFunc{"GET": c.call(c.listQuotas), "PUT": c.call(c.setQuota), "DELETE": c.call(c.deleteQuota)})
+	route(mux, "/api/v1/groups/{group}/reset-offsets", map[string]http.HandlerFunc{"POST": c.call(c.resetOffsets)})
+	route(mux, "/api/v1/topics/{topic}/configs", map[string]http.HandlerFunc{"PATCH": c.call(c.alterTopicConfigs)})
 	mux.HandleFunc("/api/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "", "no such endpoint: %s", r.URL.Path)
 	})
@@ -193,7 +252,8 @@ func kafkaStatus(ke *kerr.Error) int {
 	switch ke.Code {
 	case kerr.UnknownTopicOrPartition.Code, kerr.GroupIDNotFound.Code, kerr.UnknownTopicID.Code:
 		return http.StatusNotFound
-	case kerr.TopicAlreadyExists.Code, kerr.NonEmptyGroup.Code:
+	case kerr.TopicAlreadyExists.Code, kerr.NonEmptyGroup.Code, kerr.UnknownMemberID.Code, kerr.IllegalGeneration.Code,
+		kerr.RebalanceInProgress.Code:
 		return http.StatusConflict
 	case kerr.TopicAuthorizationFailed.Code, kerr.GroupAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Code,
 		kerr.TransactionalIDAuthorizationFailed.Code:

@@ -12,17 +12,21 @@
 // The caller's duties, in order:
 //
 //  1. New(Config) with a factory that makes clients for the node's own
-//     listener (seed and TLS/SASL options included).
+//     listener (seed and TLS/SASL options included) and, optionally, the
+//     node's lag evaluator (GroupLag) and remote log sizes
+//     (RemoteLogSize). New starts the lag history's sampler.
 //  2. Mount(mux) on the admin listener's mux, which the listener wraps in
 //     its authentication and authorization (GET and HEAD need DESCRIBE on
 //     the cluster, every other method ALTER). The console adds the CSRF
 //     check (csrf.go) for state-changing requests.
-//  3. Close() when the listener stops: it closes the shared client.
+//  3. Close() when the listener stops: it stops the sampler, waits for
+//     it, and closes the shared client.
 //
 // Errors are JSON: {"error": "...", "code": "KAFKA_ERROR_NAME"} where a
 // Kafka error code is the cause (code is omitted otherwise), with 400 for
 // invalid input, 403 for refused requests, 404 for an unknown topic or
-// group, 409 when the topic exists or the group is not empty, and 502 when
+// group, 409 when the topic exists or the group is not empty (deleting it,
+// resetting its offsets), and 502 when
 // the cluster could not answer.
 //
 // The front end (ui/, Preact + htm) is bundled by esbuild's Go API into

@@ -23,6 +23,7 @@ export async function api(method, path, body) {
     const msg = data && data.error ? data.error : res.status + ' ' + res.statusText;
     const err = new Error(msg);
     err.code = data && data.code;
+    err.configErrors = data && data.configErrors;
     throw err;
   }
   return data;
@@ -88,5 +89,23 @@ export function parseLines(text, sep) {
     out.push([line.slice(0, i).trim(), line.slice(i + 1).trim()]);
   }
   return out;
+}
+
+// ConfirmDelete asks for the name before deleting what it names.
+export function ConfirmDelete({ what, name, onDelete }) {
+  const [open, setOpen] = useState(false);
+  const [typed, setTyped] = useState('');
+  const [error, setError] = useState(null);
+  if (!open) return html`<button type="button" class="danger" onClick=${() => setOpen(true)}>Delete ${what}…</button>`;
+  const go = async (e) => {
+    e.preventDefault();
+    try { await onDelete(); } catch (err) { setError(err); }
+  };
+  return html`<form class="card danger-zone" onSubmit=${go}>
+    <label><span>Type <code>${name}</code> to delete this ${what}</span><input value=${typed} onInput=${(e) => setTyped(e.target.value)} /></label>
+    <${ErrorBox} error=${error} />
+    <button type="submit" class="danger" disabled=${typed !== name}>Delete ${what} ${name}</button>
+    <button type="button" onClick=${() => setOpen(false)}>Cancel</button>
+  </form>`;
 }
 
