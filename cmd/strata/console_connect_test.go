@@ -71,9 +71,15 @@ func TestConsoleConnectorsAndJobs(t *testing.T) {
 	api := "http://" + b.HTTPAddr + "/api/v1"
 	rest := "http://" + restAddr
 
+	// The embedded worker starts after the broker serves and then names
+	// itself to the console: until then the page says "not configured".
 	var list consoleConnectors
-	if code := consoleDo(t, "GET", api+"/connect", nil, &list); code != 200 || !list.Configured || list.URL != rest {
-		t.Fatalf("connectors before any: %d %+v (want the embedded worker %s)", code, list, rest)
+	brokertest.WaitFor(t, 30*time.Second, "the console naming the embedded worker", func() bool {
+		list = consoleConnectors{}
+		return consoleDo(t, "GET", api+"/connect", nil, &list) == 200 && list.Configured
+	})
+	if list.URL != rest || len(list.Connectors) != 0 {
+		t.Fatalf("connectors before any: %+v (want none, at the embedded worker %s)", list, rest)
 	}
 	input := filepath.Join(t.TempDir(), "in.txt")
 	if err := os.WriteFile(input, []byte("a\nb\n"), 0o644); err != nil {
