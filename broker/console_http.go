@@ -41,7 +41,7 @@ func (s *Server) mountConsole(mux *http.ServeMux) {
 		StreamJobs:    s.consoleStreamJobs,
 		StreamMetrics: prometheus.DefaultGatherer,
 		GroupLag:      s.consoleGroupLag,
-		RemoteLogSize: s.remoteLogSize,
+		RemoteLog:     s.remoteLogState,
 	})
 	c.Mount(mux)
 	s.goTask(func() { <-s.ctx.Done(); c.Close() })
@@ -71,16 +71,16 @@ func (s *Server) consoleGroupLag(ctx context.Context, group string) (console.Gro
 	return out, nil
 }
 
-// remoteLogSize is the bytes of a tiered partition's remote segments by
+// remoteLogState is a tiered partition's remote segments (bytes, end) by
 // this node's copy of its manifest (strata_remote_log_size_bytes).
-func (s *Server) remoteLogSize(topic string, partition int32) (int64, bool) {
+func (s *Server) remoteLogState(topic string, partition int32) (console.RemoteLogState, bool) {
 	p := s.topics.partition(topic, partition)
 	if p == nil {
-		return 0, false
+		return console.RemoteLogState{}, false
 	}
 	m := p.remote.manifest.Load()
 	if m == nil {
-		return 0, false
+		return console.RemoteLogState{}, false
 	}
-	return m.Bytes(), true
+	return console.RemoteLogState{Bytes: m.Bytes(), NextOffset: m.NextOffset()}, true
 }

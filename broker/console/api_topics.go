@@ -182,8 +182,14 @@ type partitionJSON struct {
 	// RemoteBytes is the size of a tiered partition's segments in the
 	// bucket as this node knows it (strata_remote_log_size_bytes); -1:
 	// unknown or not tiered.
-	RemoteBytes int64  `json:"remoteBytes"`
-	Error       string `json:"error,omitempty"`
+	RemoteBytes int64 `json:"remoteBytes"`
+	// RemoteEndOffset is the offset after the last record in the bucket
+	// and UploadLag the records below the high watermark not there yet
+	// (the active segment's among them: only sealed segments go); -1:
+	// unknown or not tiered.
+	RemoteEndOffset int64  `json:"remoteEndOffset"`
+	UploadLag       int64  `json:"uploadLag"`
+	Error           string `json:"error,omitempty"`
 }
 
 type configJSON struct {
@@ -241,15 +247,17 @@ func (c *Console) getTopic(ctx context.Context, w http.ResponseWriter, r *http.R
 		pj := partitionJSON{
 			Partition: p.Partition, Leader: p.Leader, LeaderEpoch: p.LeaderEpoch,
 			Replicas: nonNil(p.Replicas), ISR: nonNil(p.ISR), OfflineReplicas: nonNil(p.OfflineReplicas),
-			LogStartOffset: -1, HighWatermark: -1, LocalBytes: -1, RemoteBytes: -1,
+			LogStartOffset: -1, HighWatermark: -1, LocalBytes: -1, RemoteBytes: -1, RemoteEndOffset: -1, UploadLag: -1,
 		}
 		if d, ok := dirs[p.Leader].LookupPartition(topic, p.Partition); ok {
 			pj.LocalBytes = d.Size
 		}
-		if c.cfg.RemoteLogSize != nil {
-			if b, ok := c.cfg.RemoteLogSize(topic, p.Partition); ok {
-				pj.RemoteBytes = b
-			}
+		remote, remoteKnown := RemoteLogState{}, false
+		if c.cfg.RemoteLog != nil {
+			remote, remoteKnown = c.cfg.RemoteLog(topic, p.Partition)
+		}
+		if remoteKnown {
+			pj.RemoteBytes, pj.RemoteEndOffset = remote.Bytes, remote.NextOffset
 		}
 		if p.Err != nil {
 			pj.Error = p.Err.Error()
@@ -259,6 +267,9 @@ func (c *Console) getTopic(ctx context.Context, w http.ResponseWriter, r *http.R
 		}
 		if o, ok := ends.Lookup(topic, p.Partition); ok && o.Err == nil {
 			pj.HighWatermark = o.Offset
+		}
+		if remoteKnown && pj.HighWatermark >= 0 {
+			pj.UploadLag = max(0, pj.HighWatermark-max(remote.NextOffset, pj.LogStartOffset))
 		}
 		out.Partitions = append(out.Partitions, pj)
 	}

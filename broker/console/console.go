@@ -41,15 +41,22 @@ type Config struct {
 	// seconds. It returns ErrGroupNotFound for a group it does not know.
 	// nil: groups show lag in records only.
 	GroupLag func(ctx context.Context, group string) (GroupLag, error)
-	// RemoteLogSize, when set, is the bytes of a tiered partition's remote
-	// segments as this node knows them (strata_remote_log_size_bytes); ok
-	// is false when it does not know.
-	RemoteLogSize func(topic string, partition int32) (bytes int64, ok bool)
+	// RemoteLog, when set, is a tiered partition's remote log as this
+	// node knows it: its bytes in the bucket (strata_remote_log_size_bytes)
+	// and the offset after its last uploaded record; ok is false when it
+	// does not know.
+	RemoteLog func(topic string, partition int32) (RemoteLogState, bool)
 	// LagHistoryInterval is how often every group's lag is sampled into
 	// the last hour's history (lag_history.go); 0 means 30 s, negative
 	// means no sampler (a group's history then holds only what its page
 	// measured).
 	LagHistoryInterval time.Duration
+}
+
+// RemoteLogState is what Config.RemoteLog knows of a tiered partition.
+type RemoteLogState struct {
+	Bytes      int64 // the remote segments' size
+	NextOffset int64 // the offset after the last record in the bucket
 }
 
 // GroupLag is the lag evaluator's view of one group (Config.GroupLag).

@@ -14,7 +14,7 @@
 //  1. New(Config) with a factory that makes clients for the node's own
 //     listener (seed and TLS/SASL options included) and, optionally, the
 //     node's lag evaluator (GroupLag) and remote log sizes
-//     (RemoteLogSize). New starts the lag history's sampler.
+//     (RemoteLog). New starts the lag history's sampler.
 //  2. Mount(mux) on the admin listener's mux, which the listener wraps in
 //     its authentication and authorization (GET and HEAD need DESCRIBE on
 //     the cluster, every other method ALTER). The console adds the CSRF

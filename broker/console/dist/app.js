@@ -110,11 +110,12 @@
       <p><a class="button" href=${"#/topics/"+x(t)+"/messages"}>Browse messages</a></p>
       <h2>Partitions</h2>
       <div class="scroll"><table>
-        <thead><tr><th>Partition</th><th>Leader</th><th>Replicas</th><th>ISR</th><th>Log start</th><th>High watermark</th><th>Records</th><th>Local size</th><th>In the bucket</th></tr></thead>
+        <thead><tr><th>Partition</th><th>Leader</th><th>Replicas</th><th>ISR</th><th>Log start</th><th>High watermark</th><th>Records</th><th>Local size</th><th>In the bucket</th><th>Not uploaded yet</th></tr></thead>
         <tbody>${e.partitions.map(c=>i`<tr key=${c.partition} class=${c.isr.length<c.replicas.length?"warn":""}>
           <td>${c.partition}</td><td>${c.leader<0?"none":c.leader}</td><td>${c.replicas.join(", ")}</td><td>${c.isr.join(", ")}</td>
           <td>${c.logStartOffset}</td><td>${c.highWatermark}</td><td>${Math.max(0,c.highWatermark-c.logStartOffset)}</td>
-          <td>${se(c.localBytes)}</td><td>${se(c.remoteBytes)}</td></tr>`)}</tbody>
+          <td>${se(c.localBytes)}</td><td>${se(c.remoteBytes)}</td>
+          <td title="records below the high watermark not in the bucket yet (the active segment is uploaded when it rolls)">${c.uploadLag<0?"—":c.uploadLag}</td></tr>`)}</tbody>
       </table></div>
       <h2>Configs</h2>
       <div class="scroll"><table id="topic-configs">

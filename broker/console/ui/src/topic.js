@@ -77,11 +77,12 @@ export function TopicPage({ name }) {
       <p><a class="button" href=${'#/topics/' + enc(name) + '/messages'}>Browse messages</a></p>
       <h2>Partitions</h2>
       <div class="scroll"><table>
-        <thead><tr><th>Partition</th><th>Leader</th><th>Replicas</th><th>ISR</th><th>Log start</th><th>High watermark</th><th>Records</th><th>Local size</th><th>In the bucket</th></tr></thead>
+        <thead><tr><th>Partition</th><th>Leader</th><th>Replicas</th><th>ISR</th><th>Log start</th><th>High watermark</th><th>Records</th><th>Local size</th><th>In the bucket</th><th>Not uploaded yet</th></tr></thead>
         <tbody>${t.partitions.map((p) => html`<tr key=${p.partition} class=${p.isr.length < p.replicas.length ? 'warn' : ''}>
           <td>${p.partition}</td><td>${p.leader < 0 ? 'none' : p.leader}</td><td>${p.replicas.join(', ')}</td><td>${p.isr.join(', ')}</td>
           <td>${p.logStartOffset}</td><td>${p.highWatermark}</td><td>${Math.max(0, p.highWatermark - p.logStartOffset)}</td>
-          <td>${size(p.localBytes)}</td><td>${size(p.remoteBytes)}</td></tr>`)}</tbody>
+          <td>${size(p.localBytes)}</td><td>${size(p.remoteBytes)}</td>
+          <td title="records below the high watermark not in the bucket yet (the active segment is uploaded when it rolls)">${p.uploadLag < 0 ? '—' : p.uploadLag}</td></tr>`)}</tbody>
       </table></div>
       <h2>Configs</h2>
       <div class="scroll"><table id="topic-configs">
