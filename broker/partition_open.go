@@ -84,7 +84,7 @@ func (m *topicManager) openPartitions(jobs []*openJob) {
 }
 
 // syncCreated makes the directories this round created durable with one
-// storage.SyncCreatedDirs (a syncfs per log dir), before any of them is
+// storage.SyncCreatedDirs (concurrent fsyncs of the batch), before any of them is
 // installed and served: replica.Open writes partition.metadata and the
 // first segment without fsyncs. If that fails, the created partitions are
 // closed and fail like any open; the next reconcile retries them.

@@ -173,7 +173,7 @@ const PartitionMetadataFile = "partition.metadata"
 // topic ID (a deleted topic's of the same name) is removed first. created
 // reports that it wrote partition.metadata: the file is written without an
 // fsync, and the caller makes a batch of created directories durable with
-// storage.SyncCreatedDirs before using them (one syncfs instead of two fsyncs, a
+// storage.SyncCreatedDirs before using them (fsyncs shared across the batch instead of two fsyncs, a
 // temporary file and a rename per partition).
 //
 // A partition.metadata that is not one "topic_id: <id>" line (empty or

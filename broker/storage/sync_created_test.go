@@ -1,17 +1,22 @@
 package storage
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
-// TestSyncCreatedDirs runs both forms, syncfs (Linux) and the portable
-// fsync of each file and directory, over directories in two parents.
+// TestSyncCreatedDirs syncs directories in two parents, more than there
+// are syncing goroutines, and fails for one that is missing among them.
 func TestSyncCreatedDirs(t *testing.T) {
 	root := t.TempDir()
 	var dirs []string
-	for _, d := range []string{"a/t-0", "a/t-1", "b/t-0"} {
+	names := []string{"b/t-0"}
+	for i := range 40 {
+		names = append(names, fmt.Sprintf("a/t-%d", i))
+	}
+	for _, d := range names {
 		dir := filepath.Join(root, d)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -24,12 +29,10 @@ func TestSyncCreatedDirs(t *testing.T) {
 	if err := SyncCreatedDirs(dirs); err != nil {
 		t.Fatal(err)
 	}
-	for _, parent := range []string{"a", "b"} {
-		if err := syncEach(filepath.Join(root, parent), dirs); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if err := SyncCreatedDirs([]string{filepath.Join(root, "missing", "t-0")}); err == nil {
 		t.Fatal("no error for a directory that does not exist")
+	}
+	if err := SyncCreatedDirs(append(dirs, filepath.Join(root, "a", "gone"))); err == nil {
+		t.Fatal("no error for a missing directory among 41")
 	}
 }
