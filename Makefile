@@ -18,6 +18,10 @@ BIN       := bin
 STRATA    := $(BIN)/strata
 DATA_DIR  ?= ./data
 LISTEN    ?= 127.0.0.1:9092
+# `strata version` prints VERSION; the commit and Go version come from the
+# build info the toolchain stamps into the binary.
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X main.version=$(VERSION)
 
 # Packages under broker/ run with the race detector; the rest without.
 RACE_PKGS   := ./broker/...
@@ -37,7 +41,7 @@ help: ## list the targets
 	@grep -E '^[a-z0-9]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
 
 build: ## build bin/strata
-	$(GO) build -o $(STRATA) ./cmd/strata
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(STRATA) ./cmd/strata
 
 run: build ## build, then run one broker on 127.0.0.1:9092 with data in ./data
 	$(STRATA) server --listen $(LISTEN) --data-dir $(DATA_DIR)
