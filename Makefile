@@ -18,10 +18,11 @@ BIN       := bin
 STRATA    := $(BIN)/strata
 DATA_DIR  ?= ./data
 LISTEN    ?= 127.0.0.1:9092
-# `strata version` prints VERSION; the commit and Go version come from the
-# build info the toolchain stamps into the binary.
+# `strata version` prints VERSION and COMMIT (the toolchain's VCS stamp
+# wins when present; GOFLAGS=-buildvcs=false turns it off) and the Go version.
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -X main.version=$(VERSION)
+COMMIT    ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS   := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 # Packages under broker/ run with the race detector; the rest without.
 RACE_PKGS   := ./broker/...

@@ -16,6 +16,11 @@ import (
 // A plain `go build` or `go install` leaves it "dev".
 var version = "dev"
 
+// commit is the Makefile's fallback for the commit (-X main.commit=...):
+// the toolchain's own VCS stamp (vcs.revision) is missing when the build
+// runs with -buildvcs=false, as GOFLAGS sets on some machines.
+var commit = ""
+
 func init() { rootCmd.AddCommand(newVersionCmd()) }
 
 // buildInfo is what `strata version` reports.
@@ -36,6 +41,9 @@ func readBuildInfo() buildInfo {
 		Commit:    "unknown",
 		GoVersion: runtime.Version(),
 		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
+	}
+	if commit != "" {
+		info.Commit = commit
 	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
