@@ -129,8 +129,9 @@ package: $(BIN)/linux-$(ARCH)/strata ## .deb with /usr/bin/strata, the systemd u
 	PKG_VERSION='$(PKG_VERSION)' PKG_ARCH=$(ARCH) STRATA_BINARY=$< STRATA_UNIT=$(STRATA_UNIT) STRATA_CONFIG=$(STRATA_CONFIG) \
 		$(BIN)/nfpm package --config deploy/nfpm/nfpm.yaml --packager deb --target $(DIST)/
 
-release: image package ## binaries for linux and darwin (amd64, arm64), SHA256SUMS, the image and the .deb (and the Helm chart with bin/helm) in dist/
-	mkdir -p $(DIST)
+release: ## binaries for linux and darwin (amd64, arm64), SHA256SUMS, the image and the .deb (and the Helm chart with bin/helm) in a fresh dist/
+	rm -rf $(DIST)
+	$(MAKE) image package
 	for platform in $(RELEASE_PLATFORMS); do \
 		os=$${platform%/*}; arch=$${platform#*/}; \
 		echo "release: strata-$(VERSION)-$$os-$$arch"; \
