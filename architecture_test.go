@@ -17,6 +17,7 @@ var forbiddenImports = map[string][]string{
 	"streams":  {"broker", "tiering", "metadata", "connect", "cmd", "e2e"},
 	"e2e":      {"broker", "tiering", "metadata", "connect", "streams"},
 	"internal": {"broker", "tiering", "metadata", "connect", "streams", "cmd", "e2e"},
+	"deploy":   {"broker", "tiering", "metadata", "connect", "streams", "cmd", "e2e"},
 }
 
 const module = "github.com/strata-streaming/strata/"

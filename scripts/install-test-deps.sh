@@ -5,7 +5,8 @@
 # front-end packages in broker/console/ui (its bundle freshness test),
 # chromium (the console's browser tests, e2e/console_test.go), and the MinIO
 # server in bin/minio for the tiering tests, and PostgreSQL for the JDBC
-# connector tests, and promtool in bin/ for the deploy/prometheus checks.
+# connector tests, promtool in bin/ for the deploy/prometheus checks, and
+# nfpm in bin/ for the .deb of `make package`.
 # Idempotent: each step checks first and does nothing when already satisfied.
 set -euo pipefail
 
@@ -125,3 +126,6 @@ else
 	log "promtool $promtool_version: building into bin/ with go install (minutes the first time)"
 	GOTOOLCHAIN=local GOBIN="$root/bin" go install "github.com/prometheus/prometheus/cmd/promtool@$promtool_version"
 fi
+
+# nfpm: builds the .deb of `make package` (e2e/package_test.go).
+"$root/scripts/install-nfpm.sh"

@@ -128,6 +128,15 @@ then the dedicated flags below when given.`,
 					return errors.New("--advertise applies to --listen only; with listeners, set advertised.listeners")
 				}
 			}
+			if cfg.Listeners == "" && advertise == "" {
+				// A wildcard listen address (the container image's
+				// 0.0.0.0:9092) is no address for clients: advertise the
+				// host name instead, as Kafka does for a listener without a host.
+				if host, ok := wildcardAdvertise(listen, os.Hostname); ok {
+					advertise = host
+					logger.Info("advertising the host name for a wildcard --listen (set --advertise to choose)", "listen", listen, "advertise", advertise)
+				}
+			}
 			cfg.Listen = listen
 			cfg.Advertise = advertise
 			cfg.HTTPListen = httpListen
@@ -183,7 +192,7 @@ then the dedicated flags below when given.`,
 	f.Int32Var(&nodeID, "node-id", 1, "this node's id (node.id)")
 	f.StringVar(&dataDir, "data-dir", "./data", "data directory (log.dirs)")
 	f.StringVar(&listen, "listen", "127.0.0.1:9092", "Kafka listener address")
-	f.StringVar(&advertise, "advertise", "", "address clients are told to connect to (default: the listen address)")
+	f.StringVar(&advertise, "advertise", "", "address clients are told to connect to (default: the listen address, or host name:port when it listens on 0.0.0.0 or ::)")
 	f.StringVar(&httpListen, "http-listen", "127.0.0.1:9644", "admin HTTP address for /metrics and /healthz (empty disables)")
 	f.StringVar(&objectStore, "object-store", "", "object store URL for tiered storage (default file://<data-dir>/objects)")
 	f.StringArrayVar(&sets, "set", nil, "set a Kafka broker property, key=value (repeatable)")
