@@ -45,7 +45,7 @@ func (c *Config) adminHTTPGuard() (*httpsec.Guard, error) {
 			props[rest] = v
 		}
 	}
-	g, err := httpsec.New(props, "/healthz")
+	g, err := httpsec.New(props, "/healthz", "/readyz")
 	if err != nil {
 		return nil, fmt.Errorf("broker: admin HTTP listener (%s*): %w", adminHTTPPrefix, err)
 	}

@@ -114,7 +114,7 @@ func (c *partitionCollector) Collect(ch chan<- prometheus.Metric) {
 	})
 }
 
-// adminHandler serves /metrics, /healthz, the /v1/groups lag API, the
+// adminHandler serves /metrics, /healthz, /readyz, the /v1/groups lag API, the
 // purge of deleted topics from the object store and the web console.
 func (s *Server) adminHandler() http.Handler {
 	s.metrics.registry.MustRegister(newPartitionCollector(s.topics), &s.telemetry, newHealthCollector(s))
@@ -138,5 +138,6 @@ func (s *Server) adminHandler() http.Handler {
 		w.Header().Set("Content-Type", "text/plain")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	mux.HandleFunc("/readyz", s.serveReadyz) // readyz.go
 	return mux
 }

@@ -70,6 +70,8 @@ type Server struct {
 	// the loop has stopped.
 	roleTasks    sync.WaitGroup
 	shuttingDown atomic.Bool
+	// serving is set once Start has the Kafka listeners accepting (/readyz).
+	serving atomic.Bool
 	// stopMetadata ends the subscription feeding followMetadata;
 	// followDone is closed when followMetadata has returned.
 	stopMetadata func()
@@ -279,6 +281,7 @@ func (s *Server) Start() error {
 	s.goTask(s.tiered.loop)
 	s.goTask(s.txns.run)
 	s.groups.start()
+	s.serving.Store(true)
 	s.logger.Info("strata broker listening", "kafka", s.listenerSummary(), "http", s.httpAddr, "node_id", s.cfg.NodeID, "cluster_id", s.clusterState().ClusterID)
 	return nil
 }

@@ -104,6 +104,7 @@ type Node struct {
 	leader   atomic.Int64 // raft id of the leader, 0 when unknown
 	isLeader atomic.Bool
 	term     atomic.Uint64 // the raft term of the latest hard state
+	commit   atomic.Uint64 // the commit index of the latest hard state
 	nextID   atomic.Uint64
 	// snapshotsInstalled counts snapshots received from the leader.
 	snapshotsInstalled atomic.Uint64
@@ -312,6 +313,10 @@ func (n *Node) LeaderID() int32 { return nodeID(uint64(n.leader.Load())) }
 // Term is the raft term this node is in (KIP-595's epoch), as of its
 // latest persisted hard state.
 func (n *Node) Term() uint64 { return n.term.Load() }
+
+// CommitIndex is the quorum's commit index as this voter knows it (from
+// the leader's messages): AppliedIndex catches up with it.
+func (n *Node) CommitIndex() uint64 { return n.commit.Load() }
 
 // IsLeader reports whether this node is the raft leader.
 func (n *Node) IsLeader() bool { return n.isLeader.Load() }
@@ -621,6 +626,7 @@ func (n *Node) handleReady(rd raft.Ready) error {
 	}
 	if rd.HardState != nil {
 		n.term.Store(rd.HardState.GetTerm())
+		n.commit.Store(rd.HardState.GetCommit())
 		if err := n.storage.SetHardState(rd.HardState); err != nil {
 			return err
 		}
