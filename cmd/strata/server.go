@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -39,6 +40,7 @@ func addAddonFlags() {
 func newServerCmd() *cobra.Command {
 	var (
 		nodeID      int32
+		idFromHost  bool
 		dataDir     string
 		listen      string
 		advertise   string
@@ -98,6 +100,19 @@ then the dedicated flags below when given.`,
 				}
 			}
 			flags := cmd.Flags()
+			if idFromHost {
+				if flags.Changed("node-id") {
+					return errors.New("--node-id-from-hostname and --node-id: set one or the other")
+				}
+				host, err := os.Hostname()
+				if err != nil {
+					return fmt.Errorf("--node-id-from-hostname: %w", err)
+				}
+				if nodeID, err = nodeIDFromHostname(host); err != nil {
+					return err
+				}
+				flags.Lookup("node-id").Changed = true // sets node.id below
+			}
 			// The dedicated flags set their Kafka properties, so that
 			// DescribeConfigs reports them as STATIC_BROKER_CONFIG.
 			for _, f := range []struct{ flag, property, value string }{
@@ -190,6 +205,7 @@ then the dedicated flags below when given.`,
 	}
 	f := cmd.Flags()
 	f.Int32Var(&nodeID, "node-id", 1, "this node's id (node.id)")
+	f.BoolVar(&idFromHost, "node-id-from-hostname", false, "take node.id from the host name's ordinal suffix plus one (a StatefulSet's pod strata-0 is node 1)")
 	f.StringVar(&dataDir, "data-dir", "./data", "data directory (log.dirs)")
 	f.StringVar(&listen, "listen", "127.0.0.1:9092", "Kafka listener address")
 	f.StringVar(&advertise, "advertise", "", "address clients are told to connect to (default: the listen address, or host name:port when it listens on 0.0.0.0 or ::)")
@@ -238,6 +254,19 @@ func addonProperty(key string) bool {
 		}
 	}
 	return false
+}
+
+// nodeIDFromHostname is --node-id-from-hostname: a Kubernetes StatefulSet
+// names its pods <name>-<ordinal> from 0 and Kafka node ids start at 1, so
+// "strata-2" (or "strata-2.strata-headless.ns.svc") is node 3.
+func nodeIDFromHostname(host string) (int32, error) {
+	short, _, _ := strings.Cut(host, ".")
+	digits := short[strings.LastIndexByte(short, '-')+1:]
+	ordinal, err := strconv.ParseInt(digits, 10, 32)
+	if !strings.Contains(short, "-") || strings.TrimLeft(digits, "0123456789") != "" || err != nil || ordinal >= math.MaxInt32 {
+		return 0, fmt.Errorf("--node-id-from-hostname: host name %q does not end in -<ordinal>", host)
+	}
+	return int32(ordinal) + 1, nil
 }
 
 func parseLogLevel(s string) (slog.Level, error) {
