@@ -5,8 +5,8 @@
 # front-end packages in broker/console/ui (its bundle freshness test),
 # chromium (the console's browser tests, e2e/console_test.go), and the MinIO
 # server in bin/minio for the tiering tests, and PostgreSQL for the JDBC
-# connector tests, promtool in bin/ for the deploy/prometheus checks, and
-# nfpm in bin/ for the .deb of `make package`.
+# connector tests, promtool in bin/ for the deploy/prometheus checks, helm in bin/ for
+# the chart's tests, and nfpm in bin/ for the .deb of `make package`.
 # Idempotent: each step checks first and does nothing when already satisfied.
 set -euo pipefail
 
@@ -125,6 +125,19 @@ if [ "$have" = "$promtool_version" ]; then
 else
 	log "promtool $promtool_version: building into bin/ with go install (minutes the first time)"
 	GOTOOLCHAIN=local GOBIN="$root/bin" go install "github.com/prometheus/prometheus/cmd/promtool@$promtool_version"
+fi
+
+# helm: renders and lints deploy/helm/strata (e2e/helm_test.go). Built from
+# helm's module into bin/ (92 s here with its modules not yet downloaded)
+# and rebuilt only when the pinned version changes.
+helm_version="v4.3.2"
+helm_bin="$root/bin/helm"
+have="$(go version -m "$helm_bin" 2>/dev/null | awk '$1 == "mod" && $2 == "helm.sh/helm/v4" { print $3 }' || true)"
+if [ "$have" = "$helm_version" ]; then
+	log "helm $helm_version: present ($helm_bin)"
+else
+	log "helm $helm_version: building into bin/ with go install"
+	GOTOOLCHAIN=local GOBIN="$root/bin" go install "helm.sh/helm/v4/cmd/helm@$helm_version"
 fi
 
 # nfpm: builds the .deb of `make package` (e2e/package_test.go).
