@@ -198,7 +198,9 @@ func checkNodes(t *testing.T, r rendered, replicas int) corev1.Container {
 		t.Errorf("terminationGracePeriodSeconds %v: too short for a controlled shutdown", sts.Spec.Template.Spec.TerminationGracePeriodSeconds)
 	}
 	if len(sts.Spec.VolumeClaimTemplates) != 1 || sts.Spec.VolumeClaimTemplates[0].Name != "data" ||
-		!slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "data" && m.MountPath == argAfter(t, c.Args, "--data-dir") }) {
+		!slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
+			return m.Name == "data" && m.MountPath == argAfter(t, c.Args, "--data-dir")
+		}) {
 		t.Errorf("per-pod PVC: %+v, mounts %+v", sts.Spec.VolumeClaimTemplates, c.VolumeMounts)
 	}
 	spec := sts.Spec.Template.Spec
