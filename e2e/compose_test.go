@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -352,76 +351,17 @@ func (m *composeMapping) args(p composeProject, service string, args []string) [
 	return out
 }
 
-// process is one long-running strata process started from a command line
-// taken from a deploy file; the test's cleanup stops it (SIGTERM, then
-// SIGKILL) and prints its log if the test failed.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-}
-
-func startProcess(t testing.TB, name string, env []string, path string, args ...string) *process {
-	t.Helper()
-	logPath := filepath.Join(t.TempDir(), name+".log")
-	logFile, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(path, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	p := &process{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logFile.Close(); close(p.done) }()
-	t.Cleanup(func() {
-		p.stop(t)
-		if t.Failed() {
-			data, _ := os.ReadFile(logPath)
-			t.Logf("%s log (%s %s):\n%s", name, path, strings.Join(args, " "), clip(string(data), 6000))
-		}
-	})
-	return p
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends SIGTERM (a controlled shutdown) and waits; SIGKILL after stopTimeout.
-func (p *process) stop(t testing.TB) {
-	if p.exited() {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(stopTimeout):
-		t.Errorf("%s did not exit within %s of SIGTERM", p.name, stopTimeout)
-		_ = p.cmd.Process.Signal(syscall.SIGKILL)
-		<-p.done
-	}
-}
-
-// waitHealthy polls /healthz on httpAddr and a TCP connection to kafkaAddr.
-func (p *process) waitHealthy(t testing.TB, httpAddr, kafkaAddr string, timeout time.Duration) {
+// waitHealthy polls /healthz on httpAddr and a TCP connection to kafkaAddr
+// until both answer, failing early if p exits.
+func waitHealthy(t testing.TB, p *bgProcess, httpAddr, kafkaAddr string, timeout time.Duration) {
 	t.Helper()
 	s := &server{addr: kafkaAddr, httpAddr: httpAddr}
 	client := &http.Client{Timeout: time.Second}
 	deadline := time.Now().Add(timeout)
 	var err error
 	for time.Now().Before(deadline) {
-		if p.exited() {
-			data, _ := os.ReadFile(p.log)
-			t.Fatalf("%s exited during startup: %v\n%s", p.name, p.cmd.ProcessState, clip(string(data), 6000))
+		if !p.running() {
+			t.Fatalf("%s exited during startup: %v\n%s", p.name, p.cmd.ProcessState, clip(p.stderr.String(), 6000))
 		}
 		if err = s.probe(client); err == nil {
 			return
@@ -453,7 +393,7 @@ func TestComposeCluster(t *testing.T) {
 		t.Fatalf("make bucket %s: %v", bucket, err)
 	}
 
-	var nodes []*process
+	var nodes []*bgProcess
 	var external []string
 	for _, name := range strataServices {
 		s := p.Services[name]
@@ -464,7 +404,7 @@ func TestComposeCluster(t *testing.T) {
 		}
 		args := m.args(p, name, s.Command)
 		t.Logf("%s: strata %s", name, strings.Join(args, " "))
-		nodes = append(nodes, startProcess(t, name, store.AWSEnv(), strataBin, args...))
+		nodes = append(nodes, startBackgroundEnv(t, name, store.AWSEnv(), strataBin, args...))
 		// Its first published port is the EXTERNAL listener (TestComposeFile).
 		hostPort, _, _ := strings.Cut(s.Ports[0], ":")
 		external = append(external, m.args(p, name, []string{"localhost:" + hostPort})[0])
@@ -472,7 +412,7 @@ func TestComposeCluster(t *testing.T) {
 	for i, name := range strataServices {
 		httpListen, _ := flagValue(p.Services[name].Command, "http-listen")
 		_, httpPort, _ := strings.Cut(httpListen, ":")
-		nodes[i].waitHealthy(t, m.port(name, httpPort), external[i], 60*time.Second)
+		waitHealthy(t, nodes[i], m.port(name, httpPort), external[i], 60*time.Second)
 	}
 
 	// The demo-topic job, retried as restart: on-failure does until the
