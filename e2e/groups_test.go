@@ -55,8 +55,18 @@ type bgProcess struct {
 
 func startBackground(t testing.TB, name, path string, args ...string) *bgProcess {
 	t.Helper()
+	return startBackgroundEnv(t, name, nil, path, args...)
+}
+
+// startBackgroundEnv is startBackground with env (KEY=value) added to the
+// inherited environment.
+func startBackgroundEnv(t testing.TB, name string, env []string, path string, args ...string) *bgProcess {
+	t.Helper()
 	p := &bgProcess{t: t, name: name, done: make(chan struct{})}
 	p.cmd = exec.Command(path, args...)
+	if len(env) > 0 {
+		p.cmd.Env = append(os.Environ(), env...)
+	}
 	p.cmd.Stdout = &p.stdout
 	p.cmd.Stderr = &p.stderr
 	p.cmd.WaitDelay = 5 * time.Second

@@ -52,6 +52,7 @@ func newTopicCreateCmd() *cobra.Command {
 		partitions        int32
 		replicationFactor int16
 		configs           []string
+		ifNotExists       bool
 	)
 	cmd := &cobra.Command{
 		Use:   "create NAME",
@@ -78,6 +79,12 @@ func newTopicCreateCmd() *cobra.Command {
 			}
 			defer done()
 			resp, err := adm.CreateTopic(ctx, partitions, replicationFactor, cfg, topic)
+			if ifNotExists && errors.Is(err, kerr.TopicAlreadyExists) {
+				// kafka-topics --if-not-exists: a one-shot job (the
+				// compose file's) may run again against the same cluster.
+				fmt.Fprintf(cmd.OutOrStdout(), "topic %s already exists\n", topic)
+				return nil
+			}
 			if err != nil {
 				return topicError(topic, err, resp.ErrMessage)
 			}
@@ -90,6 +97,7 @@ func newTopicCreateCmd() *cobra.Command {
 	f.Int32VarP(&partitions, "partitions", "p", -1, "number of partitions (-1: broker default num.partitions)")
 	f.Int16VarP(&replicationFactor, "replication-factor", "r", -1, "replicas per partition (-1: broker default)")
 	f.StringArrayVarP(&configs, "config", "c", nil, "topic config key=value (repeatable)")
+	f.BoolVar(&ifNotExists, "if-not-exists", false, "succeed without changes when the topic exists (kafka-topics --if-not-exists)")
 	return cmd
 }
 
