@@ -100,45 +100,17 @@ else
 	as_root bash -c "$(declare -f log apt_install); apt_install postgresql"
 fi
 
-# MinIO: the S3 server the tiering tests run against (tiering/minio_test.go).
-# Built from source into bin/ (about 150 MiB; several minutes on a cold module
-# cache) and rebuilt only when the pinned version changes.
-minio_version="v0.0.0-20260212201848-7aac2a2c5b7c"
-minio_bin="$root/bin/minio"
-have="$(go version -m "$minio_bin" 2>/dev/null | awk '$1 == "mod" && $2 == "github.com/minio/minio" { print $3 }' || true)"
-if [ "$have" = "$minio_version" ]; then
-	log "minio $minio_version: present ($minio_bin)"
-else
-	log "minio $minio_version: building into bin/ with go install (several minutes the first time)"
-	GOTOOLCHAIN=local GOBIN="$root/bin" go install "github.com/minio/minio@$minio_version"
-fi
-
-# promtool: checks deploy/prometheus (alerts.yml, prometheus.yml) and runs
-# the alert rules' unit tests (e2e/deploy_test.go). Built from prometheus'
-# module into bin/ (a large module graph: minutes on a cold module cache)
-# and rebuilt only when the pinned version changes.
-promtool_version="v0.316.0"
-promtool_bin="$root/bin/promtool"
-have="$(go version -m "$promtool_bin" 2>/dev/null | awk '$1 == "mod" && $2 == "github.com/prometheus/prometheus" { print $3 }' || true)"
-if [ "$have" = "$promtool_version" ]; then
-	log "promtool $promtool_version: present ($promtool_bin)"
-else
-	log "promtool $promtool_version: building into bin/ with go install (minutes the first time)"
-	GOTOOLCHAIN=local GOBIN="$root/bin" go install "github.com/prometheus/prometheus/cmd/promtool@$promtool_version"
-fi
-
-# helm: renders and lints deploy/helm/strata (e2e/helm_test.go). Built from
-# helm's module into bin/ (92 s here with its modules not yet downloaded)
-# and rebuilt only when the pinned version changes.
-helm_version="v4.3.2"
-helm_bin="$root/bin/helm"
-have="$(go version -m "$helm_bin" 2>/dev/null | awk '$1 == "mod" && $2 == "helm.sh/helm/v4" { print $3 }' || true)"
-if [ "$have" = "$helm_version" ]; then
-	log "helm $helm_version: present ($helm_bin)"
-else
-	log "helm $helm_version: building into bin/ with go install"
-	GOTOOLCHAIN=local GOBIN="$root/bin" go install "helm.sh/helm/v4/cmd/helm@$helm_version"
-fi
+# Test tools built from source into bin/ at pinned versions, each rebuilt
+# only when its version changes (scripts/go-install-pinned.sh):
+# - MinIO: the S3 server the tiering tests run against (tiering/minio_test.go;
+#   about 150 MiB, several minutes on a cold module cache);
+# - promtool: checks deploy/prometheus and runs the alert rules' unit tests
+#   (e2e/deploy_test.go; a large module graph, minutes on a cold cache);
+# - helm: renders and lints deploy/helm/strata (e2e/helm_test.go; 92 s here
+#   with its modules not yet downloaded).
+"$root/scripts/go-install-pinned.sh" minio github.com/minio/minio github.com/minio/minio v0.0.0-20260212201848-7aac2a2c5b7c
+"$root/scripts/go-install-pinned.sh" promtool github.com/prometheus/prometheus github.com/prometheus/prometheus/cmd/promtool v0.316.0
+"$root/scripts/go-install-pinned.sh" helm helm.sh/helm/v4 helm.sh/helm/v4/cmd/helm v4.3.2
 
 # nfpm: builds the .deb of `make package` (e2e/package_test.go).
 "$root/scripts/install-nfpm.sh"
