@@ -12,9 +12,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -529,7 +531,7 @@ func (c *Console) setQuota(ctx context.Context, w http.ResponseWriter, r *http.R
 		err = errors.New("values is required: {producer_byte_rate: 1048576, …}")
 	}
 	entry := kadm.AlterClientQuotaEntry{Entity: entity}
-	for _, k := range sortedKeys(in.Values) {
+	for _, k := range slices.Sorted(maps.Keys(in.Values)) {
 		v := in.Values[k]
 		switch {
 		case err != nil:
@@ -577,13 +579,4 @@ func (c *Console) deleteQuota(ctx context.Context, w http.ResponseWriter, r *htt
 	if c.alterQuota(ctx, w, cl, "removing client quotas", entry) {
 		w.WriteHeader(http.StatusNoContent)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
