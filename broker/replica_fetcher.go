@@ -81,6 +81,12 @@ func (fm *fetcherManager) publishLocked() {
 	fm.running.Store(&fs)
 }
 
+// fetching reports whether this node replicates from any leader.
+func (fm *fetcherManager) fetching() bool {
+	fs := fm.running.Load()
+	return fs != nil && len(*fs) > 0
+}
+
 // closedLeaders lists the leaders whose process closed a connection of
 // this node's fetcher (peer_conns.go).
 func (fm *fetcherManager) closedLeaders() []int32 {
