@@ -60,7 +60,6 @@ func (m *topicManager) openPartitions(jobs []*openJob) {
 	}
 	close(next)
 	wg.Wait()
-	m.syncCreated(jobs)
 
 	var total storage.RecoveryStats
 	failed := 0
@@ -81,31 +80,4 @@ func (m *topicManager) openPartitions(jobs []*openJob) {
 		"bytes_recovered", total.BytesScanned, "segments_recovered", total.SegmentsScanned,
 		"bytes_truncated", total.BytesTruncated, "indexes_rebuilt", total.IndexesRebuilt,
 		"segments_removed", total.SegmentsRemoved)
-}
-
-// syncCreated makes the directories this round created durable with one
-// storage.SyncCreatedDirs (concurrent fsyncs of the batch), before any of them is
-// installed and served: replica.Open writes partition.metadata and the
-// first segment without fsyncs. If that fails, the created partitions are
-// closed and fail like any open; the next reconcile retries them.
-func (m *topicManager) syncCreated(jobs []*openJob) {
-	var dirs []string
-	for _, j := range jobs {
-		if j.err == nil && j.p.Created() {
-			dirs = append(dirs, j.p.Log().Dir())
-		}
-	}
-	if len(dirs) == 0 {
-		return
-	}
-	err := storage.SyncCreatedDirs(dirs)
-	if err == nil {
-		return
-	}
-	for _, j := range jobs {
-		if j.err == nil && j.p.Created() {
-			j.p.Close()
-			j.p, j.err = nil, err
-		}
-	}
 }

@@ -124,22 +124,24 @@ func TestCheckpointSkipsUnchangedFiles(t *testing.T) {
 }
 
 // TestOpenTornPartitionMetadata: partition.metadata is written without an
-// fsync (storage.SyncCreatedDirs makes a batch of them durable), so a
-// crash before that sync can leave it empty or cut short. Open then takes
-// the topic ID it is given (the metadata quorum's) and keeps the log; a
-// whole file naming another topic still has its directory replaced.
+// fsync and becomes durable with the log's first flush, so only a power
+// loss before any flush completed can leave it empty or cut short: nothing
+// in the directory was durable and its topic is unknown, so Open starts it
+// afresh for the topic ID it is given (the metadata quorum's); so does a
+// missing file. A whole file naming another topic has its directory
+// replaced too.
 func TestOpenTornPartitionMetadata(t *testing.T) {
 	idA := [16]byte{1, 2, 3}
 	idB := [16]byte{9, 9, 9}
 	for _, tc := range []struct {
 		name     string
 		metadata func(whole string) string
-		keepLog  bool
 	}{
-		{"empty", func(string) string { return "" }, true},
-		{"cut short", func(whole string) string { return whole[:len(whole)-5] }, true},
-		{"no newline", func(whole string) string { return whole[:len(whole)-1] }, true},
-		{"another topic", func(string) string { return "topic_id: " + cluster.TopicID(idB).String() + "\n" }, false},
+		{"empty", func(string) string { return "" }},
+		{"cut short", func(whole string) string { return whole[:len(whole)-5] }},
+		{"no newline", func(whole string) string { return whole[:len(whole)-1] }},
+		{"another topic", func(string) string { return "topic_id: " + cluster.TopicID(idB).String() + "\n" }},
+		{"missing", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "p-0")
@@ -149,9 +151,6 @@ func TestOpenTornPartitionMetadata(t *testing.T) {
 			}
 			if !r.Created() {
 				t.Fatal("Created() false for a new directory")
-			}
-			if err := storage.SyncCreatedDirs([]string{dir}); err != nil {
-				t.Fatal(err)
 			}
 			leadAlone(r, 1)
 			if res := r.Append(context.Background(), batchOf(t, dataBatch(t, -1, 0, 0, 2, false)), AppendOptions{}); res.Code != 0 {
@@ -165,7 +164,12 @@ func TestOpenTornPartitionMetadata(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(path, []byte(tc.metadata(string(whole))), 0o644); err != nil {
+			if tc.metadata == nil {
+				err = os.Remove(path)
+			} else {
+				err = os.WriteFile(path, []byte(tc.metadata(string(whole))), 0o644)
+			}
+			if err != nil {
 				t.Fatal(err)
 			}
 
@@ -179,12 +183,8 @@ func TestOpenTornPartitionMetadata(t *testing.T) {
 			if got, _ := os.ReadFile(path); string(got) != string(whole) {
 				t.Fatalf("partition.metadata %q, want %q", got, whole)
 			}
-			wantEnd := int64(0)
-			if tc.keepLog {
-				wantEnd = 2
-			}
-			if end := r.LogEndOffset(); end != wantEnd {
-				t.Fatalf("log end %d, want %d", end, wantEnd)
+			if end := r.LogEndOffset(); end != 0 {
+				t.Fatalf("log end %d, want 0: the directory was not started afresh", end)
 			}
 		})
 	}

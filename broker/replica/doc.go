@@ -66,9 +66,11 @@
 // holds:
 //
 //   - partition.metadata: the text "topic_id: <base64url topic ID>\n",
-//     written atomically when the directory is created. A directory whose
-//     ID differs belongs to a deleted topic of the same name and is
-//     replaced.
+//     written without an fsync when the directory is created and made
+//     durable by the log's first flush of records. A directory whose ID
+//     differs belongs to a deleted topic of the same name and is replaced;
+//     so is one whose file is empty or cut short (a power loss before any
+//     flush: nothing in it was durable).
 //   - producer-state.json: the producer snapshot as of a log offset,
 //     written atomically at every checkpoint: 4 bytes "SPS2", a big-endian
 //     CRC-32C of the rest, then JSON {"next_offset": N, "producers": {id:

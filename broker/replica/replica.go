@@ -132,6 +132,9 @@ func Open(dir string, opts Options) (*Replica, error) {
 		l.Close()
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
+	if created {
+		l.DirCreated() // durable with its first flushed records
+	}
 	r := &Replica{self: opts.NodeID, logger: logger, created: created}
 	r.log.Store(l)
 	if onDisk != nil {
@@ -153,8 +156,9 @@ func CreateAt(dir string, offset int64, opts Options) error {
 		return err
 	}
 	if created {
-		// Rare (a topic recovered from the bucket): durable at once.
-		if err := storage.SyncCreatedDirs([]string{dir}); err != nil {
+		// Rare (a topic recovered from the bucket), and its start offset
+		// is not in the quorum: durable at once.
+		if err := storage.SyncCreatedDir(dir); err != nil {
 			return err
 		}
 	}
@@ -171,16 +175,18 @@ const PartitionMetadataFile = "partition.metadata"
 
 // claimDir makes dir the directory of topic id: a directory of another
 // topic ID (a deleted topic's of the same name) is removed first. created
-// reports that it wrote partition.metadata: the file is written without an
-// fsync, and the caller makes a batch of created directories durable with
-// storage.SyncCreatedDirs before using them (fsyncs shared across the batch instead of two fsyncs, a
-// temporary file and a rename per partition).
+// reports that it wrote partition.metadata, without an fsync: the log's
+// first flush with records makes the directory durable, partition.metadata
+// included (storage.Log.DirCreated), so creating a partition costs no
+// fsync.
 //
-// A partition.metadata that is not one "topic_id: <id>" line (empty or
-// cut short) is a creation's that crashed before its SyncCreatedDirs: such a
-// partition was never served, so nothing in it belongs to another topic,
-// and the metadata quorum, the source of truth for topic IDs, names the
-// owner. The file is rewritten for id and the log kept.
+// A partition.metadata that is missing or not one "topic_id: <id>" line
+// (empty or cut short) is a creation's that a power loss caught before any flush
+// completed: nothing in the directory was durable, and which topic its
+// records (if any reached the disk) belong to is unknown — a topic deleted
+// and created again under the same name has a new ID. The directory is
+// removed and created afresh for id (the metadata quorum's), as a replica
+// that lost its unflushed records; it catches up from the leader.
 func claimDir(dir string, id [16]byte, logger *slog.Logger) (created bool, err error) {
 	want := "topic_id: " + cluster.TopicID(id).String() + "\n"
 	path := filepath.Join(dir, PartitionMetadataFile)
@@ -194,11 +200,24 @@ func claimDir(dir string, id [16]byte, logger *slog.Logger) (created bool, err e
 		}
 	case err == nil:
 		if logger != nil {
-			logger.Warn("partition.metadata torn (a creation interrupted by a crash); rewriting it from the metadata quorum",
+			logger.Warn("partition.metadata torn (a power loss before the partition's first flush); starting the partition afresh",
 				"dir", dir, "bytes", len(raw))
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return false, err
 		}
 	case !errors.Is(err, os.ErrNotExist):
 		return false, err
+	default:
+		// No file in a directory that exists: the same as a torn one.
+		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+			if logger != nil {
+				logger.Warn("partition.metadata missing (a power loss before the partition's first flush); starting the partition afresh", "dir", dir)
+			}
+			if err := os.RemoveAll(dir); err != nil {
+				return false, err
+			}
+		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, err
@@ -224,9 +243,9 @@ func validPartitionMetadata(raw []byte) bool {
 	return id.UnmarshalText([]byte(text)) == nil
 }
 
-// Created reports whether Open created the replica's directory or
-// rewrote its partition.metadata: the caller owes a
-// storage.SyncCreatedDirs of its directory before serving it.
+// Created reports whether Open created the replica's directory (or
+// rewrote its partition.metadata); it becomes durable with the log's first
+// flushed records.
 func (r *Replica) Created() bool { return r.created }
 
 // LocalLog is what callers may read of the replica's local log without

@@ -77,10 +77,17 @@ func (l *Log) flushLocked() (flushState, error) {
 	}
 	syncDir := l.dirUnsynced
 	l.dirUnsynced = false
+	// A created directory becomes durable with its first records
+	// (DirCreated); an empty log has nothing to lose.
+	created := l.created && l.unflushedRecords > 0
+	l.created = l.created && !created
 	flushed := l.unflushedRecords
 	l.writeMu.Unlock()
 
 	err := l.syncAll(toSync, syncDir)
+	if err == nil && created {
+		err = SyncCreatedDir(l.dir)
+	}
 
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
@@ -89,6 +96,7 @@ func (l *Log) flushLocked() (flushState, error) {
 			s.unsynced = true
 		}
 		l.dirUnsynced = l.dirUnsynced || syncDir
+		l.created = l.created || created
 		return flushState{}, err
 	}
 	l.unflushedRecords -= flushed

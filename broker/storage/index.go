@@ -146,8 +146,14 @@ func truncateIndexFile(path string, size int64) error {
 	return err
 }
 
+// syncHook, if set (tests), sees every path syncPath fsyncs.
+var syncHook func(path string)
+
 // syncPath fsyncs the file or directory at path.
 func syncPath(path string) error {
+	if syncHook != nil {
+		syncHook(path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err

@@ -62,7 +62,10 @@ type Log struct {
 	unflushedRecords int64
 	lastFlush        time.Time
 	dirUnsynced      bool // files were created or removed since the last flush
-	pendingCloses    []pendingClose
+	// created: the directory was just created and nothing in it is
+	// durable yet (DirCreated); the next flush makes all of it durable.
+	created       bool
+	pendingCloses []pendingClose
 
 	mu struct {
 		sync.RWMutex

@@ -1,38 +1,71 @@
 package storage
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 )
 
-// TestSyncCreatedDirs syncs directories in two parents, more than there
-// are syncing goroutines, and fails for one that is missing among them.
-func TestSyncCreatedDirs(t *testing.T) {
-	root := t.TempDir()
-	var dirs []string
-	names := []string{"b/t-0"}
-	for i := range 40 {
-		names = append(names, fmt.Sprintf("a/t-%d", i))
+// TestDirCreatedSyncsWithFirstRecords: a created directory costs no fsync
+// until a flush makes records durable; that flush syncs every file of the
+// directory (partition.metadata too), the directory and the parent, once.
+func TestDirCreatedSyncsWithFirstRecords(t *testing.T) {
+	var mu sync.Mutex
+	var synced []string
+	syncHook = func(path string) {
+		mu.Lock()
+		synced = append(synced, path)
+		mu.Unlock()
 	}
-	for _, d := range names {
-		dir := filepath.Join(root, d)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "partition.metadata"), []byte("x\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, dir)
+	t.Cleanup(func() { syncHook = nil })
+	take := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := synced
+		synced = nil
+		return out
 	}
-	if err := SyncCreatedDirs(dirs); err != nil {
+
+	l, dir := newTestLog(t, testConfig(), nil)
+	meta := filepath.Join(dir, "partition.metadata")
+	if err := os.WriteFile(meta, []byte("topic_id: x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := SyncCreatedDirs([]string{filepath.Join(root, "missing", "t-0")}); err == nil {
-		t.Fatal("no error for a directory that does not exist")
+	l.DirCreated()
+	take()
+
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
 	}
-	if err := SyncCreatedDirs(append(dirs, filepath.Join(root, "a", "gone"))); err == nil {
-		t.Fatal("no error for a missing directory among 41")
+	if got := take(); slices.Contains(got, meta) || slices.Contains(got, filepath.Dir(dir)) {
+		t.Fatalf("a flush with no records synced the created directory: %v", got)
+	}
+
+	appendRaw(t, l, 0, valueBatch(t, 2, 10, 1))
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got := take()
+	for _, want := range []string{meta, dir, filepath.Dir(dir)} {
+		if !slices.Contains(got, want) {
+			t.Fatalf("the first flush with records did not sync %s: %v", want, got)
+		}
+	}
+
+	appendRaw(t, l, 0, valueBatch(t, 1, 10, 2))
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := take(); slices.Contains(got, meta) || slices.Contains(got, filepath.Dir(dir)) {
+		t.Fatalf("a later flush synced the created directory again: %v", got)
+	}
+}
+
+// TestSyncCreatedDir fails for a directory that does not exist.
+func TestSyncCreatedDir(t *testing.T) {
+	if err := SyncCreatedDir(filepath.Join(t.TempDir(), "missing", "t-0")); err == nil {
+		t.Fatal("no error for a directory that does not exist")
 	}
 }
