@@ -193,7 +193,9 @@
 // nothing acknowledged, since the page cache survives it. fsync happens per
 // flush.messages / flush.ms (Kafka's defaults: never, leaving durability to
 // replication), on Flush, Checkpoint and Close. fsyncs run without the
-// append lock, so appends continue during them.
+// append lock, so appends continue during them. A directory the caller
+// just created (DirCreated) is made durable — its files, itself, its
+// entry in the parent — by the first flush that has records, not before.
 //
 // # Recovery
 //

@@ -63,7 +63,8 @@ type Log struct {
 	lastFlush        time.Time
 	dirUnsynced      bool // files were created or removed since the last flush
 	// created: the directory was just created and nothing in it is
-	// durable yet (DirCreated); the next flush makes all of it durable.
+	// durable yet (DirCreated); the first flush of records makes all of
+	// it durable.
 	created       bool
 	pendingCloses []pendingClose
 
