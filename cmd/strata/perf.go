@@ -29,9 +29,9 @@ func init() { rootCmd.AddCommand(newPerfCmd()) }
 func newPerfCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "perf",
-		Short: "Measure produce and consume throughput (kafka-*-perf-test compatible)",
+		Short: "Measure produce and consume throughput (kafka-*-perf-test compatible) and run OMB workloads",
 	}
-	cmd.AddCommand(newPerfProduceCmd(), newPerfConsumeCmd())
+	cmd.AddCommand(newPerfProduceCmd(), newPerfConsumeCmd(), newPerfOMBCmd())
 	return cmd
 }
 
