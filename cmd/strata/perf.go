@@ -29,9 +29,10 @@ func init() { rootCmd.AddCommand(newPerfCmd()) }
 func newPerfCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "perf",
-		Short: "Measure produce and consume throughput (kafka-*-perf-test compatible) and run OMB workloads",
+		Short: "Measure produce and consume throughput (kafka-*-perf-test compatible), run OMB workloads, load the broker with raw requests",
 	}
-	cmd.AddCommand(newPerfProduceCmd(), newPerfConsumeCmd(), newPerfOMBCmd())
+	cmd.AddCommand(newPerfProduceCmd(), newPerfConsumeCmd(), newPerfOMBCmd(),
+		newPerfRawProduceCmd(), newPerfRawFetchCmd())
 	return cmd
 }
 
