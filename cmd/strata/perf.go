@@ -32,7 +32,7 @@ func newPerfCmd() *cobra.Command {
 		Short: "Measure produce and consume throughput (kafka-*-perf-test compatible), run OMB workloads, load the broker with raw requests",
 	}
 	cmd.AddCommand(newPerfProduceCmd(), newPerfConsumeCmd(), newPerfOMBCmd(),
-		newPerfRawProduceCmd(), newPerfRawFetchCmd())
+		newPerfRawProduceCmd(), newPerfRawFetchCmd(), newPerfBaselineCmd())
 	return cmd
 }
 
