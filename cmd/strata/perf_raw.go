@@ -95,6 +95,22 @@ func rawConnSettings(cmd *cobra.Command, o rawCommonOptions) (connSettings, erro
 	return conn, nil
 }
 
+// openRawAdmin is openAdmin for raw-produce and raw-fetch: their
+// connection settings, an admin client and a context bounding the setup
+// (which the replay does not use); done closes both.
+func openRawAdmin(cmd *cobra.Command, o rawCommonOptions) (connSettings, *kadm.Client, context.Context, func(), error) {
+	conn, err := rawConnSettings(cmd, o)
+	if err != nil {
+		return conn, nil, nil, nil, err
+	}
+	adm, err := conn.newAdmin(cmd)
+	if err != nil {
+		return conn, nil, nil, nil, err
+	}
+	ctx, cancel := conn.requestContext(cmd)
+	return conn, adm, ctx, func() { cancel(); adm.Close() }, nil
+}
+
 // rawLeaders is a topic's partitions grouped by their leader's address.
 type rawLeaders struct {
 	addrs      []string           // sorted
@@ -342,17 +358,11 @@ func runPerfRawProduce(cmd *cobra.Command, opts perfRawProduceOptions) (rawCount
 	if err != nil {
 		return rawCounts{}, err
 	}
-	conn, err := rawConnSettings(cmd, opts.rawCommonOptions)
+	conn, adm, ctx, done, err := openRawAdmin(cmd, opts.rawCommonOptions)
 	if err != nil {
 		return rawCounts{}, err
 	}
-	adm, err := conn.newAdmin(cmd)
-	if err != nil {
-		return rawCounts{}, err
-	}
-	defer adm.Close()
-	ctx, cancel := conn.requestContext(cmd)
-	defer cancel()
+	defer done()
 
 	created, err := adm.CreateTopics(ctx, opts.partitions, -1, nil, opts.topic)
 	if err != nil {
@@ -450,17 +460,11 @@ func runPerfRawFetch(cmd *cobra.Command, opts perfRawFetchOptions) (rawCounts, e
 	if opts.fetchMaxBytes > maxRawResponseBytes || opts.partitionMaxBytes > maxRawResponseBytes {
 		return rawCounts{}, fmt.Errorf("--fetch-max-bytes and --partition-max-bytes are at most %d", maxRawResponseBytes)
 	}
-	conn, err := rawConnSettings(cmd, opts.rawCommonOptions)
+	conn, adm, ctx, done, err := openRawAdmin(cmd, opts.rawCommonOptions)
 	if err != nil {
 		return rawCounts{}, err
 	}
-	adm, err := conn.newAdmin(cmd)
-	if err != nil {
-		return rawCounts{}, err
-	}
-	defer adm.Close()
-	ctx, cancel := conn.requestContext(cmd)
-	defer cancel()
+	defer done()
 
 	leaders, err := topicLeaders(ctx, adm, opts.topic)
 	if err != nil {
