@@ -2,8 +2,11 @@
 # perf-compare.sh: one run, on this machine, side by side:
 #   dd        sequential write of the disk under the data directories (fdatasync)
 #   strata    `strata perf produce` / `strata perf consume` against bin/strata server
+#   raw       `strata perf baseline` (disk write, page-cache read, loopback TCP)
+#             and `strata perf raw-produce` / `raw-fetch` against a fresh server
 #   jetstream `nats bench js pub async` (file storage) / `nats bench js ordered`
-# then a table of MiB/s and the ratios strata/dd and strata/JetStream.
+# then a table of MiB/s and the ratios strata/dd, strata/JetStream and
+# raw produce/disk write, raw fetch/page-cache read, raw fetch/loopback TCP.
 #
 # Run with `make perf`. Knobs (environment):
 #   RECORDS=2000000      messages produced and consumed, by strata and by JetStream
@@ -11,7 +14,9 @@
 #   PARTITIONS=1         partitions of the strata topic (JetStream: one stream)
 #   DD_MB=2048           size of the dd write, MiB
 #   PERF_DIR=/var/tmp    where the scratch directory goes (keep it on a real disk, not tmpfs)
-#   PERF_PARTS="dd strata jetstream"   which parts to run
+#   PERF_PARTS="dd strata raw jetstream"   which parts to run
+#   RAW_DURATION=10s     length of each raw run and of each timed baseline figure
+#   RAW_CONNECTIONS=2 RAW_IN_FLIGHT=8 RAW_PARTITIONS=4 RAW_RECORDS_PER_BATCH=16
 #   PRODUCER_PROPS="acks=1 linger.ms=5 batch.size=1048576"
 #
 # The script kills only the processes it started (by PID) and removes its
@@ -27,7 +32,12 @@ RECORD_SIZE="${RECORD_SIZE:-1024}"
 PARTITIONS="${PARTITIONS:-1}"
 DD_MB="${DD_MB:-2048}"
 PERF_DIR="${PERF_DIR:-/var/tmp}"
-PERF_PARTS="${PERF_PARTS:-dd strata jetstream}"
+PERF_PARTS="${PERF_PARTS:-dd strata raw jetstream}"
+RAW_DURATION="${RAW_DURATION:-10s}"
+RAW_CONNECTIONS="${RAW_CONNECTIONS:-2}"
+RAW_IN_FLIGHT="${RAW_IN_FLIGHT:-8}"
+RAW_PARTITIONS="${RAW_PARTITIONS:-4}"
+RAW_RECORDS_PER_BATCH="${RAW_RECORDS_PER_BATCH:-16}"
 PRODUCER_PROPS="${PRODUCER_PROPS:-acks=1 linger.ms=5 batch.size=1048576}"
 NATS_SERVER_VERSION="v2.15.2"
 NATSCLI_VERSION="v0.5.0"
@@ -89,6 +99,31 @@ stop_pid() {
 	wait "$pid" 2>/dev/null || true
 }
 
+# build_strata: bin/strata, if it is missing.
+build_strata() {
+	if [ ! -x "$bin/strata" ]; then
+		log "building bin/strata"
+		go build -o "$bin/strata" ./cmd/strata
+	fi
+}
+
+# start_strata: bin/strata server (built if missing) on free loopback
+# ports with a fresh data directory; sets addr and strata_pid.
+start_strata() {
+	build_strata
+	local port http_port
+	port="$(free_port)"
+	http_port="$(free_port)"
+	addr="127.0.0.1:$port"
+	rm -rf "$work/strata"
+	log "strata: server on $addr, data in $work/strata"
+	"$bin/strata" server --listen "$addr" --http-listen "127.0.0.1:$http_port" --data-dir "$work/strata" \
+		--log-level warn >"$work/strata.log" 2>&1 &
+	strata_pid=$!
+	pids+=("$strata_pid")
+	wait_port "$port" "$strata_pid" strata
+}
+
 # mib_per_sec BYTES SECONDS
 mib_per_sec() { awk -v b="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.1f", b / s / 1048576; else print "n/a" }'; }
 # msgs_to_mib MSGS_PER_SEC SIZE
@@ -100,6 +135,8 @@ strata_produce_mib="n/a"; strata_produce_msgs="n/a"
 strata_consume_mib="n/a"; strata_consume_msgs="n/a"; strata_consume_how="strata perf consume"
 js_pub_mib="n/a"; js_pub_msgs="n/a"
 js_consume_mib="n/a"; js_consume_msgs="n/a"
+base_write_mib="n/a"; base_read_mib="n/a"; base_tcp_mib="n/a"
+raw_produce_mib="n/a"; raw_produce_msgs="n/a"; raw_fetch_mib="n/a"
 
 log "scratch directory $work ($(df -h --output=source,fstype,avail "$work" | tail -1 | tr -s ' '))"
 
@@ -117,20 +154,7 @@ fi
 
 # --- strata ---------------------------------------------------------------
 if wants strata; then
-	if [ ! -x "$bin/strata" ]; then
-		log "building bin/strata"
-		go build -o "$bin/strata" ./cmd/strata
-	fi
-	port="$(free_port)"
-	http_port="$(free_port)"
-	addr="127.0.0.1:$port"
-	log "strata: server on $addr, data in $work/strata"
-	"$bin/strata" server --listen "$addr" --http-listen "127.0.0.1:$http_port" --data-dir "$work/strata" \
-		--log-level warn >"$work/strata.log" 2>&1 &
-	strata_pid=$!
-	pids+=("$strata_pid")
-	wait_port "$port" "$strata_pid" strata
-
+	start_strata
 	"$bin/strata" topic create perf --partitions "$PARTITIONS" -b "$addr" >&2
 	log "strata perf produce: $RECORDS x $RECORD_SIZE B, producer props: $PRODUCER_PROPS"
 	# shellcheck disable=SC2086 # PRODUCER_PROPS is a list of key=value words
@@ -163,6 +187,37 @@ if wants strata; then
 		strata_consume_mib="$(mib_per_sec "$((RECORDS * RECORD_SIZE))" "$secs")"
 		strata_consume_msgs="$(awk -v n="$RECORDS" -v s="$secs" 'BEGIN { printf "%.0f", n / s }')"
 	fi
+	stop_pid "$strata_pid"
+	rm -rf "$work/strata"
+fi
+
+# --- raw: the broker against the machine's limits -------------------------
+if wants raw; then
+	build_strata
+	log "strata perf baseline: ${DD_MB} MiB in $work, $RAW_DURATION per timed figure"
+	out="$("$bin/strata" perf baseline --dir "$work" --size "${DD_MB}MiB" --duration "$RAW_DURATION")" ||
+		die "strata perf baseline failed: $out"
+	echo "$out" >&2
+	# "baseline disk write (fdatasync): B bytes in S s, X MB/sec"
+	base_write_mib="$(echo "$out" | sed -nE 's/^baseline disk write.* ([0-9.]+) MB\/sec$/\1/p')"
+	base_read_mib="$(echo "$out" | sed -nE 's/^baseline page cache read.* ([0-9.]+) MB\/sec$/\1/p')"
+	base_tcp_mib="$(echo "$out" | sed -nE 's/^baseline loopback TCP.* ([0-9.]+) MB\/sec$/\1/p')"
+
+	start_strata
+	raw_flags=(-b "$addr" --topic raw --connections "$RAW_CONNECTIONS" --in-flight "$RAW_IN_FLIGHT" --duration "$RAW_DURATION")
+	log "strata perf raw-produce: acks=1, $RECORD_SIZE B records, uncompressed, $RAW_PARTITIONS partitions, ${RAW_CONNECTIONS}x$RAW_IN_FLIGHT in flight"
+	out="$("$bin/strata" perf raw-produce "${raw_flags[@]}" --partitions "$RAW_PARTITIONS" --acks 1 --compression none \
+		--record-size "$RECORD_SIZE" --records-per-batch "$RAW_RECORDS_PER_BATCH" 2>&1)" || die "strata perf raw-produce failed: $out"
+	echo "$out" >&2
+	# "raw-produce total: N records, R records/sec (M MB/sec), ..."
+	line="$(echo "$out" | grep '^raw-produce total:')"
+	raw_produce_msgs="$(echo "$line" | sed -nE 's/.* ([0-9.]+) records\/sec.*/\1/p')"
+	raw_produce_mib="$(echo "$line" | sed -nE 's/.*\(([0-9.]+) MB\/sec\).*/\1/p')"
+
+	log "strata perf raw-fetch: the records raw-produce wrote, from the page cache"
+	out="$("$bin/strata" perf raw-fetch "${raw_flags[@]}" 2>&1)" || die "strata perf raw-fetch failed: $out"
+	echo "$out" >&2
+	raw_fetch_mib="$(echo "$out" | grep '^raw-fetch total:' | sed -nE 's/.*\(([0-9.]+) MB\/sec\).*/\1/p')"
 	stop_pid "$strata_pid"
 	rm -rf "$work/strata"
 fi
@@ -206,14 +261,16 @@ fi
 
 # --- summary --------------------------------------------------------------
 num() { awk -v x="$1" -v f="$2" 'BEGIN { if (x ~ /^[0-9.]+$/) printf f, x; else print x }'; }
-for v in dd_mib strata_produce_mib strata_consume_mib js_pub_mib js_consume_mib; do printf -v "$v" '%s' "$(num "${!v}" %.1f)"; done
-for v in strata_produce_msgs strata_consume_msgs js_pub_msgs js_consume_msgs; do printf -v "$v" '%s' "$(num "${!v}" %.0f)"; done
+for v in dd_mib strata_produce_mib strata_consume_mib js_pub_mib js_consume_mib \
+	base_write_mib base_read_mib base_tcp_mib raw_produce_mib raw_fetch_mib; do printf -v "$v" '%s' "$(num "${!v}" %.1f)"; done
+for v in strata_produce_msgs strata_consume_msgs js_pub_msgs js_consume_msgs raw_produce_msgs; do printf -v "$v" '%s' "$(num "${!v}" %.0f)"; done
 cat <<EOF
 
 Strata vs disk vs NATS JetStream on $(hostname) ($(nproc) cores), $(date -u +%Y-%m-%dT%H:%MZ)
 $RECORDS messages x $RECORD_SIZE B; strata topic with $PARTITIONS partition(s), producer props: $PRODUCER_PROPS
 JetStream: one file-storage stream, R1, async publish (batch 500), ordered ephemeral consumer
-MiB/s = 2^20 bytes of message payload per second (dd: bytes written)
+MiB/s = 2^20 bytes of message payload per second (dd, baseline: bytes moved; raw-fetch: whole responses)
+raw: $RAW_DURATION each, ${RAW_CONNECTIONS} connections x $RAW_IN_FLIGHT in flight, $RAW_PARTITIONS partitions, $RAW_RECORDS_PER_BATCH records per batch
 
 $(printf '%-36s %12s %14s' "measurement" "MiB/s" "msgs/s")
 $(printf '%-36s %12s %14s' "disk: dd ${DD_MB} MiB, fdatasync" "$dd_mib" "-")
@@ -221,8 +278,16 @@ $(printf '%-36s %12s %14s' "strata perf produce" "$strata_produce_mib" "$strata_
 $(printf '%-36s %12s %14s' "$strata_consume_how" "$strata_consume_mib" "$strata_consume_msgs")
 $(printf '%-36s %12s %14s' "JetStream pub async (file)" "$js_pub_mib" "$js_pub_msgs")
 $(printf '%-36s %12s %14s' "JetStream ordered consume" "$js_consume_mib" "$js_consume_msgs")
+$(printf '%-36s %12s %14s' "baseline: disk write, fdatasync" "$base_write_mib" "-")
+$(printf '%-36s %12s %14s' "baseline: page-cache read" "$base_read_mib" "-")
+$(printf '%-36s %12s %14s' "baseline: loopback TCP" "$base_tcp_mib" "-")
+$(printf '%-36s %12s %14s' "strata perf raw-produce (acks=1)" "$raw_produce_mib" "$raw_produce_msgs")
+$(printf '%-36s %12s %14s' "strata perf raw-fetch (cached)" "$raw_fetch_mib" "-")
 
 $(printf '%-36s %12s' "strata produce / dd" "$(ratio "$strata_produce_mib" "$dd_mib")")
 $(printf '%-36s %12s' "strata produce / JetStream pub" "$(ratio "$strata_produce_mib" "$js_pub_mib")")
 $(printf '%-36s %12s' "strata consume / JetStream consume" "$(ratio "$strata_consume_mib" "$js_consume_mib")")
+$(printf '%-36s %12s' "raw produce / disk write" "$(ratio "$raw_produce_mib" "$base_write_mib")")
+$(printf '%-36s %12s' "raw fetch / page-cache read" "$(ratio "$raw_fetch_mib" "$base_read_mib")")
+$(printf '%-36s %12s' "raw fetch / loopback TCP" "$(ratio "$raw_fetch_mib" "$base_tcp_mib")")
 EOF
