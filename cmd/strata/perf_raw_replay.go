@@ -91,7 +91,9 @@ func (r *rawReplay) run(ctx context.Context, interval time.Duration, report func
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range r.conns {
-		sent := make(chan time.Time, r.inFlight)
+		// The reader holds the send time of the response it awaits, the
+		// channel the others: inFlight requests outstanding at most.
+		sent := make(chan time.Time, r.inFlight-1)
 		wg.Add(2)
 		go func() { defer wg.Done(); r.write(r.conns[i], sent) }()
 		go func() { defer wg.Done(); r.read(r.conns[i], sent) }()
@@ -102,10 +104,12 @@ func (r *rawReplay) run(ctx context.Context, interval time.Duration, report func
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	windowStart := start
+	ctxDone := ctx.Done()
 	for waiting := true; waiting; {
 		select {
-		case <-ctx.Done():
+		case <-ctxDone:
 			r.halt()
+			ctxDone = nil // the responses in flight are still to come
 		case now := <-ticker.C:
 			r.mu.Lock()
 			window := r.mu.window
