@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"hash/crc32"
+	"io"
 	"math/rand/v2"
+	"net"
 	"os"
 	"regexp"
 	"slices"
@@ -339,5 +341,85 @@ func TestRawRefusesSecuredListeners(t *testing.T) {
 			!strings.Contains(res.err.Error(), "neither TLS nor SASL") {
 			t.Errorf("%s with SASL: error %v, want a refusal naming the protocol", sub, res.err)
 		}
+	}
+}
+
+// TestRawReplayKeepsInFlightBound runs the replay against a loopback
+// server that holds its answers back: the client must stop at --in-flight
+// outstanding requests, and count every response it then gets.
+func TestRawReplayKeepsInFlightBound(t *testing.T) {
+	const inFlight = 3
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	request := []byte{0, 0, 0, 4, 1, 2, 3, 4}
+	response := []byte{0, 0, 0, 4, 0, 0, 0, 1}
+	type serverResult struct {
+		heldBack, extra int // requests before the first answer; any beyond inFlight
+		answered        int
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan serverResult, 1)
+	go func() {
+		var res serverResult
+		defer func() { served <- res }()
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		buf := make([]byte, len(request))
+		for res.heldBack < inFlight {
+			if _, err := io.ReadFull(c, buf); err != nil {
+				return
+			}
+			res.heldBack++
+		}
+		// A client that keeps its bound sends nothing more until answered;
+		// this is the one wait that cannot be for a condition.
+		_ = c.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		if _, err := io.ReadFull(c, buf); err == nil {
+			res.extra++
+		}
+		cancel()
+		_ = c.SetReadDeadline(time.Time{})
+		for range res.heldBack + res.extra {
+			if _, err := c.Write(response); err != nil {
+				return
+			}
+			res.answered++
+		}
+		// Answer whatever was sent before the replay saw the cancel.
+		for {
+			if _, err := io.ReadFull(c, buf); err != nil {
+				return
+			}
+			if _, err := c.Write(response); err != nil {
+				return
+			}
+			res.answered++
+		}
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay := &rawReplay{
+		conns:    []rawConn{{conn: conn, request: request, unitsPerResponse: 2, check: func([]byte) error { return nil }}},
+		inFlight: inFlight, timeout: 10 * time.Second, checkEvery: 1,
+	}
+	total, _, err := replay.run(ctx, time.Hour, nil)
+	if err != nil {
+		t.Fatalf("replay: %v", err)
+	}
+	res := <-served
+	if res.heldBack != inFlight || res.extra != 0 {
+		t.Errorf("the client had %d requests outstanding, want %d", res.heldBack+res.extra, inFlight)
+	}
+	if total.responses != int64(res.answered) || total.units != 2*int64(res.answered) {
+		t.Errorf("counted %d responses (%d units), the server answered %d", total.responses, total.units, res.answered)
 	}
 }
