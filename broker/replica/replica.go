@@ -132,9 +132,6 @@ func Open(dir string, opts Options) (*Replica, error) {
 		l.Close()
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
-	if created {
-		l.DirCreated() // durable with its first flushed records
-	}
 	r := &Replica{self: opts.NodeID, logger: logger, created: created}
 	r.log.Store(l)
 	if onDisk != nil {
@@ -177,7 +174,7 @@ const PartitionMetadataFile = "partition.metadata"
 // topic ID (a deleted topic's of the same name) is removed first. created
 // reports that it wrote partition.metadata, without an fsync: the log's
 // first flush with records makes the directory durable, partition.metadata
-// included (storage.Log.DirCreated), so creating a partition costs no
+// included (storage.SyncCreatedDir), so creating a partition costs no
 // fsync.
 //
 // A partition.metadata that is missing or not one "topic_id: <id>" line

@@ -193,9 +193,10 @@
 // nothing acknowledged, since the page cache survives it. fsync happens per
 // flush.messages / flush.ms (Kafka's defaults: never, leaving durability to
 // replication), on Flush, Checkpoint and Close. fsyncs run without the
-// append lock, so appends continue during them. A directory the caller
-// just created (DirCreated) is made durable — its files, itself, its
-// entry in the parent — by the first flush that has records, not before.
+// append lock, so appends continue during them. A directory without a
+// recovery checkpoint (new, or created by a process that crashed before
+// its first flush) is made durable — its files, itself, its entry in the
+// parent — by the first flush of a log holding records, not before.
 //
 // # Recovery
 //

@@ -77,9 +77,9 @@ func (l *Log) flushLocked() (flushState, error) {
 	}
 	syncDir := l.dirUnsynced
 	l.dirUnsynced = false
-	// A created directory becomes durable with its first records
-	// (DirCreated); an empty log has nothing to lose.
-	created := l.created && l.unflushedRecords > 0
+	// A directory not known durable becomes so with the first flush of a
+	// log that holds records (created); an empty log has nothing to lose.
+	created := l.created && !state.emptyLog()
 	l.created = l.created && !created
 	flushed := l.unflushedRecords
 	l.writeMu.Unlock()

@@ -62,9 +62,9 @@ type Log struct {
 	unflushedRecords int64
 	lastFlush        time.Time
 	dirUnsynced      bool // files were created or removed since the last flush
-	// created: the directory was just created and nothing in it is
-	// durable yet (DirCreated); the first flush of records makes all of
-	// it durable.
+	// created: the directory is not known durable (no recovery
+	// checkpoint at Open); the first flush of a log with records makes
+	// all of it durable (SyncCreatedDir).
 	created       bool
 	pendingCloses []pendingClose
 

@@ -290,6 +290,12 @@ func (r *recovery) loadMetadata() error {
 	}
 	r.stats.UsedCheckpoint = r.checkpoint != nil
 	l.checkpointOnDisk = r.checkpoint
+	// A recovery checkpoint is written only after a flush of records,
+	// and that flush made the directory durable. Without one the
+	// directory may be new, or its creation never reached the disk (a
+	// process crash before the first flush leaves it in the page cache
+	// only): the first flush of records makes it durable (created).
+	l.created = r.checkpoint == nil
 
 	data, err = readOptionalFile(filepath.Join(l.dir, cleanerCheckpointFile))
 	if err != nil {

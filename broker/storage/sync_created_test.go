@@ -8,10 +8,12 @@ import (
 	"testing"
 )
 
-// TestDirCreatedSyncsWithFirstRecords: a created directory costs no fsync
-// until a flush makes records durable; that flush syncs every file of the
-// directory (partition.metadata too), the directory and the parent, once.
-func TestDirCreatedSyncsWithFirstRecords(t *testing.T) {
+// TestCreatedDirSyncsWithFirstRecords: a directory without a recovery
+// checkpoint (new, or left by a process crash before its first flush)
+// costs no fsync until a flush of a log holding records; that flush syncs
+// every file of the directory (partition.metadata too), the directory and
+// the parent, once. A log reopened with a checkpoint owes nothing.
+func TestCreatedDirSyncsWithFirstRecords(t *testing.T) {
 	var mu sync.Mutex
 	var synced []string
 	syncHook = func(path string) {
@@ -27,40 +29,65 @@ func TestDirCreatedSyncsWithFirstRecords(t *testing.T) {
 		synced = nil
 		return out
 	}
-
-	l, dir := newTestLog(t, testConfig(), nil)
+	dir := filepath.Join(t.TempDir(), "topic-0")
 	meta := filepath.Join(dir, "partition.metadata")
+	parent := filepath.Dir(dir)
+	owed := func(what string, got []string, want bool) {
+		t.Helper()
+		for _, p := range []string{meta, dir, parent} {
+			if slices.Contains(got, p) != want && (p != dir || want) {
+				t.Fatalf("%s: synced %v; want the created directory synced: %v", what, got, want)
+			}
+		}
+	}
+
+	l := openLog(t, dir, testConfig(), nil)
 	if err := os.WriteFile(meta, []byte("topic_id: x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l.DirCreated()
 	take()
-
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if got := take(); slices.Contains(got, meta) || slices.Contains(got, filepath.Dir(dir)) {
-		t.Fatalf("a flush with no records synced the created directory: %v", got)
-	}
-
+	owed("a flush with no records", take(), false)
 	appendRaw(t, l, 0, valueBatch(t, 2, 10, 1))
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	got := take()
-	for _, want := range []string{meta, dir, filepath.Dir(dir)} {
-		if !slices.Contains(got, want) {
-			t.Fatalf("the first flush with records did not sync %s: %v", want, got)
-		}
-	}
-
+	owed("the first flush with records", take(), true)
 	appendRaw(t, l, 0, valueBatch(t, 1, 10, 2))
 	if err := l.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if got := take(); slices.Contains(got, meta) || slices.Contains(got, filepath.Dir(dir)) {
-		t.Fatalf("a later flush synced the created directory again: %v", got)
+	owed("a later flush", take(), false)
+
+	// Closed with a checkpoint: reopened, it owes nothing.
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
 	}
+	l = openLog(t, dir, testConfig(), nil)
+	appendRaw(t, l, 0, valueBatch(t, 1, 10, 3))
+	take()
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	owed("a flush after reopening with a checkpoint", take(), false)
+
+	// Reopened without one (as after a crash before the first flush): the
+	// first flush of its records makes the directory durable again.
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, recoveryCheckpointFile)); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, dir, testConfig(), nil)
+	defer l.Close()
+	take()
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	owed("the first flush after reopening without a checkpoint", take(), true)
 }
 
 // TestSyncCreatedDir fails for a directory that does not exist.
