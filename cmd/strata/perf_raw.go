@@ -231,7 +231,7 @@ func rawWindowLine(what, unit string, c rawCounts, elapsed time.Duration) string
 
 // replayAndReport runs replay for opts.duration (or until Ctrl-C),
 // printing a window line every rawReportInterval and the total at the end.
-func replayAndReport(cmd *cobra.Command, replay *rawReplay, opts rawCommonOptions, what, unit string) (rawCounts, error) {
+func replayAndReport(cmd *cobra.Command, replay *rawReplay, opts rawCommonOptions, what, unit string) error {
 	out := cmd.OutOrStdout()
 	sigCtx, stop := signal.NotifyContext(commandContext(cmd), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -242,12 +242,12 @@ func replayAndReport(cmd *cobra.Command, replay *rawReplay, opts rawCommonOption
 	})
 	fmt.Fprintln(out, rawWindowLine(what+" total", unit, total, elapsed))
 	if err != nil {
-		return total, err
+		return err
 	}
 	if sigCtx.Err() != nil {
-		return total, errors.New("interrupted")
+		return errors.New("interrupted")
 	}
-	return total, nil
+	return nil
 }
 
 // openRawConns dials one connection per request.
@@ -304,8 +304,7 @@ partitions (0: all). Plaintext only: TLS and SASL listeners are refused.`,
 		Example: `  strata perf raw-produce --bootstrap-server 127.0.0.1:9092 --topic raw --connections 2 --in-flight 8 --duration 10s`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := runPerfRawProduce(cmd, opts)
-			return err
+			return runPerfRawProduce(cmd, opts)
 		},
 	}
 	opts.addFlags(cmd)
@@ -335,54 +334,54 @@ func parseRawAcks(s string) (int16, error) {
 	return int16(n), nil
 }
 
-// runPerfRawProduce runs raw-produce and returns the totals.
-func runPerfRawProduce(cmd *cobra.Command, opts perfRawProduceOptions) (rawCounts, error) {
+// runPerfRawProduce runs raw-produce.
+func runPerfRawProduce(cmd *cobra.Command, opts perfRawProduceOptions) error {
 	if err := opts.validate(); err != nil {
-		return rawCounts{}, err
+		return err
 	}
 	switch {
 	case opts.recordSize < 0:
-		return rawCounts{}, errors.New("--record-size must not be negative")
+		return errors.New("--record-size must not be negative")
 	case opts.recordsPerBatch <= 0:
-		return rawCounts{}, errors.New("--records-per-batch must be positive")
+		return errors.New("--records-per-batch must be positive")
 	case opts.partitionsPerRequest < 0:
-		return rawCounts{}, errors.New("--partitions-per-request must not be negative")
+		return errors.New("--partitions-per-request must not be negative")
 	case opts.partitions <= 0:
-		return rawCounts{}, errors.New("--partitions must be positive")
+		return errors.New("--partitions must be positive")
 	}
 	acks, err := parseRawAcks(opts.acks)
 	if err != nil {
-		return rawCounts{}, err
+		return err
 	}
 	codec, err := rawCompressor(opts.compression)
 	if err != nil {
-		return rawCounts{}, err
+		return err
 	}
 	conn, adm, ctx, done, err := openRawAdmin(cmd, opts.rawCommonOptions)
 	if err != nil {
-		return rawCounts{}, err
+		return err
 	}
 	defer done()
 
 	created, err := adm.CreateTopics(ctx, opts.partitions, -1, nil, opts.topic)
 	if err != nil {
-		return rawCounts{}, fmt.Errorf("create topic: %w", err)
+		return fmt.Errorf("create topic: %w", err)
 	}
 	if res := created[opts.topic]; res.Err != nil && !errors.Is(res.Err, kerr.TopicAlreadyExists) {
-		return rawCounts{}, topicError(opts.topic, res.Err, res.ErrMessage)
+		return topicError(opts.topic, res.Err, res.ErrMessage)
 	}
 	leaders, err := topicLeaders(ctx, adm, opts.topic)
 	if err != nil {
-		return rawCounts{}, err
+		return err
 	}
 	version, err := negotiateVersion(ctx, adm, kmsg.Produce.Int16(), rawMinProduceVersion, rawMaxProduceVersion)
 	if err != nil {
-		return rawCounts{}, err
+		return err
 	}
 	batch, err := buildRecordBatch(rawBatchSpec{recordSize: opts.recordSize, records: opts.recordsPerBatch, codec: codec},
 		rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0)), time.Now())
 	if err != nil {
-		return rawCounts{}, err
+		return err
 	}
 
 	addrs := make([]string, opts.connections)
@@ -401,7 +400,7 @@ func runPerfRawProduce(cmd *cobra.Command, opts perfRawProduceOptions) (rawCount
 		}
 	})
 	if err != nil {
-		return rawCounts{}, err
+		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "raw-produce: Produce v%d, acks %d, %d connection(s) x %d in flight, "+
 		"%d records of %d B per partition batch, batch %d B, compression %s\n",
@@ -441,8 +440,7 @@ strata perf raw-produce or strata perf produce first. Plaintext only.`,
 		Example: `  strata perf raw-fetch --bootstrap-server 127.0.0.1:9092 --topic raw --connections 2 --in-flight 4 --duration 10s`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := runPerfRawFetch(cmd, opts)
-			return err
+			return runPerfRawFetch(cmd, opts)
 		},
 	}
 	opts.addFlags(cmd)
@@ -452,37 +450,37 @@ strata perf raw-produce or strata perf produce first. Plaintext only.`,
 	return cmd
 }
 
-// runPerfRawFetch runs raw-fetch and returns the totals.
-func runPerfRawFetch(cmd *cobra.Command, opts perfRawFetchOptions) (rawCounts, error) {
+// runPerfRawFetch runs raw-fetch.
+func runPerfRawFetch(cmd *cobra.Command, opts perfRawFetchOptions) error {
 	if err := opts.validate(); err != nil {
-		return rawCounts{}, err
+		return err
 	}
 	if opts.fetchMaxBytes > maxRawResponseBytes || opts.partitionMaxBytes > maxRawResponseBytes {
-		return rawCounts{}, fmt.Errorf("--fetch-max-bytes and --partition-max-bytes are at most %d", maxRawResponseBytes)
+		return fmt.Errorf("--fetch-max-bytes and --partition-max-bytes are at most %d", maxRawResponseBytes)
 	}
 	conn, adm, ctx, done, err := openRawAdmin(cmd, opts.rawCommonOptions)
 	if err != nil {
-		return rawCounts{}, err
+		return err
 	}
 	defer done()
 
 	leaders, err := topicLeaders(ctx, adm, opts.topic)
 	if err != nil {
-		return rawCounts{}, err
+		return err
 	}
 	starts, err := adm.ListStartOffsets(ctx, opts.topic)
 	if err == nil {
 		err = starts.Error()
 	}
 	if err != nil {
-		return rawCounts{}, fmt.Errorf("list start offsets: %w", err)
+		return fmt.Errorf("list start offsets: %w", err)
 	}
 	ends, err := adm.ListEndOffsets(ctx, opts.topic)
 	if err == nil {
 		err = ends.Error()
 	}
 	if err != nil {
-		return rawCounts{}, fmt.Errorf("list end offsets: %w", err)
+		return fmt.Errorf("list end offsets: %w", err)
 	}
 	var held int64
 	ends.Each(func(o kadm.ListedOffset) {
@@ -491,11 +489,11 @@ func runPerfRawFetch(cmd *cobra.Command, opts perfRawFetchOptions) (rawCounts, e
 		}
 	})
 	if held <= 0 {
-		return rawCounts{}, fmt.Errorf("topic %q holds no records to fetch; fill it first (strata perf raw-produce or strata perf produce)", opts.topic)
+		return fmt.Errorf("topic %q holds no records to fetch; fill it first (strata perf raw-produce or strata perf produce)", opts.topic)
 	}
 	version, err := negotiateVersion(ctx, adm, kmsg.Fetch.Int16(), rawMinFetchVersion, rawMaxFetchVersion)
 	if err != nil {
-		return rawCounts{}, err
+		return err
 	}
 
 	addrs := make([]string, opts.connections)
@@ -524,7 +522,7 @@ func runPerfRawFetch(cmd *cobra.Command, opts perfRawFetchOptions) (rawCounts, e
 		}
 	})
 	if err != nil {
-		return rawCounts{}, err
+		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "raw-fetch: Fetch v%d, %d connection(s) x %d in flight, %d records in the topic\n",
 		version, len(conns), opts.inFlight, held)
