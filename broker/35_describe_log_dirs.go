@@ -64,6 +64,9 @@ func handleDescribeLogDirs(rc *requestContext, req *kmsg.DescribeLogDirsRequest)
 		}
 		parts, _, _ := rc.s.topics.snapshot(t)
 		for _, p := range parts {
+			if p == nil { // a replica this node does not host
+				continue
+			}
 			if req.Topics != nil && !wanted[t.name][p.index] {
 				continue
 			}

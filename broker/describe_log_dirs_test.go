@@ -2,6 +2,7 @@ package broker
 
 import (
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -76,5 +77,69 @@ func TestDescribeLogDirs(t *testing.T) {
 	}
 	if size < 50*4096 {
 		t.Fatalf("sarama: dirs-a holds %d bytes", size)
+	}
+}
+
+// TestDescribeLogDirsCluster: on three nodes, each node's answer lists
+// exactly the partitions Metadata places on it, and no node fails on the
+// partitions it does not host.
+func TestDescribeLogDirsCluster(t *testing.T) {
+	c := startTestCluster(t, 3)
+	ctx := testContext(t)
+	adm := kadm.NewClient(c.client())
+	if res, err := adm.CreateTopic(ctx, 6, 1, nil, "spread"); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	want := map[int32]map[int32]bool{} // node -> partitions
+	waitUntil(t, 10*time.Second, "every node to host its spread partitions", func() bool {
+		md, err := adm.Metadata(ctx, "spread")
+		if err != nil || len(md.Topics["spread"].Partitions) != 6 {
+			return false
+		}
+		clear(want)
+		for _, p := range md.Topics["spread"].Partitions {
+			if len(p.Replicas) != 1 {
+				return false
+			}
+			n := p.Replicas[0]
+			if c.node(n).srv.topics.partition("spread", p.Partition) == nil {
+				return false
+			}
+			if want[n] == nil {
+				want[n] = map[int32]bool{}
+			}
+			want[n][p.Partition] = true
+		}
+		return true
+	})
+	if len(want) < 2 {
+		t.Fatalf("placement %v: every partition on one node", want)
+	}
+	all, err := adm.DescribeAllLogDirs(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := int32(1); id <= 3; id++ {
+		dirs, ok := all[id]
+		if !ok || len(dirs) != 1 {
+			t.Fatalf("node %d: log dirs %+v", id, dirs)
+		}
+		got := map[int32]bool{}
+		for _, d := range dirs {
+			if d.Err != nil {
+				t.Fatalf("node %d: dir %s: %v", id, d.Dir, d.Err)
+			}
+			for p := range d.Topics["spread"] {
+				got[p] = true
+			}
+		}
+		if len(got) != len(want[id]) {
+			t.Fatalf("node %d lists spread partitions %v, Metadata places %v there", id, got, want[id])
+		}
+		for p := range got {
+			if !want[id][p] {
+				t.Fatalf("node %d lists spread partitions %v, Metadata places %v there", id, got, want[id])
+			}
+		}
 	}
 }

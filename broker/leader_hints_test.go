@@ -85,12 +85,18 @@ func TestLeaderHintsKIP951(t *testing.T) {
 	if resp, err := soloReq.RequestWith(ctx, cl); err != nil || resp.Topics[0].ErrorCode != 0 {
 		t.Fatalf("create hints-solo: %v %+v", err, resp)
 	}
-	waitUntil(t, 10*time.Second, "a leader for hints-solo-0", func() bool {
-		md, err := adm.Metadata(ctx, "hints-solo")
-		if err != nil {
+	// Asked of the follower itself: the fetches below go to it, and
+	// another node may apply the new topic first.
+	waitUntil(t, 10*time.Second, "the follower to know the leader of hints-solo-0", func() bool {
+		mreq := kmsg.NewPtrMetadataRequest()
+		mt := kmsg.NewMetadataRequestTopic()
+		mt.Topic = kmsg.StringPtr("hints-solo")
+		mreq.Topics = append(mreq.Topics, mt)
+		md, err := mreq.RequestWith(ctx, cl.Broker(int(follower)))
+		if err != nil || len(md.Topics) != 1 || md.Topics[0].ErrorCode != 0 || len(md.Topics[0].Partitions) != 1 {
 			return false
 		}
-		p := md.Topics["hints-solo"].Partitions[0]
+		p := md.Topics[0].Partitions[0]
 		epoch = p.LeaderEpoch
 		return p.Leader == leader
 	})
