@@ -59,8 +59,12 @@ func TestJBODPlacementMoveRestart(t *testing.T) {
 	for p := int32(0); p < 4; p++ {
 		d, _ := logDirOf(t, adm, node, "jbod", p)
 		counts[d]++
-		if _, err := os.Stat(filepath.Join(d, "jbod-"+strconv.Itoa(int(p)))); err != nil {
-			t.Fatalf("partition %d reported in %s: %v", p, d, err)
+		// A partition not written yet has no directory (it is made by
+		// the first append), and none in the other dir either.
+		for _, any := range []string{dirA, dirB} {
+			if _, err := os.Stat(filepath.Join(any, "jbod-"+strconv.Itoa(int(p)))); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("partition %d (reported in %s) before any write: directory in %s: %v", p, d, any, err)
+			}
 		}
 	}
 	if counts[dirA] != 2 || counts[dirB] != 2 {
@@ -91,6 +95,9 @@ func TestJBODPlacementMoveRestart(t *testing.T) {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Value: append([]byte(fmt.Sprintf("%06d", i)), value...)}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(from, "jbod-0", "partition.metadata")); err != nil {
+		t.Fatalf("partition 0 written: not in its reported dir %s: %v", from, err)
 	}
 	var (
 		mu    sync.Mutex

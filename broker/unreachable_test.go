@@ -36,7 +36,10 @@ func TestRefusedLeaderFencedAtOnce(t *testing.T) {
 	c.node(leader).stop()
 	waitUntil(t, 8*time.Second, "a new leader after the refusal", func() bool {
 		st := other.srv.clusterState()
-		tp, _ := st.Topic("refused")
+		tp, ok := st.Topic("refused")
+		if !ok || len(tp.Partitions) == 0 {
+			return false
+		}
 		p := tp.Partitions[0]
 		return p.Leader > 0 && p.Leader != leader && len(p.ISR) == 2 && st.Brokers[leader].Fenced
 	})

@@ -67,6 +67,11 @@ func (r *Replica) MoveLog(ctx context.Context, future, dst string, progress func
 		progress = func(MoveProgress) {}
 	}
 	src := r.storage().Dir()
+	// A partition never written has no directory yet: make it, so that
+	// the copy has partition.metadata and a source to list.
+	if err := r.storage().EnsureDir(); err != nil {
+		return err
+	}
 	if err := os.RemoveAll(future); err != nil {
 		return err
 	}

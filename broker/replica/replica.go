@@ -119,11 +119,15 @@ func Open(dir string, opts Options) (*Replica, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	created, err := claimDir(dir, opts.TopicID, logger)
+	created, fresh, err := claimDir(dir, opts.TopicID, logger, true)
 	if err != nil {
 		return nil, err
 	}
-	l, err := storage.Open(dir, opts.Storage, storage.Options{Logger: logger})
+	sopts := storage.Options{Logger: logger, Fresh: fresh}
+	if fresh {
+		sopts.Materialize = func() error { return makePartitionDir(dir, opts.TopicID) }
+	}
+	l, err := storage.Open(dir, opts.Storage, sopts)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
@@ -148,7 +152,7 @@ func Open(dir string, opts Options) (*Replica, error) {
 // CreateAt prepares a new replica directory whose empty log starts at
 // offset (a topic recovered from the object store), for Open to open.
 func CreateAt(dir string, offset int64, opts Options) error {
-	created, err := claimDir(dir, opts.TopicID, opts.Logger)
+	created, _, err := claimDir(dir, opts.TopicID, opts.Logger, false)
 	if err != nil {
 		return err
 	}
@@ -184,16 +188,23 @@ const PartitionMetadataFile = "partition.metadata"
 // and created again under the same name has a new ID. The directory is
 // removed and created afresh for id (the metadata quorum's), as a replica
 // that lost its unflushed records; it catches up from the leader.
-func claimDir(dir string, id [16]byte, logger *slog.Logger) (created bool, err error) {
-	want := "topic_id: " + cluster.TopicID(id).String() + "\n"
+//
+// fresh reports that dir holds no log: the log has nothing to recover
+// (storage.Options.Fresh). With lazy, a directory that does not exist (a
+// new partition) is left unmade: the log makes it, with
+// partition.metadata, before it writes its first file
+// (makePartitionDir), so a partition that is never written costs no
+// file-system call beyond this lookup (about twenty before).
+func claimDir(dir string, id [16]byte, logger *slog.Logger, lazy bool) (created, fresh bool, err error) {
+	want := partitionMetadata(id)
 	path := filepath.Join(dir, PartitionMetadataFile)
 	raw, err := os.ReadFile(path)
 	switch {
 	case err == nil && string(raw) == want:
-		return false, nil
+		return false, false, nil
 	case err == nil && validPartitionMetadata(raw):
 		if err := os.RemoveAll(dir); err != nil {
-			return false, err
+			return false, false, err
 		}
 	case err == nil:
 		if logger != nil {
@@ -201,28 +212,43 @@ func claimDir(dir string, id [16]byte, logger *slog.Logger) (created bool, err e
 				"dir", dir, "bytes", len(raw))
 		}
 		if err := os.RemoveAll(dir); err != nil {
-			return false, err
+			return false, false, err
 		}
 	case !errors.Is(err, os.ErrNotExist):
-		return false, err
+		return false, false, err
 	default:
+		// The common case, a new partition: no directory yet.
+		if _, err := os.Lstat(dir); lazy && errors.Is(err, os.ErrNotExist) {
+			return true, true, nil
+		}
 		// No file in a directory that exists: the same as a torn one.
 		if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 			if logger != nil {
 				logger.Warn("partition.metadata missing (a power loss before the partition's first flush); starting the partition afresh", "dir", dir)
 			}
 			if err := os.RemoveAll(dir); err != nil {
-				return false, err
+				return false, false, err
 			}
 		}
 	}
+	if err := makePartitionDir(dir, id); err != nil {
+		return false, false, err
+	}
+	return true, false, nil
+}
+
+// partitionMetadata is the content of partition.metadata for topic id.
+func partitionMetadata(id [16]byte) string {
+	return "topic_id: " + cluster.TopicID(id).String() + "\n"
+}
+
+// makePartitionDir makes dir with its partition.metadata, without an
+// fsync (see claimDir).
+func makePartitionDir(dir string, id [16]byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, err
+		return err
 	}
-	if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-		return false, err
-	}
-	return true, nil
+	return os.WriteFile(filepath.Join(dir, PartitionMetadataFile), []byte(partitionMetadata(id)), 0o644)
 }
 
 // validPartitionMetadata reports whether raw is a whole partition.metadata:
@@ -419,6 +445,9 @@ func (r *Replica) writeSnapshotIfChanged(l *storage.Log, snap []byte) error {
 		return nil
 	}
 	r.snapshotOnDisk.log = nil // unknown until the write succeeds
+	if err := l.EnsureDir(); err != nil {
+		return err
+	}
 	if err := writeProducerSnapshot(l.Dir(), snap); err != nil {
 		return err
 	}

@@ -679,7 +679,7 @@ func (l *Log) swapCleaned(views []segmentView, outputs []*cleanedOutput, endOffs
 	l.writeMu.Unlock()
 
 	l.cleaner = cleanerCheckpoint{firstDirtyOffset: endOffset, tombstoneDeadline: tombstoneDeadline}
-	if err := WriteFileAtomic(l.dir, cleanerCheckpointFile, l.cleaner.encode()); err != nil {
+	if err := l.writeFile(cleanerCheckpointFile, l.cleaner.encode()); err != nil {
 		// Only an optimisation: the next pass rereads more.
 		l.logger.Warn("storage: write cleaner checkpoint", "dir", l.dir, "err", err)
 	}

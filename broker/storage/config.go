@@ -144,6 +144,16 @@ func elapsed(since, now time.Time, ms int64) bool {
 type Options struct {
 	Now    func() time.Time // nil = time.Now
 	Logger *slog.Logger     // nil = discard
+	// Fresh: dir holds no log files (a new partition): the caller has
+	// just made it, or it does not exist and Materialize will make it.
+	// Open skips recovery, which would only find nothing, and creates no
+	// file: the first segment's file comes with its first use.
+	Fresh bool
+	// Materialize, with Fresh, makes the directory (and whatever the
+	// caller keeps in it, such as partition.metadata) before the log
+	// writes its first file there, so that a partition that is never
+	// written costs no inode at all. Nil: dir exists.
+	Materialize func() error
 }
 
 func (o Options) withDefaults() Options {

@@ -270,6 +270,20 @@
 // (Kafka keeps every segment open and needs an open-file limit above the
 // segment count). Serving N partitions at once still holds at least N.
 //
+// # Fresh logs
+//
+// A log with no segment file yet — a new partition (Options.Fresh), or a
+// restart that found none — has one unborn segment: its .log file is
+// created by its first use, and an fsync of it before then has nothing
+// to do. Opened with Options.Materialize, the log also has no directory:
+// every write of a file in it (the unborn segment's creation, a
+// checkpoint file, a truncation's new segment, the caller's own files
+// through EnsureDir) first runs Materialize once, which makes the
+// directory and whatever the caller keeps there. A log that is never
+// written costs no file-system call at all; a flush or Close of it
+// writes nothing, and the directory, once made, becomes durable with the
+// first flush of records like any new directory.
+//
 // # Log compaction
 //
 // With cleanup.policy=compact (Config.Compact) Clean keeps, of the records

@@ -135,7 +135,7 @@ func (l *Log) checkpointLocked() error {
 	}
 	if !epochsEqual(state.epochs, l.epochsOnDisk) {
 		cache := epochCache{entries: state.epochs}
-		if err := WriteFileAtomic(l.dir, leaderEpochFile, cache.encode()); err != nil {
+		if err := l.writeFile(leaderEpochFile, cache.encode()); err != nil {
 			return err
 		}
 		l.epochsOnDisk = state.epochs
@@ -149,7 +149,7 @@ func (l *Log) checkpointLocked() error {
 		// partition that never received a record writes none.
 		return nil
 	}
-	if err := WriteFileAtomic(l.dir, recoveryCheckpointFile, state.checkpoint.encode()); err != nil {
+	if err := l.writeFile(recoveryCheckpointFile, state.checkpoint.encode()); err != nil {
 		return err
 	}
 	cp := state.checkpoint

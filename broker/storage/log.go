@@ -38,6 +38,13 @@ type Log struct {
 	// scanBudget: recoveryScanBudget (tests lower it). Set by Open only.
 	scanBudget int64
 
+	// A log opened with Options.Materialize has no directory until it
+	// first writes a file: ensureDir runs materialize once, under dirMu,
+	// and sets dirReady. dirMu guards only that one creation.
+	materialize func() error
+	dirReady    atomic.Bool
+	dirMu       sync.Mutex
+
 	compact atomic.Bool // cfg.Compact, for Compacted without a lock
 	// remoteOffset: every offset below it is in remote storage (-1: none
 	// known). Set by the broker through SetRemoteOffset, never persisted.
@@ -273,4 +280,37 @@ func (l *Log) Config() Config {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
 	return l.cfg
+}
+
+// ensureDir makes the log's directory if it was opened without one
+// (Options.Materialize); every write of a file in the directory calls it
+// first. A failure is returned to that write and retried by the next.
+func (l *Log) ensureDir() error {
+	if l.materialize == nil || l.dirReady.Load() {
+		return nil
+	}
+	l.dirMu.Lock()
+	defer l.dirMu.Unlock()
+	if l.dirReady.Load() {
+		return nil
+	}
+	if err := l.materialize(); err != nil {
+		return fmt.Errorf("storage: create %s: %w", l.dir, err)
+	}
+	l.dirReady.Store(true)
+	return nil
+}
+
+// EnsureDir makes the log's directory now if it was opened without one,
+// for callers that write their own files beside the log's (the producer
+// snapshot) or copy the directory (a move between log dirs).
+func (l *Log) EnsureDir() error { return l.ensureDir() }
+
+// writeFile writes name in the log's directory atomically
+// (WriteFileAtomic), making the directory first if needed.
+func (l *Log) writeFile(name string, data []byte) error {
+	if err := l.ensureDir(); err != nil {
+		return err
+	}
+	return WriteFileAtomic(l.dir, name, data)
 }

@@ -18,10 +18,15 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 		return nil, err
 	}
 	opts = opts.withDefaults()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+	if !opts.Fresh {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("storage: open %s: %w", dir, err)
+		}
 	}
 	l := &Log{dir: dir, now: opts.Now, logger: opts.Logger, cfg: cfg}
+	if opts.Fresh {
+		l.materialize = opts.Materialize
+	}
 	l.lastFlush = l.now()
 	l.compact.Store(cfg.Compact)
 	l.remoteOffset.Store(noOffset)
@@ -29,7 +34,11 @@ func Open(dir string, cfg Config, opts Options) (*Log, error) {
 	l.scanBudget = recoveryScanBudget
 	l.cleaner = newCleanerCheckpoint()
 	r := &recovery{log: l, logStartFromFile: -1}
-	if err := r.run(); err != nil {
+	run := r.run
+	if opts.Fresh {
+		run = r.fresh
+	}
+	if err := run(); err != nil {
 		for _, s := range r.segments {
 			s.file.close()
 		}
@@ -109,14 +118,32 @@ func (r *recovery) run() error {
 		}
 	}
 	if len(r.segments) == 0 {
-		s, err := createSegment(l.dir, max(r.logStartFromFile, 0))
-		if err != nil {
-			return err
-		}
+		// cleanDirectory removed every index without a .log, so no stale
+		// index can be taken for this segment's: its file is created by
+		// its first use, like a fresh log's.
+		s := freshSegment(l.dir, max(r.logStartFromFile, 0))
 		s.unsynced = true
 		l.dirUnsynced = true
 		r.segments = []*segment{s}
 	}
+	r.finish()
+	return nil
+}
+
+// fresh is run for a directory the caller has just made (Options.Fresh):
+// no files to clean, no checkpoints to read, no segments to scan, and the
+// first segment's file is created when first used.
+//
+// The directory needs no fsync of its own (dirUnsynced): it is created
+// (l.created), so the first flush of records syncs it, its files and its
+// parent (SyncCreatedDir); an empty log has nothing to lose.
+func (r *recovery) fresh() error {
+	l := r.log
+	s := freshSegment(l.dir, 0)
+	s.file.beforeCreate = l.ensureDir
+	s.unsynced = true
+	l.created = true
+	r.segments = []*segment{s}
 	r.finish()
 	return nil
 }

@@ -87,7 +87,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) error {
 	}
 	// flushMu keeps truncation and other deletions out, and appends only
 	// raise the end offset, so the checks above still hold after this write.
-	if err := WriteFileAtomic(l.dir, logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
+	if err := l.writeFile(logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
 		return err
 	}
 

@@ -122,6 +122,16 @@ func createSegment(dir string, base int64) (*segment, error) {
 	return s, nil
 }
 
+// freshSegment is the first segment of a log in a directory that has just
+// been made: no earlier file of that name can exist, so there are no stale
+// indexes to remove, and its .log file is created by its first use
+// (segmentFile.unborn).
+func freshSegment(dir string, base int64) *segment {
+	s := newSegment(dir, base, nil)
+	s.file.unborn = true
+	return s
+}
+
 // relative returns offset relative to the segment base for index entries.
 func (s *segment) relative(offset int64) uint32 { return uint32(offset - s.baseOffset) }
 

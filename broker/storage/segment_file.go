@@ -33,7 +33,15 @@ type segmentFile struct {
 	// sealed segment below the recovery checkpoint without reading it.
 	// Set by Open before the log is published, never changed after.
 	checkBase int64
-	state     atomic.Pointer[fileState] // nil: not opened yet
+	// unborn: the file does not exist yet (the first segment of a fresh
+	// log); the first use creates it, so a partition that is never
+	// written or read costs no inode for it. Set before the log is
+	// published, never changed after.
+	unborn bool
+	// beforeCreate, for an unborn file, makes its directory first
+	// (Log.ensureDir); nil when the directory exists. Set with unborn.
+	beforeCreate func() error
+	state        atomic.Pointer[fileState] // nil: not opened yet
 }
 
 // fileState is an opened file, or the error every use gets instead.
@@ -58,7 +66,16 @@ func (sf *segmentFile) get() (*os.File, error) {
 	if st := sf.state.Load(); st != nil {
 		return st.file, st.err
 	}
-	f, err := os.OpenFile(sf.path, os.O_RDWR, 0)
+	flags := os.O_RDWR
+	if sf.unborn {
+		flags |= os.O_CREATE
+		if sf.beforeCreate != nil {
+			if err := sf.beforeCreate(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	f, err := os.OpenFile(sf.path, flags, 0o644)
 	if err != nil {
 		if st := sf.state.Load(); st != nil {
 			return st.file, st.err // pinned (or closed) meanwhile
@@ -122,7 +139,10 @@ func (sf *segmentFile) sync() error {
 		}
 		return st.file.Sync()
 	}
-	return syncPath(sf.path)
+	if err := syncPath(sf.path); err != nil && !(sf.unborn && errors.Is(err, os.ErrNotExist)) {
+		return err
+	}
+	return nil // synced, or never created: nothing to sync
 }
 
 // modTime is the file's modification time, without opening it.

@@ -14,21 +14,7 @@ import (
 // every file of the directory (partition.metadata too), the directory and
 // the parent, once. A log reopened with a checkpoint owes nothing.
 func TestCreatedDirSyncsWithFirstRecords(t *testing.T) {
-	var mu sync.Mutex
-	var synced []string
-	syncHook = func(path string) {
-		mu.Lock()
-		synced = append(synced, path)
-		mu.Unlock()
-	}
-	t.Cleanup(func() { syncHook = nil })
-	take := func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		out := synced
-		synced = nil
-		return out
-	}
+	take := captureSyncs(t)
 	dir := filepath.Join(t.TempDir(), "topic-0")
 	meta := filepath.Join(dir, "partition.metadata")
 	parent := filepath.Dir(dir)
@@ -94,5 +80,71 @@ func TestCreatedDirSyncsWithFirstRecords(t *testing.T) {
 func TestSyncCreatedDir(t *testing.T) {
 	if err := SyncCreatedDir(filepath.Join(t.TempDir(), "missing", "t-0")); err == nil {
 		t.Fatal("no error for a directory that does not exist")
+	}
+}
+
+// TestOpenFresh: a log opened in a directory its caller has just made
+// (Options.Fresh) starts empty at offset 0, owes the directory's
+// durability to its first flush of records like any new log, and reopens
+// with its records. Its .log file is created by the first append, not by
+// Open, and a flush before then succeeds.
+func TestOpenFresh(t *testing.T) {
+	take := captureSyncs(t)
+	dir := filepath.Join(t.TempDir(), "topic-0")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(dir, testConfig(), Options{Fresh: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.LogStartOffset() != 0 || l.LogEndOffset() != 0 {
+		t.Fatalf("fresh log: start %d end %d", l.LogStartOffset(), l.LogEndOffset())
+	}
+	if entries, err := os.ReadDir(dir); err != nil || len(entries) != 0 {
+		t.Fatalf("fresh log before its first append: files %v (%v); want none", entries, err)
+	}
+	if err := l.Flush(); err != nil {
+		t.Fatalf("flush before the first append: %v", err)
+	}
+	if err := l.Checkpoint(); err != nil {
+		t.Fatalf("checkpoint before the first append: %v", err)
+	}
+	appendRaw(t, l, 0, valueBatch(t, 3, 10, 1))
+	if err := l.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if synced := take(); !slices.Contains(synced, dir) || !slices.Contains(synced, filepath.Dir(dir)) {
+		t.Fatalf("first flush of a fresh log synced %v; want the directory and its parent", synced)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = openLog(t, dir, testConfig(), nil)
+	if l.LogEndOffset() != 3 {
+		t.Fatalf("reopened: end %d, want 3", l.LogEndOffset())
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// captureSyncs records every path fsynced through syncHook until the test
+// ends; take returns (and forgets) those recorded so far.
+func captureSyncs(t *testing.T) (take func() []string) {
+	var mu sync.Mutex
+	var synced []string
+	syncHook = func(path string) {
+		mu.Lock()
+		synced = append(synced, path)
+		mu.Unlock()
+	}
+	t.Cleanup(func() { syncHook = nil })
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		out := synced
+		synced = nil
+		return out
 	}
 }

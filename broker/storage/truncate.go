@@ -34,7 +34,7 @@ func (l *Log) TruncateTo(offset int64) error {
 		l.checkpointOnDisk = nil
 	}
 	if offset < start {
-		if err := WriteFileAtomic(l.dir, logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
+		if err := l.writeFile(logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
 			return err
 		}
 	}
@@ -47,7 +47,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	l.mu.RUnlock()
 	if l.cleaner.firstDirtyOffset > dirtyFrom {
 		l.cleaner.firstDirtyOffset = dirtyFrom
-		if err := WriteFileAtomic(l.dir, cleanerCheckpointFile, l.cleaner.encode()); err != nil {
+		if err := l.writeFile(cleanerCheckpointFile, l.cleaner.encode()); err != nil {
 			return err
 		}
 	}
@@ -123,6 +123,9 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	slices.Reverse(old)
 	// Remove the old files before creating the new segment: one may share its name.
 	if err := l.discardSegmentsLocked(old, now); err != nil {
+		return err
+	}
+	if err := l.ensureDir(); err != nil {
 		return err
 	}
 	next, err := createSegment(l.dir, offset)
@@ -231,12 +234,12 @@ func (l *Log) TruncateFully(offset int64) error {
 		}
 		l.checkpointOnDisk = nil
 	}
-	if err := WriteFileAtomic(l.dir, logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
+	if err := l.writeFile(logStartOffsetFile, encodeLogStartOffset(offset)); err != nil {
 		return err
 	}
 	if l.cleaner.firstDirtyOffset > offset {
 		l.cleaner.firstDirtyOffset = offset
-		if err := WriteFileAtomic(l.dir, cleanerCheckpointFile, l.cleaner.encode()); err != nil {
+		if err := l.writeFile(cleanerCheckpointFile, l.cleaner.encode()); err != nil {
 			return err
 		}
 	}
