@@ -35,15 +35,32 @@
 //
 // # Canonical and normalized text
 //
-// Canonical is the text as given, with CRLF line endings made LF,
-// trailing blanks of each line and blank lines around the text removed;
-// comments and layout stay. (Confluent's registry instead re-prints the
-// text from its own parse, in declaration order with its own layout, so
-// two registrations that differ in spacing are one schema there but two
-// here unless compared by Normalized.)
+// Both texts are printed from the compiled descriptor by one printer, so
+// comments and layout go and both compile again. They differ in what they
+// sort.
 //
-// Normalized is printed from the compiled descriptor, so that texts that
-// differ only in what a descriptor does not keep print the same:
+// Canonical keeps the schema in declaration order, as Confluent's
+// canonicalString does by re-printing the schema from its parse: two
+// registrations that differ only in whitespace or comments give the same
+// Canonical, two that declare the same fields in another order do not.
+// Imports, fields (each oneof as a block where its first field falls, its
+// fields as declared), extension fields, extension and reserved ranges
+// and reserved names print in declaration order: one extend block per run
+// of extensions of the same message, one extensions statement per run of
+// ranges with the same options. What the descriptor does not keep prints
+// as in Normalized: the kinds inside a message in a fixed order (fields,
+// nested messages, enums, extensions, ranges), options by field number,
+// type names fully qualified, numbers in decimal, json_name only when it
+// differs from the derived one. Confluent's text, printed from its parse
+// tree rather than a descriptor, keeps the order of options and type
+// names as written and has a layout of its own, so the two canonical
+// texts of a schema are not the same bytes. The canonical text parses to
+// itself (Parse(c).Canonical() == c), to the same normalized text and to
+// the same message indexes (FuzzParse checks all three).
+//
+// Normalized sorts besides what two equivalent schemas may declare in
+// different orders, so that texts that differ only in what a descriptor
+// does not keep, or in such orders, print the same:
 //
 //   - whitespace and comments go;
 //   - syntax (or edition), package, imports sorted by path (public and
@@ -54,6 +71,8 @@
 //     block where its lowest-numbered field falls, then nested messages,
 //     enums and extensions in declaration order, then extension ranges,
 //     reserved ranges and reserved names, each sorted;
+//   - extension fields grouped by the message they extend (in order of
+//     first declaration), each group by number;
 //   - enum values stay in declaration order: the first is the default of
 //     a proto2 field that declares none, and proto3 requires it to be 0;
 //   - message and enum types as fully qualified names with a leading dot

@@ -19,6 +19,19 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 )
 
+// printMode is which of the two texts the printer gives.
+type printMode int
+
+const (
+	// normalizedMode is the Normalized text: what two equivalent schemas
+	// may declare in different orders (imports, fields, extension fields,
+	// reserved and extension ranges, reserved names) is sorted.
+	normalizedMode printMode = iota
+	// canonicalMode is the Canonical text: everything the descriptor keeps
+	// in declaration order prints in that order.
+	canonicalMode
+)
+
 // normalize prints file back as .proto text, deterministically: the same
 // descriptor always prints the same text, and texts that differ only in
 // what the descriptor does not keep (whitespace, comments, the order of a
@@ -26,7 +39,21 @@ import (
 // type name is qualified) print the same. See the package documentation
 // for what is kept in declaration order and why.
 func normalize(file linker.File) (string, error) {
-	p := &printer{file: file, types: linker.ResolverFromFile(file)}
+	return printText(file, normalizedMode)
+}
+
+// canonicalize prints file back as .proto text in declaration order:
+// what normalize sorts (imports, fields, extension fields, reserved and
+// extension ranges, reserved names) stays as declared; whitespace,
+// comments, the order of options and how a type name is qualified go, as
+// in normalize. Texts that differ only in layout and comments print the
+// same; texts that declare the same things in another order do not.
+func canonicalize(file linker.File) (string, error) {
+	return printText(file, canonicalMode)
+}
+
+func printText(file linker.File, mode printMode) (string, error) {
+	p := &printer{file: file, types: linker.ResolverFromFile(file), mode: mode}
 	p.printFile()
 	if p.err != nil {
 		return "", p.err
@@ -38,8 +65,13 @@ type printer struct {
 	out   strings.Builder
 	file  linker.File
 	types linker.Resolver // resolves the extensions that custom options use
-	err   error           // the first error; printing goes on, output is dropped
+	mode  printMode
+	err   error // the first error; printing goes on, output is dropped
 }
+
+// sorted tells whether the printer sorts what the descriptor keeps in
+// declaration order (Normalized) or keeps that order (Canonical).
+func (p *printer) sorted() bool { return p.mode == normalizedMode }
 
 func (p *printer) line(depth int, format string, args ...any) {
 	p.out.WriteString(strings.Repeat("  ", depth))
@@ -80,9 +112,11 @@ func (p *printer) printFile() {
 		}
 		imports = append(imports, fmt.Sprintf("import %s%s;", modifier, quote(imp.Path(), false)))
 	}
-	slices.SortFunc(imports, func(a, b string) int {
-		return cmp.Compare(importPath(a), importPath(b))
-	})
+	if p.sorted() {
+		slices.SortFunc(imports, func(a, b string) int {
+			return cmp.Compare(importPath(a), importPath(b))
+		})
+	}
 	if len(imports) > 0 {
 		p.out.WriteByte('\n')
 		for _, imp := range imports {
@@ -155,9 +189,10 @@ func (p *printer) printMessage(depth int, md protoreflect.MessageDescriptor) {
 }
 
 // printMessageBody prints what is inside a message's braces: options,
-// fields by number (a oneof where its lowest-numbered field would be),
-// nested messages, enums and extensions in declaration order, reserved
-// and extension ranges sorted.
+// fields (a oneof where its first field would be), nested messages, enums
+// and extensions in declaration order, then extension and reserved
+// ranges and reserved names. Normalized sorts the fields by number and
+// the ranges and names; Canonical keeps them as declared.
 func (p *printer) printMessageBody(depth int, md protoreflect.MessageDescriptor) {
 	for _, opt := range p.options(md.Options()) {
 		p.line(depth, "option %s;", opt)
@@ -167,7 +202,9 @@ func (p *printer) printMessageBody(depth int, md protoreflect.MessageDescriptor)
 	for i := range md.Fields().Len() {
 		fields = append(fields, md.Fields().Get(i))
 	}
-	slices.SortFunc(fields, byNumber)
+	if p.sorted() {
+		slices.SortFunc(fields, byNumber)
+	}
 	printedOneofs := make(map[protoreflect.FullName]bool)
 	for _, fd := range fields {
 		oneof := fd.ContainingOneof()
@@ -195,28 +232,55 @@ func (p *printer) printMessageBody(depth int, md protoreflect.MessageDescriptor)
 	}
 	p.printExtensions(depth, md.Extensions())
 
-	// Options of an extension range apply to the whole statement, so
-	// ranges print grouped by their options, one statement per group.
-	byOptions := make(map[string][]string)
-	for i := range md.ExtensionRanges().Len() {
-		r := md.ExtensionRanges().Get(i)
-		opts := strings.Join(p.options(md.ExtensionRangeOptions(i)), ", ")
-		byOptions[opts] = append(byOptions[opts], rangeText(int64(r[0]), int64(r[1])-1, maxFieldNumber))
-	}
-	for _, opts := range slices.Sorted(maps.Keys(byOptions)) {
-		texts := byOptions[opts]
-		slices.SortFunc(texts, compareRangeTexts)
-		if opts == "" {
-			p.line(depth, "extensions %s;", strings.Join(texts, ", "))
-		} else {
-			p.line(depth, "extensions %s [%s];", strings.Join(texts, ", "), opts)
-		}
-	}
-	if ranges := fieldRanges(md.ReservedRanges(), maxFieldNumber); len(ranges) > 0 {
+	p.printExtensionRanges(depth, md)
+	if ranges := p.fieldRanges(md.ReservedRanges(), maxFieldNumber); len(ranges) > 0 {
 		p.line(depth, "reserved %s;", strings.Join(ranges, ", "))
 	}
 	if names := p.reservedNames(md.ReservedNames()); names != "" {
 		p.line(depth, "reserved %s;", names)
+	}
+}
+
+// printExtensionRanges prints a message's extension ranges. Options of
+// an extension range apply to the whole statement, so ranges with the
+// same options print as one statement: in Normalized, one statement per
+// set of options, sorted by options, its ranges sorted; in Canonical, one
+// statement per run of consecutive ranges with the same options, in
+// declaration order (which the reparsed text keeps).
+func (p *printer) printExtensionRanges(depth int, md protoreflect.MessageDescriptor) {
+	type statement struct {
+		opts   string
+		ranges []string
+	}
+	var statements []statement
+	for i := range md.ExtensionRanges().Len() {
+		r := md.ExtensionRanges().Get(i)
+		opts := strings.Join(p.options(md.ExtensionRangeOptions(i)), ", ")
+		text := rangeText(int64(r[0]), int64(r[1])-1, maxFieldNumber)
+		if n := len(statements); n > 0 && statements[n-1].opts == opts {
+			statements[n-1].ranges = append(statements[n-1].ranges, text)
+			continue
+		}
+		statements = append(statements, statement{opts: opts, ranges: []string{text}})
+	}
+	if p.sorted() {
+		byOptions := make(map[string][]string)
+		for _, s := range statements {
+			byOptions[s.opts] = append(byOptions[s.opts], s.ranges...)
+		}
+		statements = statements[:0]
+		for _, opts := range slices.Sorted(maps.Keys(byOptions)) {
+			ranges := byOptions[opts]
+			slices.SortFunc(ranges, compareRangeTexts)
+			statements = append(statements, statement{opts: opts, ranges: ranges})
+		}
+	}
+	for _, s := range statements {
+		if s.opts == "" {
+			p.line(depth, "extensions %s;", strings.Join(s.ranges, ", "))
+		} else {
+			p.line(depth, "extensions %s [%s];", strings.Join(s.ranges, ", "), s.opts)
+		}
 	}
 }
 
@@ -260,7 +324,9 @@ func (p *printer) printOneof(depth int, od protoreflect.OneofDescriptor) {
 	for i := range od.Fields().Len() {
 		fields = append(fields, od.Fields().Get(i))
 	}
-	slices.SortFunc(fields, byNumber)
+	if p.sorted() {
+		slices.SortFunc(fields, byNumber)
+	}
 	for _, fd := range fields {
 		p.printField(depth+1, fd, "")
 	}
@@ -370,7 +436,9 @@ func (p *printer) printEnum(depth int, ed protoreflect.EnumDescriptor) {
 		ranges = append(ranges, rangeText(int64(r[0]), int64(r[1]), math.MaxInt32))
 	}
 	if len(ranges) > 0 {
-		slices.SortFunc(ranges, compareRangeTexts)
+		if p.sorted() {
+			slices.SortFunc(ranges, compareRangeTexts)
+		}
 		p.line(depth+1, "reserved %s;", strings.Join(ranges, ", "))
 	}
 	if names := p.reservedNames(ed.ReservedNames()); names != "" {
@@ -408,39 +476,55 @@ func (p *printer) printService(sd protoreflect.ServiceDescriptor) {
 	p.line(0, "}")
 }
 
-// printExtensions prints extension fields grouped by the message they
-// extend, in order of first declaration, each group sorted by number.
+// printExtensions prints extension fields as extend blocks. Normalized
+// groups them by the message they extend, in order of first declaration,
+// each group sorted by number; Canonical prints one block per run of
+// consecutive extensions of the same message, in declaration order.
 func (p *printer) printExtensions(depth int, extensions protoreflect.ExtensionDescriptors) {
-	var extendees []protoreflect.FullName
-	byExtendee := make(map[protoreflect.FullName][]protoreflect.FieldDescriptor)
+	type block struct {
+		extendee protoreflect.FullName
+		fields   []protoreflect.FieldDescriptor
+	}
+	var blocks []block
+	index := make(map[protoreflect.FullName]int) // Normalized: extendee → its block
 	for i := range extensions.Len() {
 		xd := extensions.Get(i)
 		name := xd.ContainingMessage().FullName()
-		if _, seen := byExtendee[name]; !seen {
-			extendees = append(extendees, name)
+		if p.sorted() {
+			if b, seen := index[name]; seen {
+				blocks[b].fields = append(blocks[b].fields, xd)
+				continue
+			}
+			index[name] = len(blocks)
+		} else if n := len(blocks); n > 0 && blocks[n-1].extendee == name {
+			blocks[n-1].fields = append(blocks[n-1].fields, xd)
+			continue
 		}
-		byExtendee[name] = append(byExtendee[name], xd)
+		blocks = append(blocks, block{extendee: name, fields: []protoreflect.FieldDescriptor{xd}})
 	}
-	for _, name := range extendees {
-		fields := byExtendee[name]
-		slices.SortFunc(fields, byNumber)
-		p.line(depth, "extend .%s {", name)
-		for _, fd := range fields {
+	for _, b := range blocks {
+		if p.sorted() {
+			slices.SortFunc(b.fields, byNumber)
+		}
+		p.line(depth, "extend .%s {", b.extendee)
+		for _, fd := range b.fields {
 			p.printField(depth+1, fd, writtenLabel(fd))
 		}
 		p.line(depth, "}")
 	}
 }
 
-// fieldRanges prints half-open number ranges as a reserved or extensions
-// statement writes them, sorted.
-func fieldRanges(ranges protoreflect.FieldRanges, maxNumber int64) []string {
+// fieldRanges prints half-open number ranges as a reserved statement
+// writes them: sorted in Normalized, as declared in Canonical.
+func (p *printer) fieldRanges(ranges protoreflect.FieldRanges, maxNumber int64) []string {
 	texts := make([]string, 0, ranges.Len())
 	for i := range ranges.Len() {
 		r := ranges.Get(i)
 		texts = append(texts, rangeText(int64(r[0]), int64(r[1])-1, maxNumber))
 	}
-	slices.SortFunc(texts, compareRangeTexts)
+	if p.sorted() {
+		slices.SortFunc(texts, compareRangeTexts)
+	}
 	return texts
 }
 
@@ -466,8 +550,8 @@ func compareRangeTexts(a, b string) int {
 	return cmp.Compare(first(a), first(b))
 }
 
-// reservedNames prints reserved names sorted: quoted, or in editions
-// bare identifiers.
+// reservedNames prints reserved names, sorted in Normalized and as
+// declared in Canonical: quoted, or in editions bare identifiers.
 func (p *printer) reservedNames(names protoreflect.Names) string {
 	texts := make([]string, 0, names.Len())
 	for i := range names.Len() {
@@ -477,7 +561,9 @@ func (p *printer) reservedNames(names protoreflect.Names) string {
 		}
 		texts = append(texts, name)
 	}
-	slices.Sort(texts)
+	if p.sorted() {
+		slices.Sort(texts)
+	}
 	return strings.Join(texts, ", ")
 }
 

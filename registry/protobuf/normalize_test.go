@@ -217,78 +217,96 @@ func TestNormalizedReparses(t *testing.T) {
 	}
 }
 
-func TestNormalizedEquality(t *testing.T) {
+// TestTextEquality: which differences between two texts Normalized and
+// Canonical erase. Canonical erases what the descriptor does not keep
+// (layout, comments, how a name or a number is written, the order of
+// options); Normalized erases besides the order of what can be declared
+// in any order (fields, imports, reserved ranges and names).
+func TestTextEquality(t *testing.T) {
 	meta := `import "confluent/meta.proto";`
 	tests := []struct {
-		name  string
-		a, b  string
-		equal bool
+		name string
+		a, b string
+		// Whether the normalized texts, and the canonical texts, are equal.
+		normalized, canonical bool
 	}{
 		{
-			name:  "whitespace and comments",
-			a:     "syntax = \"proto3\";\nmessage A {\n  int32 x = 1;\n}\n",
-			b:     "// A holds x.\nsyntax=\"proto3\";message A{/* the x */int32 x=1;}",
-			equal: true,
+			name:       "whitespace and comments",
+			a:          "syntax = \"proto3\";\nmessage A {\n  int32 x = 1;\n}\n",
+			b:          "// A holds x.\nsyntax=\"proto3\";message A{/* the x */int32 x=1;}",
+			normalized: true, canonical: true,
 		},
 		{
-			name:  "field order",
-			a:     `syntax = "proto3"; message A { int32 x = 1; string y = 2; bool z = 3; }`,
-			b:     `syntax = "proto3"; message A { bool z = 3; int32 x = 1; string y = 2; }`,
-			equal: true,
+			name:       "layout and comments, one line or many",
+			a:          "syntax = \"proto3\";\r\npackage p;\r\n\r\n// Order.\r\nmessage Order {\r\n\tstring id = 1; // the id\r\n\tmessage Line { int32 n = 1; }\r\n}\r\n",
+			b:          `syntax="proto3";package p;message Order{string id=1;message Line{int32 n=1;}}`,
+			normalized: true, canonical: true,
 		},
 		{
-			name:  "field order inside a oneof and the oneof's place",
-			a:     `syntax = "proto3"; message A { int32 x = 1; oneof o { string p = 2; string q = 3; } }`,
-			b:     `syntax = "proto3"; message A { oneof o { string q = 3; string p = 2; } int32 x = 1; }`,
-			equal: true,
+			name:       "a nested message declared before or after the fields",
+			a:          `syntax = "proto3"; message A { message B {} int32 x = 1; }`,
+			b:          `syntax = "proto3"; message A { int32 x = 1; message B {} }`,
+			normalized: true, canonical: true,
 		},
 		{
-			name:  "option order",
-			a:     `syntax = "proto3"; message A { repeated int32 x = 1 [packed = false, deprecated = true]; }`,
-			b:     `syntax = "proto3"; message A { repeated int32 x = 1 [deprecated = true, packed = false]; }`,
-			equal: true,
+			name:       "field order",
+			a:          `syntax = "proto3"; message A { int32 x = 1; string y = 2; bool z = 3; }`,
+			b:          `syntax = "proto3"; message A { bool z = 3; int32 x = 1; string y = 2; }`,
+			normalized: true,
 		},
 		{
-			name:  "file option order",
-			a:     `syntax = "proto3"; option java_package = "p"; option go_package = "g"; message A {}`,
-			b:     `syntax = "proto3"; option go_package = "g"; option java_package = "p"; message A {}`,
-			equal: true,
+			name:       "field order inside a oneof and the oneof's place",
+			a:          `syntax = "proto3"; message A { int32 x = 1; oneof o { string p = 2; string q = 3; } }`,
+			b:          `syntax = "proto3"; message A { oneof o { string q = 3; string p = 2; } int32 x = 1; }`,
+			normalized: true,
 		},
 		{
-			name:  "import order",
-			a:     `syntax = "proto3"; import "google/protobuf/timestamp.proto"; import "google/protobuf/any.proto"; message A { google.protobuf.Any a = 1; google.protobuf.Timestamp t = 2; }`,
-			b:     `syntax = "proto3"; import "google/protobuf/any.proto"; import "google/protobuf/timestamp.proto"; message A { google.protobuf.Any a = 1; google.protobuf.Timestamp t = 2; }`,
-			equal: true,
+			name:       "option order",
+			a:          `syntax = "proto3"; message A { repeated int32 x = 1 [packed = false, deprecated = true]; }`,
+			b:          `syntax = "proto3"; message A { repeated int32 x = 1 [deprecated = true, packed = false]; }`,
+			normalized: true, canonical: true,
 		},
 		{
-			name:  "how a type name is qualified",
-			a:     `syntax = "proto3"; package p; message A { B b = 1; message B {} }`,
-			b:     `syntax = "proto3"; package p; message A { .p.A.B b = 1; message B {} }`,
-			equal: true,
+			name:       "file option order",
+			a:          `syntax = "proto3"; option java_package = "p"; option go_package = "g"; message A {}`,
+			b:          `syntax = "proto3"; option go_package = "g"; option java_package = "p"; message A {}`,
+			normalized: true, canonical: true,
 		},
 		{
-			name:  "reserved order",
-			a:     `syntax = "proto3"; message A { reserved 5, 2 to 3; reserved "b", "a"; }`,
-			b:     `syntax = "proto3"; message A { reserved 2 to 3; reserved 5; reserved "a"; reserved "b"; }`,
-			equal: true,
+			name:       "import order",
+			a:          `syntax = "proto3"; import "google/protobuf/timestamp.proto"; import "google/protobuf/any.proto"; message A { google.protobuf.Any a = 1; google.protobuf.Timestamp t = 2; }`,
+			b:          `syntax = "proto3"; import "google/protobuf/any.proto"; import "google/protobuf/timestamp.proto"; message A { google.protobuf.Any a = 1; google.protobuf.Timestamp t = 2; }`,
+			normalized: true,
 		},
 		{
-			name:  "a json_name equal to the default one",
-			a:     `syntax = "proto3"; message A { int32 user_id = 1 [json_name = "userId"]; }`,
-			b:     `syntax = "proto3"; message A { int32 user_id = 1; }`,
-			equal: true,
+			name:       "how a type name is qualified",
+			a:          `syntax = "proto3"; package p; message A { B b = 1; message B {} }`,
+			b:          `syntax = "proto3"; package p; message A { .p.A.B b = 1; message B {} }`,
+			normalized: true, canonical: true,
 		},
 		{
-			name:  "aggregate option fields in another order, or set one by one",
-			a:     `syntax = "proto3"; ` + meta + ` message A { int32 x = 1 [(confluent.field_meta) = { tags: "t" doc: "d" }]; }`,
-			b:     `syntax = "proto3"; ` + meta + ` message A { int32 x = 1 [(confluent.field_meta).doc = "d", (confluent.field_meta).tags = "t"]; }`,
-			equal: true,
+			name:       "reserved order",
+			a:          `syntax = "proto3"; message A { reserved 5, 2 to 3; reserved "b", "a"; }`,
+			b:          `syntax = "proto3"; message A { reserved 2 to 3; reserved 5; reserved "a"; reserved "b"; }`,
+			normalized: true,
 		},
 		{
-			name:  "integer literal base",
-			a:     `syntax = "proto2"; message A { optional int32 x = 1 [default = 0x10]; }`,
-			b:     `syntax = "proto2"; message A { optional int32 x = 1 [default = 16]; }`,
-			equal: true,
+			name:       "a json_name equal to the default one",
+			a:          `syntax = "proto3"; message A { int32 user_id = 1 [json_name = "userId"]; }`,
+			b:          `syntax = "proto3"; message A { int32 user_id = 1; }`,
+			normalized: true, canonical: true,
+		},
+		{
+			name:       "aggregate option fields in another order, or set one by one",
+			a:          `syntax = "proto3"; ` + meta + ` message A { int32 x = 1 [(confluent.field_meta) = { tags: "t" doc: "d" }]; }`,
+			b:          `syntax = "proto3"; ` + meta + ` message A { int32 x = 1 [(confluent.field_meta).doc = "d", (confluent.field_meta).tags = "t"]; }`,
+			normalized: true, canonical: true,
+		},
+		{
+			name:       "integer literal base",
+			a:          `syntax = "proto2"; message A { optional int32 x = 1 [default = 0x10]; }`,
+			b:          `syntax = "proto2"; message A { optional int32 x = 1 [default = 16]; }`,
+			normalized: true, canonical: true,
 		},
 		{
 			name: "a field's number",
@@ -339,11 +357,11 @@ func TestNormalizedEquality(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a, b := mustParse(t, tt.a), mustParse(t, tt.b)
-			if equal := a.Normalized() == b.Normalized(); equal != tt.equal {
-				t.Errorf("normalized texts equal = %v, want %v:\n%s\n--\n%s", equal, tt.equal, a.Normalized(), b.Normalized())
+			if equal := a.Normalized() == b.Normalized(); equal != tt.normalized {
+				t.Errorf("normalized texts equal = %v, want %v:\n%s\n--\n%s", equal, tt.normalized, a.Normalized(), b.Normalized())
 			}
-			if a.Canonical() == b.Canonical() {
-				t.Errorf("canonical texts of different texts are equal: %q", a.Canonical())
+			if equal := a.Canonical() == b.Canonical(); equal != tt.canonical {
+				t.Errorf("canonical texts equal = %v, want %v:\n%s\n--\n%s", equal, tt.canonical, a.Canonical(), b.Canonical())
 			}
 		})
 	}

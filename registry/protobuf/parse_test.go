@@ -2,6 +2,7 @@ package protobuf
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -408,28 +409,154 @@ func TestCanonical(t *testing.T) {
 		want string
 	}{
 		{
-			name: "kept as given",
-			text: "syntax = \"proto3\";\n// the order\nmessage A {\n  int32 x = 1; // x\n}",
-			want: "syntax = \"proto3\";\n// the order\nmessage A {\n  int32 x = 1; // x\n}",
+			name: "declaration order kept: imports, fields, oneof members; comments and layout go; options by number, names fully qualified",
+			text: `// The comment goes.
+syntax = "proto3";
+import "google/protobuf/timestamp.proto";
+import "google/protobuf/any.proto";
+option go_package = "g";   option java_package = "j";
+message A {
+  int32 z = 3; /* so does this one */
+  oneof o { string q = 5; string p = 4; }
+  optional int32 y = 2;
+  message Inner { bool b = 1; }
+  int32 x = 1;
+  google.protobuf.Any a = 6;
+  google.protobuf.Timestamp t = 7;
+  Inner inner = 8;
+}
+`,
+			want: `syntax = "proto3";
+
+import "google/protobuf/timestamp.proto";
+import "google/protobuf/any.proto";
+
+option java_package = "j";
+option go_package = "g";
+
+message A {
+  int32 z = 3;
+  oneof o {
+    string q = 5;
+    string p = 4;
+  }
+  optional int32 y = 2;
+  int32 x = 1;
+  .google.protobuf.Any a = 6;
+  .google.protobuf.Timestamp t = 7;
+  .A.Inner inner = 8;
+  message Inner {
+    bool b = 1;
+  }
+}`,
 		},
 		{
-			name: "CRLF line endings, trailing blanks and surrounding blank lines go",
-			text: "\r\n\r\nsyntax = \"proto3\";  \r\nmessage A {\t\r\n  int32 x = 1;\r\n}\r\n\r\n",
-			want: "syntax = \"proto3\";\nmessage A {\n  int32 x = 1;\n}",
+			name: "ranges, reserved names and extensions as declared",
+			text: `syntax = "proto2";
+message A {
+  extensions 10 to 20;
+  extensions 5 [declaration = {number: 5, full_name: ".x", type: "int32"}, verification = DECLARATION];
+  extensions 1 to 3;
+  reserved 30, 25 to 27;
+  reserved "z", "a";
+}
+message B { extensions 1 to 5; }
+enum E { X = 1; reserved 9, 3 to 4; }
+extend A { optional int32 a = 11; }
+extend B { optional int32 b = 1; }
+extend A { optional int32 c = 10; }
+`,
+			want: `syntax = "proto2";
+
+message A {
+  extensions 10 to 20;
+  extensions 5 [declaration = { number: 5 full_name: ".x" type: "int32" }, verification = DECLARATION];
+  extensions 1 to 3;
+  reserved 30, 25 to 27;
+  reserved "z", "a";
+}
+
+message B {
+  extensions 1 to 5;
+}
+
+enum E {
+  X = 1;
+  reserved 9, 3 to 4;
+}
+
+extend .A {
+  optional int32 a = 11;
+}
+extend .B {
+  optional int32 b = 1;
+}
+extend .A {
+  optional int32 c = 10;
+}`,
+		},
+		{
+			name: "CRLF line endings, tabs, blank lines and a missing syntax statement",
+			text: "\r\n\r\nmessage A {\t\r\n  optional int32 x = 1;  \r\n}\r\n\r\n",
+			want: "syntax = \"proto2\";\n\nmessage A {\n  optional int32 x = 1;\n}",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := mustParse(t, tt.text)
 			if got := p.Canonical(); got != tt.want {
-				t.Errorf("Canonical() = %q, want %q", got, tt.want)
+				t.Errorf("Canonical() =\n%s\nwant\n%s", got, tt.want)
 			}
 			again := mustParse(t, p.Canonical())
 			if again.Canonical() != p.Canonical() {
-				t.Errorf("Canonical of the canonical text changed: %q", again.Canonical())
+				t.Errorf("Canonical of the canonical text changed:\n%s", again.Canonical())
+			}
+			if again.Normalized() != p.Normalized() {
+				t.Errorf("the canonical text normalizes to\n%s\nwant\n%s", again.Normalized(), p.Normalized())
 			}
 		})
 	}
+}
+
+// TestCanonicalReparses: the canonical text of every valid schema is
+// itself a valid schema whose canonical text is the same (a fixed point),
+// with the same normalized text and the same message indexes.
+func TestCanonicalReparses(t *testing.T) {
+	for name, text := range validSchemas {
+		t.Run(name, func(t *testing.T) {
+			checkCanonical(t, text, mustParse(t, text))
+		})
+	}
+}
+
+// checkCanonical checks what TestCanonicalReparses says of p, parsed from
+// text; FuzzParse checks it of every text that parses.
+func checkCanonical(t *testing.T, text string, p schema.Parsed) {
+	t.Helper()
+	again, err := New().Parse(p.Canonical(), nil)
+	if err != nil {
+		t.Fatalf("the canonical text does not parse: %v\n%s\nfrom\n%s", err, p.Canonical(), text)
+	}
+	if again.Canonical() != p.Canonical() {
+		t.Fatalf("the canonical text is not a fixed point:\n%s\nthen\n%s\nfrom\n%s", p.Canonical(), again.Canonical(), text)
+	}
+	if again.Normalized() != p.Normalized() {
+		t.Fatalf("the canonical text normalizes to\n%s\nwant\n%s\nfrom\n%s", again.Normalized(), p.Normalized(), text)
+	}
+	var walk func(protoreflect.MessageDescriptors)
+	walk = func(messages protoreflect.MessageDescriptors) {
+		for i := range messages.Len() {
+			md := messages.Get(i)
+			name := string(md.FullName())
+			want, wantErr := MessageIndexes(p, name)
+			got, gotErr := MessageIndexes(again, name)
+			if (wantErr == nil) != (gotErr == nil) || !slices.Equal(got, want) {
+				t.Fatalf("message %s has indexes %v (%v) in the canonical text, %v (%v) in\n%s", name, got, gotErr, want, wantErr, text)
+			}
+			walk(md.Messages())
+		}
+	}
+	walk(Descriptor(p).Messages())
 }
 
 func TestForeignParsed(t *testing.T) {

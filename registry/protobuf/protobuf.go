@@ -58,8 +58,7 @@ func (p *parsed) Normalized() string { return p.normalized }
 // confluent/type/decimal.proto need no reference, though a reference of
 // the same name takes precedence.
 func (Format) Parse(text string, refs []schema.Resolved) (schema.Parsed, error) {
-	canonical := canonicalText(text)
-	if canonical == "" {
+	if trimText(text) == "" {
 		return nil, fmt.Errorf("%w: the schema is empty", ErrInvalidSchema)
 	}
 	sources := make(map[string]string)
@@ -80,22 +79,25 @@ func (Format) Parse(text string, refs []schema.Resolved) (schema.Parsed, error) 
 		return nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
 	}
 	file := files[0]
+	// Only options that cannot be re-encoded fail the printer, which a
+	// compiled file should not have; refuse rather than store a text that
+	// lacks them.
+	canonical, err := canonicalize(file)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
+	}
 	normalized, err := normalize(file)
 	if err != nil {
-		// Only options that cannot be re-encoded fail the printer, which a
-		// compiled file should not have; refuse rather than store a
-		// normalized text that lacks them.
 		return nil, fmt.Errorf("%w: %w", ErrInvalidSchema, err)
 	}
 	return &parsed{canonical: canonical, normalized: normalized, file: file}, nil
 }
 
-// canonicalText is the text as stored: line endings normalized to \n,
-// trailing blanks of each line removed, leading and trailing blank lines
-// removed; nothing else changes (see the package documentation for how
-// Confluent differs). A .proto string literal cannot span lines, so no
-// literal loses a character.
-func canonicalText(text string) string {
+// trimText is text with line endings normalized to \n, trailing blanks of
+// each line removed and leading and trailing blank lines removed: what
+// tells an empty schema, and two texts of one reference that are the same
+// but for those. (Canonical is printed from the descriptor instead.)
+func trimText(text string) string {
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	lines := strings.Split(text, "\n")
 	for i, line := range lines {
@@ -113,7 +115,7 @@ func collectReferences(sources map[string]string, refs []schema.Resolved) error 
 			return fmt.Errorf("%w: a reference has no name (the import path it is imported by)", ErrInvalidSchema)
 		}
 		if previous, ok := sources[ref.Name]; ok {
-			if canonicalText(previous) != canonicalText(ref.Schema) {
+			if trimText(previous) != trimText(ref.Schema) {
 				return fmt.Errorf("%w: reference %q is given twice with different texts", ErrInvalidSchema, ref.Name)
 			}
 			continue
