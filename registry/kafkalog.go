@@ -117,9 +117,9 @@ func (l *kafkaLog) ensureTopic(ctx context.Context, rf int16, log *slog.Logger) 
 	if err != nil {
 		return fmt.Errorf("registry: listing brokers: %w", err)
 	}
+	asked := rf
 	if n := int16(len(brokers)); n > 0 && n < rf {
-		log.Warn("creating the schemas topic with fewer replicas than asked: there are not enough brokers", "topic", l.topic, "asked", rf, "brokers", n)
-		rf = n
+		rf = n // as Confluent's registry does on a small cluster
 	}
 	compact := "compact"
 	resp, err := l.admin.CreateTopic(ctx, 1, rf, map[string]*string{"cleanup.policy": &compact}, l.topic)
@@ -130,7 +130,7 @@ func (l *kafkaLog) ensureTopic(ctx context.Context, rf int16, log *slog.Logger) 
 		return fmt.Errorf("registry: creating topic %s: %w", l.topic, err)
 	}
 	if err == nil {
-		log.Info("created the schemas topic", "topic", l.topic, "replication_factor", rf)
+		log.Info("created the schemas topic", "topic", l.topic, "replication_factor", rf, "asked", asked, "brokers", len(brokers))
 	}
 	return nil
 }
