@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-func TestNewConfig(t *testing.T) {
+func TestRegistryNewConfig(t *testing.T) {
 	c, err := NewConfig(map[string]string{
 		"listeners":                           "http://0.0.0.0:18081",
 		"kafkastore.bootstrap.servers":        "PLAINTEXT://a:9092, b:9092",

@@ -19,9 +19,9 @@ import (
 	"github.com/strata-streaming/strata/internal/brokertest"
 )
 
-// TestKafka runs registries against a real broker (one `strata server`
+// TestRegistryKafka runs registries against a real broker (one `strata server`
 // process, one _schemas topic per subtest).
-func TestKafka(t *testing.T) {
+func TestRegistryKafka(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a broker")
 	}

@@ -50,13 +50,13 @@ func caughtUp(t *testing.T, r *Registry, log Log) {
 	}
 }
 
-// TestRacingWriters has two registries on one log register different
+// TestRegistryRacingWriters has two registries on one log register different
 // schemas under one subject from the same end offset: one record lands
 // where its writer expected, the other does not count and its writer
 // decides again. Both succeed, with distinct versions and ids, and every
 // view — the two live ones, and ones rebuilt from the log before and
 // after compaction — agrees.
-func TestRacingWriters(t *testing.T) {
+func TestRegistryRacingWriters(t *testing.T) {
 	log := NewMemoryLog()
 	r1, r2 := startRegistry(t, log), startRegistry(t, log)
 	a1, a2 := newAPI(t, r1), newAPI(t, r2)
@@ -133,10 +133,10 @@ func TestRacingWriters(t *testing.T) {
 	}
 }
 
-// TestRebuild replays a history of every kind of write into new
+// TestRegistryRebuild replays a history of every kind of write into new
 // registries: from the log, and from the log compacted with and without
 // its tombstones.
-func TestRebuild(t *testing.T) {
+func TestRegistryRebuild(t *testing.T) {
 	log := NewMemoryLog()
 	r := startRegistry(t, log)
 	a := newAPI(t, r)

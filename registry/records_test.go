@@ -8,9 +8,9 @@ import (
 	"github.com/strata-streaming/strata/registry/schema"
 )
 
-// TestRecordLayout pins the _schemas records to Confluent's layout (plus
+// TestSchemasRecordLayout pins the _schemas records to Confluent's layout (plus
 // seq and node on sequenced writes, which Confluent's reader ignores).
-func TestRecordLayout(t *testing.T) {
+func TestSchemasRecordLayout(t *testing.T) {
 	st := stamp{seq: 7, node: "n1"}
 	for _, tc := range []struct {
 		name       string
@@ -63,7 +63,7 @@ func TestRecordLayout(t *testing.T) {
 	}
 }
 
-func TestDecodeKeyErrors(t *testing.T) {
+func TestSchemasDecodeKeyErrors(t *testing.T) {
 	for _, k := range []string{``, `{`, `[]`, `{"keytype":"SCHEMA","magic":1}`, `{"keytype":"SCHEMA","subject":"s","magic":1}`,
 		`{"keytype":"DELETE_SUBJECT","magic":0}`, `{"keytype":"OTHER","magic":0}`, `{"keytype":"SCHEMA","subject":"s","version":"1"}`} {
 		if _, err := decodeKey([]byte(k)); !errors.Is(err, ErrBadRecord) {

@@ -86,6 +86,10 @@ func (r *Registry) Start(ctx context.Context) error {
 		guard.Close()
 		return fmt.Errorf("registry: REST listener: %w", err)
 	}
+	// Refusals in Confluent's error body, like every other answer.
+	guard.WriteError = func(w http.ResponseWriter, status int, message string) {
+		writeError(w, &apiError{Status: status, Code: status, Message: message})
+	}
 	r.guard, r.listener = guard, ln
 	fail := func(err error) error {
 		if r.cancel != nil {

@@ -17,7 +17,7 @@ const (
 	bad = `{"type":"record","name":"User","fields":[{"name":"id","type":"long"},{"name":"age","type":"int"}]}`
 )
 
-func TestRESTBasics(t *testing.T) {
+func TestRegistryRESTBasics(t *testing.T) {
 	a := newAPI(t, startRegistry(t, NewMemoryLog()))
 	a.want("GET", "/", nil, 200, `{}`)
 	a.want("GET", "/schemas/types", nil, 200, `["AVRO"]`)
@@ -34,7 +34,7 @@ func TestRESTBasics(t *testing.T) {
 	a.want("DELETE", "/mode", nil, 405, `{"error_code":405,"message":"HTTP 405 Method Not Allowed"}`)
 }
 
-func TestRegisterAndRead(t *testing.T) {
+func TestRegistryRegisterAndRead(t *testing.T) {
 	a := newAPI(t, startRegistry(t, NewMemoryLog()))
 	id := a.register("users-value", v1)
 	a.want("GET", "/subjects", nil, 200, `["users-value"]`)
@@ -93,7 +93,7 @@ func TestRegisterAndRead(t *testing.T) {
 	a.fails("POST", "/subjects/users-value", map[string]string{"schema": "{"}, 422, 42201, "Invalid schema")
 }
 
-func TestRequestErrors(t *testing.T) {
+func TestRegistryRequestErrors(t *testing.T) {
 	r := startRegistry(t, NewMemoryLog(), func(c *Config) { c.MaxRequestBytes = 1 << 10 })
 	a := newAPI(t, r)
 	id := a.register("s", v1)
@@ -170,7 +170,7 @@ func jsonString(s string) string {
 	return string(b)
 }
 
-func TestDeleteRules(t *testing.T) {
+func TestRegistryDeleteRules(t *testing.T) {
 	a := newAPI(t, startRegistry(t, NewMemoryLog()))
 	id1 := a.register("s", v1)
 	id2 := a.register("s", v2)
@@ -220,7 +220,7 @@ func TestDeleteRules(t *testing.T) {
 	a.want("GET", "/subjects/s/versions?deleted=true", nil, 200, `[1]`)
 }
 
-func TestReferences(t *testing.T) {
+func TestRegistryReferences(t *testing.T) {
 	a := newAPI(t, startRegistry(t, NewMemoryLog()))
 	address := `{"type":"record","name":"Address","namespace":"com.example","fields":[{"name":"city","type":"string"}]}`
 	user := `{"type":"record","name":"User","namespace":"com.example","fields":[{"name":"home","type":"Address"}]}`
@@ -260,7 +260,7 @@ func TestReferences(t *testing.T) {
 	a.fails("GET", fmt.Sprintf("/schemas/ids/%d", addrID), nil, 404, 40403)
 }
 
-func TestNormalize(t *testing.T) {
+func TestRegistryNormalize(t *testing.T) {
 	a := newAPI(t, startRegistry(t, NewMemoryLog()))
 	text := `{"type":"record","name":"R","namespace":"n","fields":[{"name":"a","type":{"type":"int"}}]}`
 	reordered := `{"fields":[{"type":"int","name":"a"}],"name":"n.R","type":"record"}`
@@ -285,7 +285,7 @@ func TestNormalize(t *testing.T) {
 	a.want("POST", "/subjects/p?normalize=true", map[string]string{"schema": reordered}, 200, fmt.Sprintf(`{"subject":"p","version":1,"id":%d,"schema":%q}`, plainID, text))
 }
 
-func TestConfigPrecedence(t *testing.T) {
+func TestRegistryConfigPrecedence(t *testing.T) {
 	a := newAPI(t, startRegistry(t, NewMemoryLog()))
 	a.register("loose", v1)
 	a.register("strict", v1)
@@ -310,7 +310,7 @@ func TestConfigPrecedence(t *testing.T) {
 	a.want("GET", "/subjects", nil, 200, `["loose","strict"]`)
 }
 
-func TestModes(t *testing.T) {
+func TestRegistryModes(t *testing.T) {
 	a := newAPI(t, startRegistry(t, NewMemoryLog()))
 	id := a.register("s", v1)
 	a.want("PUT", "/mode", map[string]string{"mode": "READONLY"}, 200, `{"mode":"READONLY"}`)
@@ -354,7 +354,7 @@ func TestModes(t *testing.T) {
 	a.fails("PUT", "/mode/s", map[string]string{"mode": "IMPORT"}, 422, 42205)
 }
 
-func TestCompatibilityEndpoint(t *testing.T) {
+func TestRegistryCompatibilityEndpoint(t *testing.T) {
 	a := newAPI(t, startRegistry(t, NewMemoryLog()))
 	a.register("s", v1)
 	a.register("s", v2)
@@ -378,10 +378,10 @@ func TestCompatibilityEndpoint(t *testing.T) {
 	a.want("POST", "/compatibility/subjects/s/versions/1", map[string]string{"schema": `"int"`}, 200, `{"is_compatible":true}`)
 }
 
-// TestCompatibilityLevels registers a third version against two earlier
+// TestRegistryCompatibilityLevels registers a third version against two earlier
 // ones (registered under NONE) under each level; the transitive levels
 // skip soft-deleted versions.
-func TestCompatibilityLevels(t *testing.T) {
+func TestRegistryCompatibilityLevels(t *testing.T) {
 	// BACKWARD: new reads old. base has a; withB adds b with a default;
 	// needsB drops the default, so it reads withB but not base.
 	base := record(`{"name":"a","type":"int"}`)
@@ -429,10 +429,10 @@ func TestCompatibilityLevels(t *testing.T) {
 	}
 }
 
-// FuzzRequests sends any method, path and body to the API: every answer
+// FuzzRegistryRequests sends any method, path and body to the API: every answer
 // is a JSON body (or a redirect to the clean path) with a status below 500 — never a panic, never a store
 // error on a healthy log.
-func FuzzRequests(f *testing.F) {
+func FuzzRegistryRequests(f *testing.F) {
 	r := startRegistry(f, NewMemoryLog())
 	h := r.Handler()
 	seed := httptest.NewRecorder()

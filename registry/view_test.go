@@ -43,7 +43,7 @@ func state(v *view) string {
 	return out + fmt.Sprintf("max=%d config=%s mode=%s", v.maxID, v.config, v.effectiveMode(""))
 }
 
-func TestApply(t *testing.T) {
+func TestRegistryViewApply(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		steps []step
@@ -111,9 +111,9 @@ func TestApply(t *testing.T) {
 	}
 }
 
-// FuzzApply feeds the view records of any shape: it must never panic and
+// FuzzRegistryApply feeds the view records of any shape: it must never panic and
 // every version must name an id the view holds.
-func FuzzApply(f *testing.F) {
+func FuzzRegistryApply(f *testing.F) {
 	for _, s := range []step{schemaRec("s", 1, 1, seqAt(0), false), schemaRec("s", 1, 2, "", true),
 		{key: `{"keytype":"DELETE_SUBJECT","subject":"s","magic":0}`, value: `{"subject":"s","version":1}`},
 		{key: `{"keytype":"CONFIG","subject":null,"magic":0}`, value: `{"compatibilityLevel":"FULL"}`}} {

@@ -16,7 +16,7 @@ func mustParse(t *testing.T, text string, refs ...schema.Resolved) schema.Parsed
 	return p
 }
 
-func TestParse(t *testing.T) {
+func TestSchemaParse(t *testing.T) {
 	for _, tc := range []struct {
 		name, text string
 		wantErr    string // substring; "" = valid
@@ -55,7 +55,7 @@ func TestParse(t *testing.T) {
 	}
 }
 
-func TestReferences(t *testing.T) {
+func TestSchemaReferences(t *testing.T) {
 	address := schema.Resolved{Name: "com.example.Address", Schema: `{"type":"record","name":"Address","namespace":"com.example","fields":[{"name":"city","type":"string"},{"name":"country","type":"com.example.Country"}]}`,
 		References: []schema.Resolved{{Name: "com.example.Country", Schema: `{"type":"enum","name":"Country","namespace":"com.example","symbols":["FR","DE"]}`}}}
 	user := `{"type":"record","name":"User","namespace":"com.example","fields":[{"name":"home","type":"Address"},{"name":"work","type":["null","com.example.Address"],"default":null},{"name":"born","type":"Country"}]}`
@@ -80,7 +80,7 @@ func TestReferences(t *testing.T) {
 	mustParse(t, `{"type":"record","name":"Both","namespace":"com.example","fields":[{"name":"a","type":"Address"},{"name":"o","type":"Office"}]}`, address, office)
 }
 
-func TestCanonicalAndNormalized(t *testing.T) {
+func TestSchemaCanonicalAndNormalized(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		a, b       string
@@ -124,7 +124,7 @@ func TestCanonicalAndNormalized(t *testing.T) {
 	}
 }
 
-func TestCompatible(t *testing.T) {
+func TestSchemaCompatible(t *testing.T) {
 	rec := func(fields string) string {
 		return `{"type":"record","name":"User","fields":[` + fields + `]}`
 	}
@@ -164,7 +164,7 @@ func TestCompatible(t *testing.T) {
 	}
 }
 
-func TestCompatibleIgnoresEarlierChecks(t *testing.T) {
+func TestSchemaCompatibleIgnoresEarlierChecks(t *testing.T) {
 	// Two writers that differ only in a default: hamba's cache keys on the
 	// Parsing Canonical Form, which would conflate them.
 	reader := mustParse(t, `{"type":"record","name":"R","fields":[{"name":"a","type":"int"},{"name":"b","type":"int","default":1}]}`)
@@ -177,7 +177,7 @@ func TestCompatibleIgnoresEarlierChecks(t *testing.T) {
 	}
 }
 
-func FuzzParse(f *testing.F) {
+func FuzzSchemaParse(f *testing.F) {
 	for _, s := range []string{`"int"`, `{"type":"record","name":"R","fields":[{"name":"a","type":"int","default":1}]}`,
 		`{"type":"enum","name":"E","symbols":["A"]}`, `["null",{"type":"array","items":"long"}]`, `{"type":{"type":"map","values":"int"}}`} {
 		f.Add(s)

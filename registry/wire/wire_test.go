@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestHeader(t *testing.T) {
+func TestSchemaIDHeader(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		in      []byte
@@ -35,7 +35,7 @@ func TestHeader(t *testing.T) {
 	}
 }
 
-func FuzzParseHeader(f *testing.F) {
+func FuzzSchemaIDHeader(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 7, 1, 2})
 	f.Add([]byte{1})
 	f.Fuzz(func(t *testing.T, b []byte) {
