@@ -60,6 +60,9 @@ func newView() *view {
 // contentKey identifies a schema for id reuse: same type, same stored
 // text, same references.
 func contentKey(typ schema.Type, text string, refs []schema.Reference) string {
+	if len(refs) == 0 {
+		return string(typ) + "\x00" + text // "references":[] is none
+	}
 	r, _ := json.Marshal(refs) // plain structs always encode
 	return string(typ) + "\x00" + text + "\x00" + string(r)
 }

@@ -81,6 +81,10 @@ func TestRegistryViewApply(t *testing.T) {
 			schemaRec("a", 1, 1, "", false), schemaRec("b", 1, 1, "", false),
 			{key: `{"keytype":"SCHEMA","subject":"a","version":1,"magic":1}`},
 		}, "b: v1=1; id1 max=1 config= mode=READWRITE"},
+		{"an empty references list is none: one id for one schema", []step{
+			{key: `{"keytype":"SCHEMA","subject":"a","version":1,"magic":1}`, value: `{"subject":"a","version":1,"id":1,"schema":"x","references":[]}`},
+			{key: `{"keytype":"SCHEMA","subject":"b","version":1,"magic":1}`, value: `{"subject":"b","version":1,"id":1,"schema":"x"}`},
+		}, "a: v1=1; b: v1=1; id1 max=1 config= mode=READWRITE"},
 		{"unreadable records are skipped", []step{
 			{key: `{"keytype":"SCHEMA","subject":"s","version":1,"magic":1}`, value: `{"subject":"t","version":1,"id":1,"schema":"x"}`, bad: true},
 			{key: `{"keytype":"SCHEMA","subject":"s","version":1,"magic":1}`, value: `not json`, bad: true},
