@@ -24,7 +24,7 @@ var ErrInvalidConfig = errors.New("registry: invalid config")
 const (
 	DefaultTopic             = "_schemas"
 	DefaultListen            = "127.0.0.1:8081"
-	DefaultReplicationFactor = 3
+	DefaultReplicationFactor = 3 // at most; see Config.ReplicationFactor
 	DefaultWriteTimeout      = 10 * time.Second
 	DefaultMaxRequestBytes   = 16 << 20
 )
@@ -43,8 +43,11 @@ type Config struct {
 	// (kafkastore.topic).
 	Topic string
 	// ReplicationFactor is the topic's when the registry creates it
-	// (kafkastore.topic.replication.factor), capped at the number of
-	// brokers as Confluent's registry does.
+	// (kafkastore.topic.replication.factor). 0, the default, is
+	// Confluent's: 3, or the number of live brokers when there are fewer.
+	// Set, it is exact: Start waits (within its context) until that many
+	// brokers are alive, so that a cluster that is still starting does
+	// not get a topic with too few replicas.
 	ReplicationFactor int16
 	// Listen is the REST API's address (listeners, without the scheme).
 	Listen string
@@ -74,7 +77,6 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Topic:                DefaultTopic,
-		ReplicationFactor:    DefaultReplicationFactor,
 		Listen:               DefaultListen,
 		HTTPSecurity:         map[string]string{},
 		DefaultCompatibility: LevelBackward,
@@ -91,7 +93,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: no brokers (kafkastore.bootstrap.servers)", ErrInvalidConfig)
 	case c.Topic == "":
 		return fmt.Errorf("%w: the topic (kafkastore.topic) is empty", ErrInvalidConfig)
-	case c.ReplicationFactor < 1:
+	case c.ReplicationFactor < 0:
 		return fmt.Errorf("%w: kafkastore.topic.replication.factor must be at least 1", ErrInvalidConfig)
 	case !validLevel(c.DefaultCompatibility):
 		return fmt.Errorf("%w: schema.compatibility.level %q: want one of NONE, BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL, FULL_TRANSITIVE", ErrInvalidConfig, c.DefaultCompatibility)
@@ -125,7 +127,7 @@ func (c Config) Validate() error {
 //	listen                            host:port (Strata's; instead of listeners)
 //	kafkastore.bootstrap.servers      brokers (bootstrap.servers is taken too)
 //	kafkastore.topic                  default _schemas
-//	kafkastore.topic.replication.factor  default 3, capped at the brokers' count
+//	kafkastore.topic.replication.factor  exact; unset: 3, or fewer on a smaller cluster
 //	kafkastore.timeout.ms             a write's time limit, default 10000
 //	kafkastore.security.protocol, kafkastore.sasl.mechanism,
 //	kafkastore.sasl.jaas.config, kafkastore.ssl.*   the Kafka client's security
@@ -161,8 +163,8 @@ func NewConfig(props map[string]string) (Config, error) {
 			c.Topic = value
 		case key == "kafkastore.topic.replication.factor":
 			n, err := strconv.ParseInt(value, 10, 16)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q: not an integer", key, value))
+			if err != nil || n < 1 {
+				errs = append(errs, fmt.Errorf("%s=%q: want a number of replicas, at least 1", key, value))
 			}
 			c.ReplicationFactor = int16(n)
 		case key == "kafkastore.timeout.ms":

@@ -9,9 +9,11 @@
 // # Storage: the _schemas topic
 //
 // One partition, cleanup.policy=compact, created when missing with
-// replication factor min(kafkastore.topic.replication.factor (3), brokers),
-// as Confluent's registry creates it; an existing topic with more than one
-// partition or without compaction is refused. Keys and values are JSON in
+// replication factor min(3, live brokers) as Confluent's registry creates
+// it, or exactly kafkastore.topic.replication.factor when that is set
+// (Start then waits until that many brokers are alive, so that a cluster
+// still starting does not get a topic with one replica); an existing topic
+// with more than one partition or without compaction is refused. Keys and values are JSON in
 // Confluent's layout, so Confluent's registry could read the topic:
 //
 //	offset  key                                                         value

@@ -80,6 +80,23 @@ func TestRegistryKafka(t *testing.T) {
 			}
 		}
 	})
+	t.Run("ExactReplicationFactorWaitsForBrokers", func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.Brokers, cfg.Topic, cfg.Listen, cfg.ReplicationFactor = []string{b.Addr}, "_schemas_rf2", "127.0.0.1:0", 2
+		r, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		if err := r.Start(ctx); err == nil || !strings.Contains(err.Error(), "replication factor 2: 1 live brokers") {
+			r.Close()
+			t.Fatalf("Start = %v, want it to give up waiting for a second broker", err)
+		}
+		if topics, err := admin(t, b.Addr).ListTopics(context.Background(), "_schemas_rf2"); err != nil || topics.Has("_schemas_rf2") {
+			t.Fatalf("the topic was created anyway: %v %v", topics, err)
+		}
+	})
 	t.Run("TwoInstancesAgree", func(t *testing.T) {
 		r1, r2 := start(t, "_schemas_agree"), start(t, "_schemas_agree")
 		a1, a2 := newAPI(t, r1), newAPI(t, r2)

@@ -113,13 +113,9 @@ func (l *kafkaLog) ensureTopic(ctx context.Context, rf int16, log *slog.Logger) 
 		}
 		return nil
 	}
-	brokers, err := l.admin.ListBrokers(ctx)
+	rf, brokers, err := l.replicationFactor(ctx, rf, log)
 	if err != nil {
-		return fmt.Errorf("registry: listing brokers: %w", err)
-	}
-	asked := rf
-	if n := int16(len(brokers)); n > 0 && n < rf {
-		rf = n // as Confluent's registry does on a small cluster
+		return err
 	}
 	compact := "compact"
 	resp, err := l.admin.CreateTopic(ctx, 1, rf, map[string]*string{"cleanup.policy": &compact}, l.topic)
@@ -130,9 +126,37 @@ func (l *kafkaLog) ensureTopic(ctx context.Context, rf int16, log *slog.Logger) 
 		return fmt.Errorf("registry: creating topic %s: %w", l.topic, err)
 	}
 	if err == nil {
-		log.Info("created the schemas topic", "topic", l.topic, "replication_factor", rf, "asked", asked, "brokers", len(brokers))
+		log.Info("created the schemas topic", "topic", l.topic, "replication_factor", rf, "live_brokers", brokers)
 	}
 	return nil
+}
+
+// replicationFactor is the one to create the topic with: asked exactly
+// (waiting until that many brokers are alive), or for 0 Confluent's
+// default, min(3, live brokers).
+func (l *kafkaLog) replicationFactor(ctx context.Context, asked int16, log *slog.Logger) (rf int16, live int, err error) {
+	logged := false
+	for {
+		brokers, err := l.admin.ListBrokers(ctx)
+		if err != nil {
+			return 0, 0, fmt.Errorf("registry: listing brokers: %w", err)
+		}
+		live = len(brokers)
+		switch {
+		case asked == 0:
+			return int16(max(1, min(DefaultReplicationFactor, live))), live, nil
+		case live >= int(asked):
+			return asked, live, nil
+		case !logged:
+			log.Info("waiting for brokers to create the schemas topic", "topic", l.topic, "replication_factor", asked, "live_brokers", live)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return 0, live, fmt.Errorf("registry: creating topic %s with replication factor %d: %d live brokers: %w", l.topic, asked, live, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // EndOffset implements Log: the partition's high watermark.

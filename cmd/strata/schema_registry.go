@@ -11,7 +11,7 @@ package main
 //	schema.registry.listen                         host:port (or listeners=http(s)://host:port)
 //	schema.registry.bootstrap.servers              the Kafka listener to use (kafkastore.bootstrap.servers)
 //	schema.registry.kafkastore.topic               default _schemas
-//	schema.registry.kafkastore.topic.replication.factor   default 3, capped at the brokers' count
+//	schema.registry.kafkastore.topic.replication.factor   exact, waiting for that many brokers; unset: min(3, live brokers)
 //	schema.registry.kafkastore.timeout.ms          a write's time limit
 //	schema.registry.kafkastore.security.protocol, …kafkastore.sasl.mechanism,
 //	schema.registry.kafkastore.sasl.jaas.config, …kafkastore.ssl.*   its Kafka client's security
