@@ -44,8 +44,8 @@ help: ## list the targets
 build: ## build bin/strata
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(STRATA) ./cmd/strata
 
-run: build ## build, then run one broker on 127.0.0.1:9092 with data in ./data
-	$(STRATA) server --listen $(LISTEN) --data-dir $(DATA_DIR)
+run: build ## build, then run one broker on 127.0.0.1:9092 with data in ./data, its schema registry on 127.0.0.1:8081
+	$(STRATA) server --listen $(LISTEN) --data-dir $(DATA_DIR) --set schema.registry.enable=true
 
 deps: ## install what the e2e, tiering, console, JDBC and deploy tests need (kcat, node, kafkajs, chromium, the console's npm packages, PostgreSQL, bin/minio, bin/promtool)
 	scripts/install-test-deps.sh

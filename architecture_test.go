@@ -15,6 +15,7 @@ var forbiddenImports = map[string][]string{
 	"metadata": {"broker", "tiering", "connect", "streams", "cmd", "e2e"},
 	"connect":  {"broker", "tiering", "metadata", "streams", "cmd", "e2e"},
 	"streams":  {"broker", "tiering", "metadata", "connect", "cmd", "e2e"},
+	"registry": {"broker", "tiering", "metadata", "connect", "streams", "cmd", "e2e"},
 	"e2e":      {"broker", "tiering", "metadata", "connect", "streams"},
 	"internal": {"broker", "tiering", "metadata", "connect", "streams", "cmd", "e2e"},
 	"deploy":   {"broker", "tiering", "metadata", "connect", "streams", "cmd", "e2e"},

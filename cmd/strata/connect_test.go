@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,21 +41,7 @@ func TestConnectInServerAndCLI(t *testing.T) {
 		"--set", "connect.offset.flush.interval.ms=200", "--set", "connect.heartbeat.interval.ms=300",
 		"--set", "group.initial.rebalance.delay.ms=0")
 	url := "http://" + restAddr
-	client := &http.Client{Timeout: 2 * time.Second}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := client.Get(url + "/")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("connect REST API in the server never answered: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitHTTPOK(t, url+"/", "connect REST API in the server")
 
 	dir := t.TempDir()
 	input := filepath.Join(dir, "in.txt")
@@ -96,7 +81,7 @@ func TestConnectInServerAndCLI(t *testing.T) {
 	}
 	// The connector may report RUNNING while its task is still
 	// UNASSIGNED: wait for both.
-	deadline = time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for status := ""; strings.Count(status, "RUNNING") != 2; {
 		if time.Now().After(deadline) {
 			t.Fatalf("status: %s", status)

@@ -182,6 +182,7 @@ then the dedicated flags below when given.`,
 				}
 			}
 			for _, addon := range serverAddons {
+				env.Sets = addonSetsOf(addonSets, addon.prefix)
 				stop, err := addon.start(ctx, env)
 				if err != nil {
 					cancel()
@@ -239,12 +240,23 @@ type serverAddon struct {
 type addonEnv struct {
 	Brokers string            // the broker's PLAINTEXT Kafka address, host:port ("" if it has none)
 	Logger  *slog.Logger      //
-	Sets    map[string]string // --set keys claimed by add-on prefixes
+	Sets    map[string]string // the --set keys this add-on's prefix claims
 	Flags   *pflag.FlagSet    // the server's flags, add-on flags included
 	Server  *broker.Server    // the node (its console learns of the add-ons); nil in tests
 }
 
 var serverAddons []serverAddon
+
+// addonSetsOf is the part of sets an add-on claims by its prefix.
+func addonSetsOf(sets map[string]string, prefix string) map[string]string {
+	out := map[string]string{}
+	for k, v := range sets {
+		if prefix != "" && strings.HasPrefix(k, prefix) {
+			out[k] = v
+		}
+	}
+	return out
+}
 
 func addonProperty(key string) bool {
 	key = strings.TrimSpace(key)
