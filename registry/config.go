@@ -14,6 +14,8 @@ import (
 	"github.com/strata-streaming/strata/internal/clientconf"
 	"github.com/strata-streaming/strata/internal/httpsec"
 	"github.com/strata-streaming/strata/registry/avro"
+	"github.com/strata-streaming/strata/registry/jsonschema"
+	"github.com/strata-streaming/strata/registry/protobuf"
 	"github.com/strata-streaming/strata/registry/schema"
 )
 
@@ -58,7 +60,8 @@ type Config struct {
 	// DefaultCompatibility applies where neither the subject nor the
 	// global config sets a level (schema.compatibility.level; BACKWARD).
 	DefaultCompatibility string
-	// Formats are the schema types the registry accepts; default Avro.
+	// Formats are the schema types the registry accepts; default Avro,
+	// Protobuf and JSON Schema.
 	Formats []schema.Format
 	// WriteTimeout bounds one write: sequencing, producing, and waiting
 	// until it is applied (kafkastore.timeout.ms; 10 s).
@@ -80,7 +83,7 @@ func DefaultConfig() Config {
 		Listen:               DefaultListen,
 		HTTPSecurity:         map[string]string{},
 		DefaultCompatibility: LevelBackward,
-		Formats:              []schema.Format{avro.New()},
+		Formats:              []schema.Format{avro.New(), protobuf.New(), jsonschema.New()},
 		WriteTimeout:         DefaultWriteTimeout,
 		MaxRequestBytes:      DefaultMaxRequestBytes,
 	}
@@ -135,7 +138,8 @@ func (c Config) Validate() error {
 //	ssl.*                             the HTTPS listener (with listeners=https://…)
 //	auth.basic.users.file, auth.bearer.*   REST authentication (internal/httpsec)
 //
-// Any other key is an error. Formats default to Avro.
+// Any other key is an error. Formats default to Avro, Protobuf and JSON
+// Schema.
 func NewConfig(props map[string]string) (Config, error) {
 	c := DefaultConfig()
 	var errs []error

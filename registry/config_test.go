@@ -25,7 +25,7 @@ func TestRegistryNewConfig(t *testing.T) {
 	}
 	if c.Listen != "0.0.0.0:18081" || strings.Join(c.Brokers, ",") != "a:9092,b:9092" || c.Topic != "_s" || c.ReplicationFactor != 1 ||
 		c.WriteTimeout != 2500*time.Millisecond || c.DefaultCompatibility != LevelFull || len(c.ClientOptions) != 1 ||
-		c.HTTPSecurity["auth.basic.users.file"] != "/etc/users" || len(c.Formats) != 1 {
+		c.HTTPSecurity["auth.basic.users.file"] != "/etc/users" || len(c.Formats) != 3 {
 		t.Fatalf("%+v", c)
 	}
 	d, err := NewConfig(map[string]string{"bootstrap.servers": "x:1", "listen": "127.0.0.1:0"})

@@ -20,7 +20,7 @@ const (
 func TestRegistryRESTBasics(t *testing.T) {
 	a := newAPI(t, startRegistry(t, NewMemoryLog()))
 	a.want("GET", "/", nil, 200, `{}`)
-	a.want("GET", "/schemas/types", nil, 200, `["AVRO"]`)
+	a.want("GET", "/schemas/types", nil, 200, `["AVRO","JSON","PROTOBUF"]`)
 	a.want("GET", "/contexts", nil, 200, `["."]`)
 	a.want("GET", "/subjects", nil, 200, `[]`)
 	a.want("GET", "/schemas", nil, 200, `[]`)
@@ -109,7 +109,9 @@ func TestRegistryRequestErrors(t *testing.T) {
 		{"POST", "/subjects/s/versions", `{"schema":"` + strings.Repeat("x", 2<<10) + `"}`, 413, 42201, "larger than 1024 bytes"},
 		{"POST", "/subjects/s/versions", ``, 422, 42201, "Empty schema"},
 		{"POST", "/subjects/s/versions", map[string]string{"schema": `{"type":"record","name":"R"}`}, 422, 42201, "fields"},
-		{"POST", "/subjects/s/versions", map[string]string{"schema": `"int"`, "schemaType": "PROTOBUF"}, 422, 42201, "unknown schema type PROTOBUF"},
+		{"POST", "/subjects/s/versions", map[string]string{"schema": `"int"`, "schemaType": "XML"}, 422, 42201, "unknown schema type XML"},
+		{"POST", "/subjects/s/versions", map[string]string{"schema": `"int"`, "schemaType": "PROTOBUF"}, 422, 42201, "syntax error"},
+		{"POST", "/subjects/s/versions", map[string]string{"schema": `{"type":"nope"}`, "schemaType": "JSON"}, 422, 42201, "Invalid schema"},
 		{"POST", "/subjects/s/versions", map[string]any{"schema": v2, "id": 100}, 422, 42205, "not in import mode"},
 		{"GET", "/subjects/s/versions/abc", nil, 422, 42202, "'abc' is not a valid version"},
 		{"GET", "/subjects/s/versions/0", nil, 422, 42202, "'0'"},
