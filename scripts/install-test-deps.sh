@@ -59,13 +59,15 @@ else
 	as_root bash -c "$(declare -f log apt_install); apt_install nodejs npm"
 fi
 
+# kafkajs and @kafkajs/confluent-schema-registry (the schema registry's
+# independent Node client), at the versions package.json pins.
 js="$root/e2e/kafkajs"
-want="$(node -p 'require(process.argv[1]).dependencies.kafkajs' "$js/package.json")"
-have="$(node -p 'try { require(process.argv[1]).version } catch (e) { "" }' "$js/node_modules/kafkajs/package.json" 2>/dev/null || true)"
-if [ -n "$have" ] && [ "$have" = "$want" ]; then
-	log "kafkajs $have: present in e2e/kafkajs/node_modules"
+want="$(node -p 'const d = require(process.argv[1]).dependencies; d.kafkajs + " " + d["@kafkajs/confluent-schema-registry"]' "$js/package.json")"
+have="$(node -p 'const v = (p) => { try { return require(process.argv[1] + "/node_modules/" + p + "/package.json").version } catch (e) { return "" } }; v("kafkajs") + " " + v("@kafkajs/confluent-schema-registry")' "$js" 2>/dev/null || true)"
+if [ "$have" = "$want" ]; then
+	log "kafkajs and confluent-schema-registry ($have): present in e2e/kafkajs/node_modules"
 else
-	log "kafkajs $want: npm ci in e2e/kafkajs"
+	log "kafkajs and confluent-schema-registry ($want): npm ci in e2e/kafkajs"
 	(cd "$js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
