@@ -65,7 +65,7 @@ func TestArchitectureNamesEveryArea(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, area := range []string{"broker/", "broker/storage/", "tiering/", "metadata/", "connect/", "streams/", "deploy/", "e2e/", "cmd/strata/"} {
+	for _, area := range []string{"broker/", "broker/storage/", "tiering/", "metadata/", "connect/", "streams/", "registry/", "deploy/", "e2e/", "cmd/strata/"} {
 		if !strings.Contains(string(doc), "`"+area+"`") {
 			t.Errorf("ARCHITECTURE.md does not describe `%s`", area)
 		}
