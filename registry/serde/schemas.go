@@ -44,6 +44,14 @@ func (s Schema) AsText() Text {
 	return Text{Type: s.Type, Schema: s.Text, References: s.References}
 }
 
+// MarshalJSON writes the schema as the registry's API shows a version:
+// {"subject","version","id","schemaType","references","schema"} (subject
+// and version left out when unknown; schemaType always present).
+func (s Schema) MarshalJSON() ([]byte, error) {
+	return json.Marshal(apiSchema{Subject: s.Subject, Version: s.Version, ID: s.ID,
+		SchemaType: s.Type, References: s.References, Schema: s.Text})
+}
+
 // formats are the registry's format packages, by type.
 var formats = map[schema.Type]schema.Format{
 	schema.Avro:     avro.New(),

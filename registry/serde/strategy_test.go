@@ -1,6 +1,7 @@
 package serde
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/strata-streaming/strata/registry/schema"
@@ -51,5 +52,14 @@ func TestSubjectNameStrategies(t *testing.T) {
 	}
 	if _, err := StrategyByName("io.confluent.kafka.serializers.subject.Nope"); err == nil {
 		t.Error("unknown strategy accepted")
+	}
+}
+
+func TestSchemaJSON(t *testing.T) {
+	c, _ := newTestClient(t, startRegistry(t))
+	s := mustRegister(t, c, "a", Text{Schema: `"string"`})
+	b, err := json.Marshal(s)
+	if want := `{"subject":"a","version":1,"id":1,"schemaType":"AVRO","schema":"\"string\""}`; err != nil || string(b) != want {
+		t.Fatalf("JSON %s, %v; want %s", b, err, want)
 	}
 }
