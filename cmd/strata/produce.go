@@ -206,7 +206,7 @@ func runProduce(cmd *cobra.Command, topic string, opts produceOptions) error {
 		return err
 	}
 	conn := connSettingsOf(cmd)
-	encodeKey, encodeValue, err := opts.schemas.encoders(cmd, topic)
+	encodeKey, encodeValue, err := opts.schemas.encoders(cmd, topic, opts.keySeparator)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ type schemaChoice struct {
 func (o *produceSchemaOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringVar(&o.registryURL, "schema-registry", schemaRegistryURLDefault(),
-		"schema registry URL for the --*-schema flags ("+schemaRegistryURLEnv+" sets the default; credentials as http://user:password@host, or the password in "+schemaRegistryPassEnv+")")
+		"schema registry URL for the --*-schema flags ("+schemaRegistryURLEnv+" sets the default; credentials as http://user:password@host:port)")
 	for _, side := range []struct {
 		name   string
 		choice *schemaChoice
@@ -49,9 +49,12 @@ type lineEncoder func(line []byte) ([]byte, error)
 
 // encoders resolves the schema flags to an encoder for keys and one for
 // values; nil where no schema was asked for.
-func (o produceSchemaOptions) encoders(cmd *cobra.Command, topic string) (key, value lineEncoder, err error) {
+func (o produceSchemaOptions) encoders(cmd *cobra.Command, topic, keySeparator string) (key, value lineEncoder, err error) {
 	if o.key == (schemaChoice{}) && o.value == (schemaChoice{}) {
 		return nil, nil, nil
+	}
+	if o.key != (schemaChoice{}) && keySeparator == "" {
+		return nil, nil, errors.New("--key-schema needs --key-separator: without it no line has a key")
 	}
 	c, err := registryAccess{url: o.registryURL}.client(cmd)
 	if err != nil {

@@ -54,6 +54,17 @@ func TestProduceConsumeWithSchema(t *testing.T) {
 	if !strings.Contains(err.Error(), "offset 6") || !strings.Contains(err.Error(), "magic byte") {
 		t.Fatalf("consume of a plain record: %v", err)
 	}
+	// Keys with a schema too; a key schema needs keys.
+	cli(t, brokers, `7|{"id":7,"name":"Hu"}`+"\n", "produce", "users", "--schema-registry", url, "--value-schema", "users-value",
+		"--key-separator", "|", "--key-schema-file", writeTestFile(t, "key.avsc", `"long"`))
+	out = cli(t, brokers, "", "consume", "users", "--offset", "7", "--partition", "0", "-n", "1", "--format", "%K", "--schema-registry", url)
+	if out != "6" { // magic byte, id, the zigzag varint of 7
+		t.Fatalf("key length %q, want 6", out)
+	}
+	err = cliErr(t, brokers, "{}\n", "produce", "users", "--schema-registry", url, "--key-schema", "users-key")
+	if !strings.Contains(err.Error(), "--key-separator") {
+		t.Fatalf("key schema without keys: %v", err)
+	}
 	// An unknown subject fails before anything is produced.
 	err = cliErr(t, brokers, "{}\n", "produce", "users", "--schema-registry", url, "--value-schema", "nope-value")
 	if !strings.Contains(err.Error(), "(error_code 40401)") {
