@@ -252,7 +252,7 @@ func typeOrAvro(t schema.Type) schema.Type {
 	return t
 }
 
-// withoutParsed is s as it is cached: Parsed is filled by complete.
+// schema is the answer as a Schema, not yet parsed (complete parses it).
 func (a apiSchema) schema() Schema {
 	return Schema{ID: a.ID, Subject: a.Subject, Version: a.Version, Type: typeOrAvro(a.SchemaType),
 		Text: a.Schema, References: a.References}
