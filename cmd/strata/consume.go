@@ -34,6 +34,7 @@ type consumeOptions struct {
 	group         string
 	format        string
 	idleTimeout   time.Duration
+	registryURL   string
 }
 
 func newConsumeCmd() *cobra.Command {
@@ -49,11 +50,18 @@ says otherwise. With --group G it joins consumer group G, resumes from the
 group's committed offsets (new partitions start at --offset earliest|latest,
 default latest) and commits the offsets of the records it printed.
 
+--format avro, protobuf, json_schema or schema (the four are the same)
+decodes each value in Confluent's wire format with the schema its id names
+in the schema registry (--schema-registry) and prints it as one JSON line;
+a null value prints as null. A value that does not decode stops the
+command with an error naming its partition and offset.
+
 It stops after -n records, after --timeout-idle without records, or on
 SIGINT/SIGTERM (exit status 0 in all three cases).`,
 		Example: `  strata consume orders --from-beginning -n 10
   strata consume orders --partition 2 --offset 1000 --format '%p@%o %k=%v\n'
-  strata consume orders --group billing --offset earliest --timeout-idle 5s`,
+  strata consume orders --group billing --offset earliest --timeout-idle 5s
+  strata consume users --from-beginning --format avro --schema-registry http://127.0.0.1:8081`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("partition") {
@@ -69,6 +77,8 @@ SIGINT/SIGTERM (exit status 0 in all three cases).`,
 	f.Int64VarP(&opts.maxMessages, "max-messages", "n", 0, "exit after this many records (0: no limit)")
 	f.StringVarP(&opts.group, "group", "g", "", "consume as a member of this consumer group and commit offsets")
 	f.StringVarP(&opts.format, "format", "f", "", formatHelp)
+	f.StringVar(&opts.registryURL, "schema-registry", schemaRegistryURLDefault(),
+		"schema registry URL for --format avro|protobuf|json_schema|schema ("+schemaRegistryURLEnv+" sets the default)")
 	f.DurationVar(&opts.idleTimeout, "timeout-idle", 0, "exit when no record arrived for this long (0: wait forever)")
 	return cmd
 }
@@ -134,10 +144,7 @@ func consumeClientOpts(topic string, opts consumeOptions, onAssigned func(contex
 }
 
 func runConsume(cmd *cobra.Command, topic string, opts consumeOptions) error {
-	if opts.format == "" {
-		opts.format = defaultRecordFormat
-	}
-	format, err := parseRecordFormat(opts.format)
+	printer, err := recordPrinterFor(cmd, opts)
 	if err != nil {
 		return err
 	}
@@ -175,7 +182,7 @@ func runConsume(cmd *cobra.Command, topic string, opts consumeOptions) error {
 		}
 	}
 
-	consumeErr := consumeLoop(ctx, cl, format, opts, bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10))
+	consumeErr := consumeLoop(ctx, cl, printer, opts, bufio.NewWriterSize(cmd.OutOrStdout(), 64<<10))
 	if opts.group != "" {
 		// Everything polled has been printed (polls never ask for more
 		// than -n leaves), so the uncommitted offsets are the printed ones.
@@ -244,7 +251,7 @@ func checkGroupSupport(ctx context.Context, adm *kadm.Client) error {
 
 // consumeLoop polls and prints until -n records, the idle timeout, or ctx
 // ends (SIGINT/SIGTERM); those all return nil. A fetch error returns it.
-func consumeLoop(ctx context.Context, cl *kgo.Client, format recordFormat, opts consumeOptions, out *bufio.Writer) error {
+func consumeLoop(ctx context.Context, cl *kgo.Client, printer recordPrinter, opts consumeOptions, out *bufio.Writer) error {
 	defer out.Flush()
 	var (
 		printed int64
@@ -263,19 +270,29 @@ func consumeLoop(ctx context.Context, cl *kgo.Client, format recordFormat, opts 
 		idle := pollCtx.Err() != nil && ctx.Err() == nil
 		cancel()
 
-		var fetchErr error
+		var fetchErr, printErr error
 		fetches.EachError(func(topic string, partition int32, err error) {
 			if fetchErr == nil && !isContextError(err) && !errors.Is(err, kgo.ErrClientClosed) {
 				fetchErr = fmt.Errorf("topic %q partition %d: %w", topic, partition, err)
 			}
 		})
 		fetches.EachRecord(func(r *kgo.Record) {
-			buf = format.appendRecord(buf[:0], r)
+			if printErr != nil {
+				return
+			}
+			var err error
+			if buf, err = printer(ctx, buf[:0], r); err != nil {
+				printErr = fmt.Errorf("topic %q partition %d offset %d: %w", r.Topic, r.Partition, r.Offset, err)
+				return
+			}
 			out.Write(buf) //nolint:errcheck // checked at Flush below
 			printed++
 		})
 		if err := out.Flush(); err != nil {
 			return fmt.Errorf("write output: %w", err)
+		}
+		if printErr != nil {
+			return printErr
 		}
 		if fetchErr != nil {
 			return fetchErr

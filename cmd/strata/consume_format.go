@@ -12,17 +12,24 @@ package main
 // nothing under %k/%v and as -1 under %K/%S.
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/registry/serde"
 )
 
 // defaultRecordFormat prints each value on its own line.
 const defaultRecordFormat = `%v\n`
 
 // formatHelp documents the template for the command's help text.
-const formatHelp = `output template for each record (default '%v\n'), kcat placeholders:
+const formatHelp = `output template for each record (default '%v\n'), or avro, protobuf, json_schema or schema
+to print each value decoded with the schema registry as one JSON line; kcat placeholders:
   %t topic   %p partition   %o offset   %T timestamp (ms since epoch)
   %k key     %v value       %K key length (-1 if null)   %S value length (-1 if null)
   %h headers as k=v,k=v    %% a literal %
@@ -132,4 +139,47 @@ func nullableLen(b []byte) int64 {
 		return -1
 	}
 	return int64(len(b))
+}
+
+// recordPrinter renders one record, appending to dst.
+type recordPrinter func(ctx context.Context, dst []byte, r *kgo.Record) ([]byte, error)
+
+// schemaFormats are the --format names that decode values with the
+// schema registry.
+var schemaFormats = map[string]bool{"avro": true, "protobuf": true, "json_schema": true, "schema": true}
+
+// recordPrinterFor is --format's printer: a template, or one of
+// schemaFormats, which prints each value decoded as one JSON line.
+func recordPrinterFor(cmd *cobra.Command, opts consumeOptions) (recordPrinter, error) {
+	if schemaFormats[strings.ToLower(opts.format)] {
+		c, err := registryAccess{url: opts.registryURL}.client(cmd)
+		if err != nil {
+			return nil, fmt.Errorf("--schema-registry: %w", err)
+		}
+		return func(ctx context.Context, dst []byte, r *kgo.Record) ([]byte, error) {
+			if r.Value == nil {
+				return append(dst, "null\n"...), nil
+			}
+			v, _, err := serde.Decode(ctx, c, r.Value)
+			if err != nil {
+				return dst, err
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return dst, err
+			}
+			return append(append(dst, b...), '\n'), nil
+		}, nil
+	}
+	tmpl := opts.format
+	if tmpl == "" {
+		tmpl = defaultRecordFormat
+	}
+	format, err := parseRecordFormat(tmpl)
+	if err != nil {
+		return nil, err
+	}
+	return func(_ context.Context, dst []byte, r *kgo.Record) ([]byte, error) {
+		return format.appendRecord(dst, r), nil
+	}, nil
 }

@@ -29,6 +29,7 @@ type produceOptions struct {
 	linger       time.Duration
 	headers      []string
 	verbose      bool
+	schemas      produceSchemaOptions
 }
 
 func newProduceCmd() *cobra.Command {
@@ -42,11 +43,24 @@ part of the value; an empty line is an empty record).
 With --key-separator S, each line is split at the first S into key and value;
 a line without S becomes a record with a null key and the whole line as value.
 
+With --value-schema SUBJECT[:VERSION] (default the latest version), each
+value is a JSON value that is serialized with that schema from the schema
+registry (--schema-registry) in Confluent's wire format, as Confluent's
+Avro, Protobuf and JSON Schema serializers write it; --key-schema does the
+same for keys. --value-schema-file FILE registers FILE first (under
+--value-schema's subject, or TOPIC-value), as Confluent's serializers do
+with auto.register.schemas. A line that is not JSON or does not fit the
+schema is reported with its line number on stderr and not sent; the other
+lines are, and the command exits non-zero, as for records the broker
+refuses.
+
 All records are flushed before exit. The command prints nothing on success
 (use -v for one line per record on stderr) and exits non-zero if any record
 could not be produced.`,
 		Example: `  echo hello | strata produce greetings
-  printf 'k1:v1\nk2:v2\n' | strata produce orders --key-separator : --acks all --compression zstd`,
+  printf 'k1:v1\nk2:v2\n' | strata produce orders --key-separator : --acks all --compression zstd
+  echo '{"id":1,"name":"Ann"}' | strata produce users --value-schema users-value
+  echo '{"id":1}' | strata produce users --value-schema-file user.avsc`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("partition") {
@@ -63,6 +77,7 @@ could not be produced.`,
 	f.DurationVar(&opts.linger, "linger", 0, "wait up to this long to fill batches (e.g. 5ms)")
 	f.StringArrayVarP(&opts.headers, "header", "H", nil, "header key=value added to every record (repeatable)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "print each record's partition and offset to stderr, and a summary")
+	opts.schemas.addFlags(cmd)
 	return cmd
 }
 
@@ -143,20 +158,32 @@ type produceTally struct {
 		delivered int64
 		failed    int64
 		firstErr  error
+		logged    int // error lines printed
 	}
 }
 
-func (t *produceTally) record(err error) {
+func (t *produceTally) succeeded() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if err != nil {
-		t.mu.failed++
-		if t.mu.firstErr == nil {
-			t.mu.firstErr = err
-		}
-		return
-	}
 	t.mu.delivered++
+}
+
+// fail counts a record that failed (or a line that was refused) and
+// prints "line N: err" on w, the first maxLoggedProduceErrors times.
+func (t *produceTally) fail(w io.Writer, lineNo any, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.mu.failed++
+	if t.mu.firstErr == nil {
+		t.mu.firstErr = err
+	}
+	switch {
+	case t.mu.logged < maxLoggedProduceErrors:
+		fmt.Fprintf(w, "line %v: %v\n", lineNo, err)
+	case t.mu.logged == maxLoggedProduceErrors:
+		fmt.Fprintln(w, "(further record errors not shown)")
+	}
+	t.mu.logged++
 }
 
 func (t *produceTally) result() (delivered, failed int64, firstErr error) {
@@ -179,6 +206,10 @@ func runProduce(cmd *cobra.Command, topic string, opts produceOptions) error {
 		return err
 	}
 	conn := connSettingsOf(cmd)
+	encodeKey, encodeValue, err := opts.schemas.encoders(cmd, topic, opts.keySeparator)
+	if err != nil {
+		return err
+	}
 	kopts = append(kopts,
 		kgo.DefaultProduceTopic(topic),
 		kgo.AllowAutoTopicCreation(), // the broker's auto.create.topics.enable decides
@@ -196,21 +227,16 @@ func runProduce(cmd *cobra.Command, topic string, opts produceOptions) error {
 	var (
 		tally    produceTally
 		produced int64
-		// Promises run serially on one kgo goroutine, so
-		// errorsLogged needs no lock.
-		errorsLogged int
 	)
 	promise := func(r *kgo.Record, err error) {
-		tally.record(err)
 		switch {
-		case err != nil && errorsLogged < maxLoggedProduceErrors:
-			errorsLogged++
-			fmt.Fprintf(stderr, "line %v: %v\n", r.Context.Value(recordNumberKey{}), err)
-		case err != nil && errorsLogged == maxLoggedProduceErrors:
-			errorsLogged++
-			fmt.Fprintln(stderr, "(further record errors not shown)")
-		case err == nil && opts.verbose:
+		case err != nil:
+			tally.fail(stderr, r.Context.Value(recordNumberKey{}), err)
+		case opts.verbose:
+			tally.succeeded()
 			fmt.Fprintf(stderr, "%s[%d]@%d\n", r.Topic, r.Partition, r.Offset)
+		default:
+			tally.succeeded()
 		}
 	}
 
@@ -225,13 +251,22 @@ func runProduce(cmd *cobra.Command, topic string, opts produceOptions) error {
 		}
 		line = bytes.TrimSuffix(line, []byte("\n"))
 		key, value := splitKeyValue(line, opts.keySeparator)
+		produced++
+		key, value, err = encodeLine(key, value, encodeKey, encodeValue)
+		if err != nil {
+			// Refused before sending: reported like a failed record.
+			tally.fail(stderr, lineNo, err)
+			if readErr != nil {
+				break
+			}
+			continue
+		}
 		r := &kgo.Record{Key: key, Value: value, Headers: headers}
 		if opts.partition >= 0 {
 			r.Partition = opts.partition
 		}
 		r.Context = context.WithValue(ctx, recordNumberKey{}, lineNo)
 		cl.Produce(ctx, r, promise)
-		produced++
 		if readErr != nil {
 			break
 		}
