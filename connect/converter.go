@@ -365,12 +365,7 @@ func valueToJSON(s *Schema, v any, decimalNumeric bool) (any, error) {
 		}
 		obj := make(orderedObject, 0, len(s.Fields))
 		for i, f := range s.Fields {
-			var fv any
-			if st.Schema != nil && st.Schema != s {
-				fv, _ = st.Get(f.Name)
-			} else if i < len(st.Values) {
-				fv = st.Values[i]
-			}
+			fv := st.fieldValue(s, i)
 			j, err := valueToJSON(f.Schema, fv, decimalNumeric)
 			if err != nil {
 				return nil, fmt.Errorf("field %s: %w", f.Name, err)
@@ -535,24 +530,7 @@ func valueFromJSON(s *Schema, raw any) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrConversion, s.Type, err)
 		}
-		switch s.Type {
-		case TypeInt8:
-			if i < math.MinInt8 || i > math.MaxInt8 {
-				return nil, fmt.Errorf("%w: %d out of int8 range", ErrConversion, i)
-			}
-			return int8(i), nil
-		case TypeInt16:
-			if i < math.MinInt16 || i > math.MaxInt16 {
-				return nil, fmt.Errorf("%w: %d out of int16 range", ErrConversion, i)
-			}
-			return int16(i), nil
-		case TypeInt32:
-			if i < math.MinInt32 || i > math.MaxInt32 {
-				return nil, fmt.Errorf("%w: %d out of int32 range", ErrConversion, i)
-			}
-			return int32(i), nil
-		}
-		return i, nil
+		return intOfType(i, s.Type)
 	case TypeFloat32, TypeFloat64:
 		n, ok := raw.(json.Number)
 		if !ok {
@@ -675,6 +653,29 @@ func schemalessFromJSON(raw any) any {
 		return x
 	}
 	return raw
+}
+
+// intOfType is n as the Go type of an integer schema type (int8 for
+// TypeInt8, …), or an error when it does not fit.
+func intOfType(n int64, typ string) (any, error) {
+	switch typ {
+	case TypeInt8:
+		if n < math.MinInt8 || n > math.MaxInt8 {
+			return nil, fmt.Errorf("%w: %d out of int8 range", ErrConversion, n)
+		}
+		return int8(n), nil
+	case TypeInt16:
+		if n < math.MinInt16 || n > math.MaxInt16 {
+			return nil, fmt.Errorf("%w: %d out of int16 range", ErrConversion, n)
+		}
+		return int16(n), nil
+	case TypeInt32:
+		if n < math.MinInt32 || n > math.MaxInt32 {
+			return nil, fmt.Errorf("%w: %d out of int32 range", ErrConversion, n)
+		}
+		return int32(n), nil
+	}
+	return n, nil
 }
 
 func toInt64(v any) (int64, bool) {
