@@ -33,11 +33,21 @@ const (
 	ByteArrayConverterClass = "org.apache.kafka.connect.converters.ByteArrayConverter"
 )
 
-// NewConverter builds a converter by class name. props are the converter's
-// own settings with the "key.converter."/"value.converter." prefix removed
-// (schemas.enable, decimal.format).
+// NewConverter builds a value converter by class name. props are the
+// converter's own settings with the "value.converter." prefix removed
+// (schemas.enable, decimal.format, schema.registry.url, …).
 func NewConverter(class string, props map[string]string) (Converter, error) {
+	return NewConverterFor(class, props, false)
+}
+
+// NewConverterFor builds a converter by class name for keys (isKey) or
+// values, as Kafka's Converter.configure(configs, isKey): the Avro
+// converter names its subjects <topic>-key or <topic>-value by it. props
+// are the converter's own settings, prefix removed.
+func NewConverterFor(class string, props map[string]string, isKey bool) (Converter, error) {
 	switch strings.TrimSpace(class) {
+	case AvroConverterClass, "avro", "AvroConverter":
+		return newAvroConverter(props, isKey)
 	case JSONConverterClass, "json", "JsonConverter":
 		c := &JSONConverter{SchemasEnable: true}
 		if v, ok := props["schemas.enable"]; ok {
@@ -60,8 +70,8 @@ func NewConverter(class string, props map[string]string) (Converter, error) {
 	case ByteArrayConverterClass, "bytes", "ByteArrayConverter":
 		return ByteArrayConverter{}, nil
 	}
-	return nil, fmt.Errorf("connect: unknown converter class %q (want %s, %s or %s)", class,
-		JSONConverterClass, StringConverterClass, ByteArrayConverterClass)
+	return nil, fmt.Errorf("connect: unknown converter class %q (want %s, %s, %s or %s)", class,
+		JSONConverterClass, AvroConverterClass, StringConverterClass, ByteArrayConverterClass)
 }
 
 // StringConverter writes values as UTF-8 text and reads every record as an
