@@ -80,13 +80,6 @@ func avroSchemaText(s *Schema) (string, error) {
 	return string(out), nil
 }
 
-// parseAvro parses schema text into its own cache: a record name is
-// defined once per schema, and two versions of one record must not meet in
-// hamba's global cache.
-func parseAvro(text string) (avro.Schema, error) {
-	return avro.ParseWithCache(text, "", &avro.SchemaCache{})
-}
-
 type avroSchemaBuilder struct {
 	defined   map[string]*Schema // full name → the Connect schema defined under it
 	generated map[string]int     // uses of a generated name (ConnectDefault, MapEntry)

@@ -10,7 +10,21 @@ import (
 	"time"
 
 	"github.com/hamba/avro/v2"
+
+	avroformat "github.com/strata-streaming/strata/registry/avro"
+	"github.com/strata-streaming/strata/registry/schema"
+	"github.com/strata-streaming/strata/registry/wire"
 )
+
+// parseAvro parses schema text as the registry does (registry/avro, into
+// a cache of its own); it gives the parsed form and hamba's schema.
+func parseAvro(text string) (schema.Parsed, avro.Schema, error) {
+	p, err := avroformat.New().Parse(text, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, avroformat.Schema(p), nil
+}
 
 func decimalSchema(scale string, extra ...string) *Schema {
 	p := map[string]string{"scale": scale}
@@ -119,7 +133,7 @@ func TestAvroDataMapping(t *testing.T) {
 			if text != tc.avro {
 				t.Fatalf("Avro schema\n got: %s\nwant: %s", text, tc.avro)
 			}
-			parsed, err := parseAvro(text)
+			reg, parsed, err := parseAvro(text)
 			if err != nil {
 				t.Fatalf("hamba cannot parse %s: %v", text, err)
 			}
@@ -139,8 +153,8 @@ func TestAvroDataMapping(t *testing.T) {
 			if err != nil {
 				t.Fatalf("hamba cannot encode %#v: %v", native, err)
 			}
-			var decoded any
-			if err := avro.Unmarshal(parsed, bin, &decoded); err != nil {
+			decoded, err := decodeAvroPayload(reg, bin)
+			if err != nil {
 				t.Fatal(err)
 			}
 			got, err := connectValueFromAvro(back, parsed, decoded)
@@ -215,7 +229,7 @@ func TestAvroDataForeignSchemas(t *testing.T) {
 		{"name":"either","type":["int","string"]},
 		{"name":"qty","type":"int","default":1}
 	]}`
-	parsed, err := parseAvro(text)
+	reg, parsed, err := parseAvro(text)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,8 +256,8 @@ func TestAvroDataForeignSchemas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var decoded any
-	if err := avro.Unmarshal(parsed, bin, &decoded); err != nil {
+	decoded, err := decodeAvroPayload(reg, bin)
+	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := connectValueFromAvro(s, parsed, decoded)
@@ -296,4 +310,43 @@ func TestAvroDataErrors(t *testing.T) {
 	if _, err := avroSchemaText(nil); !errors.Is(err, ErrConversion) {
 		t.Errorf("no schema: %v", err)
 	}
+}
+
+// FuzzAvroToConnect: Avro payloads from a topic never panic ToConnect, and
+// what it accepts it writes back; the writer's schema (id 1) is in the
+// converter's cache, so no registry is asked.
+func FuzzAvroToConnect(f *testing.F) {
+	schema := structSchema("f.Row",
+		Field{Name: "id", Schema: &Schema{Type: TypeInt8}},
+		Field{Name: "amount", Schema: optional(decimalSchema("2"))},
+		Field{Name: "day", Schema: optional(avroDate)},
+		Field{Name: "tags", Schema: &Schema{Type: TypeMap, KeyType: &Schema{Type: TypeInt32}, ValueType: &Schema{Type: TypeString}}},
+		Field{Name: "either", Schema: &Schema{Type: TypeArray, Items: &Schema{Type: TypeString}}})
+	text, err := avroSchemaText(schema)
+	if err != nil {
+		f.Fatal(err)
+	}
+	reg, parsed, err := parseAvro(text)
+	if err != nil {
+		f.Fatal(err)
+	}
+	back, err := connectSchemaFromAvro(parsed)
+	if err != nil {
+		f.Fatal(err)
+	}
+	c := &AvroConverter{}
+	c.cache.read = map[int]*avroReadSchema{1: {parsed: reg, hamba: parsed, connect: back}}
+	f.Add([]byte{2, 2, 4, 7, 207, 0, 0, 0})
+	f.Add([]byte{255, 255, 255, 255, 15})
+	f.Add([]byte{1, 2, 3})
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		data := append(wire.AppendHeader(nil, 1), payload...) // the id in the cache
+		if s, v, err := c.ToConnect("t", data); err == nil {
+			if _, err := avroValue(s, parsed, v); err != nil {
+				t.Errorf("decoded %x to %#v but cannot write it back: %v", payload, v, err)
+			}
+		} else if !errors.Is(err, ErrConversion) {
+			t.Errorf("%x: %v does not wrap ErrConversion", payload, err)
+		}
+	})
 }

@@ -9,6 +9,7 @@ package connect
 // hamba → Connect is the inverse over hamba's generic decoding.
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/big"
@@ -16,6 +17,9 @@ import (
 	"time"
 
 	"github.com/hamba/avro/v2"
+
+	"github.com/strata-streaming/strata/registry/schema"
+	"github.com/strata-streaming/strata/registry/serde"
 )
 
 // avroDefaultJSON is a Connect default value as an Avro field default:
@@ -468,10 +472,24 @@ func defaultFromAvro(as avro.Schema, d any) any {
 	return d
 }
 
-// connectValueFromAvro turns a value hamba decoded generically (records as
-// map[string]any, nullable unions bare, other unions as {name: value},
-// logical types as time.Time, time.Duration and *big.Rat) into the
-// Connect value of s, the schema connectSchemaFromAvro made of as.
+// decodeAvroPayload decodes an Avro payload with registry/serde's reader,
+// which checks every length and block count against the payload's size
+// before allocating or looping (hamba's generic decoding trusts them).
+// Values come in serde's natural forms: records as map[string]any, ints
+// as int64, decimals as json.Number, the date and time logical types as
+// their stored numbers, a union with one non-null branch bare, other
+// unions as {"branch name": value}.
+func decodeAvroPayload(p schema.Parsed, payload []byte) (any, error) {
+	v, err := serde.DecodePayload(serde.Schema{Type: schema.Avro, Parsed: p}, payload)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrConversion, err)
+	}
+	return v, nil
+}
+
+// connectValueFromAvro turns a decoded Avro value (decodeAvroPayload's
+// forms; for defaults also time.Time, time.Duration and *big.Rat) into
+// the Connect value of s, the schema connectSchemaFromAvro made of as.
 func connectValueFromAvro(s *Schema, as avro.Schema, v any) (any, error) {
 	as = derefAvro(as)
 	if v == nil {
@@ -485,18 +503,21 @@ func connectValueFromAvro(s *Schema, as avro.Schema, v any) (any, error) {
 			return connectUnionFromAvro(s, u, v)
 		}
 		branch, _ := avroNonNullBranch(u)
-		if m, ok := v.(map[string]any); ok && len(m) == 1 {
-			if inner, ok := m[avroTypeName(branch)]; ok {
-				v = inner
-			}
-		}
 		as = derefAvro(branch)
+	}
+	var logical avro.LogicalType
+	if l, ok := as.(avro.LogicalTypeSchema); ok && l.Logical() != nil {
+		logical = l.Logical().Type()
 	}
 	switch s.Name {
 	case LogicalDecimal:
 		switch x := v.(type) {
 		case *big.Rat:
 			return x, nil
+		case json.Number:
+			if r, ok := new(big.Rat).SetString(x.String()); ok {
+				return r, nil
+			}
 		case []byte:
 			scale, err := decimalScale(s)
 			if err != nil {
@@ -504,31 +525,25 @@ func connectValueFromAvro(s *Schema, as avro.Schema, v any) (any, error) {
 			}
 			return new(big.Rat).SetFrac(fromTwosComplement(x), pow10(scale)), nil
 		}
-		return nil, fmt.Errorf("%w: Decimal from Avro %T", ErrConversion, v)
-	case LogicalDate, LogicalTimestamp:
-		switch x := v.(type) {
-		case time.Time:
-			if s.Name == LogicalTimestamp {
-				return time.UnixMilli(x.UnixMilli()).UTC(), nil
-			}
-			return x.UTC(), nil
+		return nil, fmt.Errorf("%w: Decimal from Avro %T %v", ErrConversion, v, v)
+	case LogicalDate, LogicalTimestamp, LogicalTime:
+		if x, ok := v.(time.Time); ok {
+			return time.UnixMilli(x.UnixMilli()).UTC(), nil
 		}
-		if n, ok := toInt64(v); ok {
-			if s.Name == LogicalDate {
-				return time.Unix(n*86400, 0).UTC(), nil
-			}
-			return time.UnixMilli(n).UTC(), nil
-		}
-		return nil, fmt.Errorf("%w: %s from Avro %T", ErrConversion, s.Name, v)
-	case LogicalTime:
-		switch x := v.(type) {
-		case time.Duration:
+		if x, ok := v.(time.Duration); ok {
 			return time.UnixMilli(x.Milliseconds()).UTC(), nil
 		}
-		if n, ok := toInt64(v); ok {
-			return time.UnixMilli(n).UTC(), nil
+		n, ok := toInt64(v)
+		if !ok {
+			return nil, fmt.Errorf("%w: %s from Avro %T", ErrConversion, s.Name, v)
 		}
-		return nil, fmt.Errorf("%w: Time from Avro %T", ErrConversion, v)
+		switch {
+		case logical == avro.Date || s.Name == LogicalDate && logical == "":
+			return time.Unix(n*86400, 0).UTC(), nil
+		case logical == avro.TimestampMicros || logical == avro.TimeMicros:
+			return time.UnixMilli(floorDiv(n, 1000)).UTC(), nil
+		}
+		return time.UnixMilli(n).UTC(), nil
 	}
 	switch s.Type {
 	case TypeInt8, TypeInt16, TypeInt32, TypeInt64:
@@ -678,95 +693,49 @@ func comparableKey(k any) bool {
 }
 
 func connectUnionFromAvro(s *Schema, u *avro.UnionSchema, v any) (any, error) {
-	// hamba gives a branch it can resolve to a Go type (primitives,
-	// logical types) bare, others as {name: value}.
-	branch, inner := -1, v
-	if m, ok := v.(map[string]any); ok && len(m) == 1 {
-		for name, x := range m {
-			for i, t := range u.Types() {
-				if t.Type() != avro.Null && avroTypeName(t) == name {
-					branch, inner = i, x
+	m, ok := v.(map[string]any)
+	if !ok || len(m) != 1 {
+		return nil, fmt.Errorf("%w: union value %T", ErrConversion, v)
+	}
+	for name, inner := range m {
+		for _, t := range u.Types() {
+			if t.Type() == avro.Null || avroBranchName(t) != name {
+				continue
+			}
+			st := &Struct{Schema: s, Values: make([]any, len(s.Fields))}
+			for i, f := range s.Fields {
+				if f.Name == unionFieldName(t) {
+					c, err := connectValueFromAvro(f.Schema, t, inner)
+					if err != nil {
+						return nil, fmt.Errorf("union branch %s: %w", f.Name, err)
+					}
+					st.Values[i] = c
+					return st, nil
 				}
 			}
 		}
+		return nil, fmt.Errorf("%w: union branch %q not in the schema", ErrConversion, name)
 	}
-	if branch < 0 {
-		for i, t := range u.Types() {
-			if t.Type() != avro.Null && avroGoTypeFits(t, v) {
-				branch = i
-				break
-			}
-		}
-	}
-	if branch < 0 {
-		return nil, fmt.Errorf("%w: union value %T matches no branch", ErrConversion, v)
-	}
-	t := u.Types()[branch]
-	st := &Struct{Schema: s, Values: make([]any, len(s.Fields))}
-	for i, f := range s.Fields {
-		if f.Name == unionFieldName(t) {
-			c, err := connectValueFromAvro(f.Schema, t, inner)
-			if err != nil {
-				return nil, fmt.Errorf("union branch %s: %w", f.Name, err)
-			}
-			st.Values[i] = c
-			return st, nil
-		}
-	}
-	return nil, fmt.Errorf("%w: union branch %s not in the schema", ErrConversion, unionFieldName(t))
+	return nil, nil // not reached: m has one entry
 }
 
-// avroGoTypeFits tells whether v is the Go type hamba decodes t into.
-func avroGoTypeFits(t avro.Schema, v any) bool {
+// avroBranchName is the name a union branch has in decodeAvroPayload's
+// {name: value}: a named type's full name, else its type.
+func avroBranchName(t avro.Schema) string {
 	t = derefAvro(t)
-	var logical avro.LogicalType
-	if l, ok := t.(avro.LogicalTypeSchema); ok && l.Logical() != nil {
-		logical = l.Logical().Type()
+	if n, ok := t.(avro.NamedSchema); ok {
+		return n.FullName()
 	}
-	switch logical {
-	case avro.Decimal:
-		_, ok := v.(*big.Rat)
-		return ok
-	case avro.Date, avro.TimestampMillis, avro.TimestampMicros:
-		_, ok := v.(time.Time)
-		return ok
-	case avro.TimeMillis, avro.TimeMicros:
-		_, ok := v.(time.Duration)
-		return ok
+	return string(t.Type())
+}
+
+// floorDiv is a/b rounded towards negative infinity.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
 	}
-	switch t.Type() {
-	case avro.Int:
-		_, ok := v.(int)
-		return ok
-	case avro.Long:
-		_, ok := v.(int64)
-		return ok
-	case avro.Float:
-		_, ok := v.(float32)
-		return ok
-	case avro.Double:
-		_, ok := v.(float64)
-		return ok
-	case avro.Boolean:
-		_, ok := v.(bool)
-		return ok
-	case avro.String, avro.Enum:
-		_, ok := v.(string)
-		return ok
-	case avro.Bytes:
-		_, ok := v.([]byte)
-		return ok
-	case avro.Fixed:
-		_, ok := fixedBytes(v)
-		return ok
-	case avro.Array:
-		_, ok := v.([]any)
-		return ok
-	case avro.Map, avro.Record:
-		_, ok := v.(map[string]any)
-		return ok
-	}
-	return false
+	return q
 }
 
 func fixedBytes(v any) ([]byte, bool) {

@@ -115,6 +115,7 @@ type avroTarget struct {
 }
 
 type avroReadSchema struct {
+	parsed  schema.Parsed
 	hamba   avro.Schema
 	connect *Schema
 }
@@ -377,9 +378,9 @@ func (c *AvroConverter) ToConnect(_ string, data []byte) (*Schema, any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	var decoded any
-	if err := avro.Unmarshal(r.hamba, payload, &decoded); err != nil {
-		return nil, nil, fmt.Errorf("%w: Avro payload of schema id %d: %v", ErrConversion, id, err)
+	decoded, err := decodeAvroPayload(r.parsed, payload)
+	if err != nil {
+		return nil, nil, fmt.Errorf("schema id %d: %w", id, err)
 	}
 	v, err := connectValueFromAvro(r.connect, r.hamba, decoded)
 	if err != nil {
@@ -414,7 +415,7 @@ func (c *AvroConverter) readSchema(id int) (*avroReadSchema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("schema id %d: %w", id, err)
 	}
-	r = &avroReadSchema{hamba: h, connect: cs}
+	r = &avroReadSchema{parsed: s.Parsed, hamba: h, connect: cs}
 	c.cache.Lock()
 	if c.cache.read == nil || len(c.cache.read) >= schemaCacheSize {
 		c.cache.read = map[int]*avroReadSchema{}
