@@ -6,7 +6,9 @@ package connect
 // Decimal a *big.Rat of the schema's scale, Date and Timestamp time.Time,
 // Time a time.Duration since midnight, a map with non-string keys a list
 // of {"key","value"} maps, and a value in a union {branch name: value}.
-// hamba → Connect is the inverse over hamba's generic decoding.
+// Decoding goes through registry/serde's bounded reader
+// (decodeAvroPayload), not hamba's generic decoding, which trusts a
+// payload's block counts; connectValueFromAvro maps its values back.
 
 import (
 	"encoding/json"

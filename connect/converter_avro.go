@@ -25,7 +25,8 @@ package connect
 //
 // ToConnect, for a sink's records: a nil record is a nil value with no
 // schema; otherwise the header's id names the writer's schema (fetched
-// once per id), the payload is decoded with it, and the Avro schema and
+// once per id), the payload is decoded with it (registry/serde's reader,
+// which bounds lengths and block counts by the payload), and the Avro schema and
 // value are mapped back to Connect (also cached per id). A record without
 // the magic byte, an unknown id, a schema of another type or a payload
 // that does not decode fails with ErrConversion.
