@@ -216,6 +216,19 @@ func (s *Struct) Get(name string) (any, bool) {
 	return nil, false
 }
 
+// fieldValue is the value of s's field i in st: by position when st has
+// that schema (or none), else by the field's name.
+func (st *Struct) fieldValue(s *Schema, i int) any {
+	if st.Schema != nil && st.Schema != s {
+		v, _ := st.Get(s.Fields[i].Name)
+		return v
+	}
+	if i < len(st.Values) {
+		return st.Values[i]
+	}
+	return nil
+}
+
 // Plugin is one connector class the runtime can instantiate.
 type Plugin struct {
 	// Class is the canonical name (e.g. "jdbc-source"); Aliases are other

@@ -271,5 +271,5 @@ func converterFor(which string, worker, connector map[string]string) (Converter,
 			opts[rest] = v
 		}
 	}
-	return NewConverter(class, opts)
+	return NewConverterFor(class, opts, which == "key")
 }

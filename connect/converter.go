@@ -33,11 +33,21 @@ const (
 	ByteArrayConverterClass = "org.apache.kafka.connect.converters.ByteArrayConverter"
 )
 
-// NewConverter builds a converter by class name. props are the converter's
-// own settings with the "key.converter."/"value.converter." prefix removed
-// (schemas.enable, decimal.format).
+// NewConverter builds a value converter by class name. props are the
+// converter's own settings with the "value.converter." prefix removed
+// (schemas.enable, decimal.format, schema.registry.url, …).
 func NewConverter(class string, props map[string]string) (Converter, error) {
+	return NewConverterFor(class, props, false)
+}
+
+// NewConverterFor builds a converter by class name for keys (isKey) or
+// values, as Kafka's Converter.configure(configs, isKey): the Avro
+// converter names its subjects <topic>-key or <topic>-value by it. props
+// are the converter's own settings, prefix removed.
+func NewConverterFor(class string, props map[string]string, isKey bool) (Converter, error) {
 	switch strings.TrimSpace(class) {
+	case AvroConverterClass, "avro", "AvroConverter":
+		return newAvroConverter(props, isKey)
 	case JSONConverterClass, "json", "JsonConverter":
 		c := &JSONConverter{SchemasEnable: true}
 		if v, ok := props["schemas.enable"]; ok {
@@ -60,8 +70,8 @@ func NewConverter(class string, props map[string]string) (Converter, error) {
 	case ByteArrayConverterClass, "bytes", "ByteArrayConverter":
 		return ByteArrayConverter{}, nil
 	}
-	return nil, fmt.Errorf("connect: unknown converter class %q (want %s, %s or %s)", class,
-		JSONConverterClass, StringConverterClass, ByteArrayConverterClass)
+	return nil, fmt.Errorf("connect: unknown converter class %q (want %s, %s, %s or %s)", class,
+		JSONConverterClass, AvroConverterClass, StringConverterClass, ByteArrayConverterClass)
 }
 
 // StringConverter writes values as UTF-8 text and reads every record as an
@@ -365,12 +375,7 @@ func valueToJSON(s *Schema, v any, decimalNumeric bool) (any, error) {
 		}
 		obj := make(orderedObject, 0, len(s.Fields))
 		for i, f := range s.Fields {
-			var fv any
-			if st.Schema != nil && st.Schema != s {
-				fv, _ = st.Get(f.Name)
-			} else if i < len(st.Values) {
-				fv = st.Values[i]
-			}
+			fv := st.fieldValue(s, i)
 			j, err := valueToJSON(f.Schema, fv, decimalNumeric)
 			if err != nil {
 				return nil, fmt.Errorf("field %s: %w", f.Name, err)
@@ -535,24 +540,7 @@ func valueFromJSON(s *Schema, raw any) (any, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrConversion, s.Type, err)
 		}
-		switch s.Type {
-		case TypeInt8:
-			if i < math.MinInt8 || i > math.MaxInt8 {
-				return nil, fmt.Errorf("%w: %d out of int8 range", ErrConversion, i)
-			}
-			return int8(i), nil
-		case TypeInt16:
-			if i < math.MinInt16 || i > math.MaxInt16 {
-				return nil, fmt.Errorf("%w: %d out of int16 range", ErrConversion, i)
-			}
-			return int16(i), nil
-		case TypeInt32:
-			if i < math.MinInt32 || i > math.MaxInt32 {
-				return nil, fmt.Errorf("%w: %d out of int32 range", ErrConversion, i)
-			}
-			return int32(i), nil
-		}
-		return i, nil
+		return intOfType(i, s.Type)
 	case TypeFloat32, TypeFloat64:
 		n, ok := raw.(json.Number)
 		if !ok {
@@ -675,6 +663,29 @@ func schemalessFromJSON(raw any) any {
 		return x
 	}
 	return raw
+}
+
+// intOfType is n as the Go type of an integer schema type (int8 for
+// TypeInt8, …), or an error when it does not fit.
+func intOfType(n int64, typ string) (any, error) {
+	switch typ {
+	case TypeInt8:
+		if n < math.MinInt8 || n > math.MaxInt8 {
+			return nil, fmt.Errorf("%w: %d out of int8 range", ErrConversion, n)
+		}
+		return int8(n), nil
+	case TypeInt16:
+		if n < math.MinInt16 || n > math.MaxInt16 {
+			return nil, fmt.Errorf("%w: %d out of int16 range", ErrConversion, n)
+		}
+		return int16(n), nil
+	case TypeInt32:
+		if n < math.MinInt32 || n > math.MaxInt32 {
+			return nil, fmt.Errorf("%w: %d out of int32 range", ErrConversion, n)
+		}
+		return int32(n), nil
+	}
+	return n, nil
 }
 
 func toInt64(v any) (int64, bool) {

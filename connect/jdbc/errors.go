@@ -35,6 +35,12 @@ func classify(err error) error {
 			strings.HasPrefix(pgErr.Code, "57P"),         // operator intervention: shutdown, crash
 			pgErr.Code == "40001", pgErr.Code == "40P01": // serialization failure, deadlock
 			return &connect.RetriableError{Err: err}
+		case pgErr.Code == "0A000" && strings.Contains(pgErr.Message, "cached plan must not change result type"):
+			// A table's columns changed (ALTER TABLE) under a statement
+			// pgx had prepared; pgx drops the statement on this error,
+			// so the next attempt prepares it again and sees the new
+			// columns.
+			return &connect.RetriableError{Err: err}
 		}
 		return err
 	}

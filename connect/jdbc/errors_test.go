@@ -3,8 +3,11 @@ package jdbc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/strata-streaming/strata/connect"
 	"github.com/strata-streaming/strata/internal/pgtest"
@@ -49,5 +52,22 @@ func TestDatabaseGoneIsRetriable(t *testing.T) {
 	sink.Put(ctx, []connect.SinkRecord{person("people", 1, 2, "b", 1)})
 	if err := sink.Flush(ctx); !errors.As(err, &retriable) {
 		t.Fatalf("Flush with the database gone: %v, want *connect.RetriableError", err)
+	}
+}
+
+// TestCachedPlanChangedIsRetriable: after ALTER TABLE, PostgreSQL refuses
+// the statement pgx prepared before it; pgx drops that statement, so the
+// error is retriable (the integration test is
+// TestRuntimeAvroRoundTripEvolution's ADD COLUMN mid-stream).
+func TestCachedPlanChangedIsRetriable(t *testing.T) {
+	err := classify(fmt.Errorf("jdbc: querying table t: %w",
+		&pgconn.PgError{Code: "0A000", Message: "cached plan must not change result type"}))
+	var retriable *connect.RetriableError
+	if !errors.As(err, &retriable) {
+		t.Fatalf("%v: want *connect.RetriableError", err)
+	}
+	other := classify(&pgconn.PgError{Code: "0A000", Message: "feature not supported"})
+	if errors.As(other, &retriable) {
+		t.Fatalf("%v: another 0A000 is permanent", other)
 	}
 }
