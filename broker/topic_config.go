@@ -150,6 +150,12 @@ func init() {
 		{name: "unclean.leader.election.enable", defaultValue: constant("false"), validate: validateBool},
 		{name: leaderThrottledReplicas, defaultValue: constant(""), validate: validateThrottledReplicas},
 		{name: followerThrottledReplicas, defaultValue: constant(""), validate: validateThrottledReplicas},
+		// Schema validation (schema_validation.go), Confluent's names.
+		{name: valueSchemaValidationConfig, defaultValue: constant("false"), validate: validateBool},
+		{name: keySchemaValidationConfig, defaultValue: constant("false"), validate: validateBool},
+		{name: valueSubjectStrategyConfig, defaultValue: constant(confluentStrategyPackage + "TopicNameStrategy"), validate: validateSubjectStrategy},
+		{name: keySubjectStrategyConfig, defaultValue: constant(confluentStrategyPackage + "TopicNameStrategy"), validate: validateSubjectStrategy},
+		{name: schemaValidationModeConfig, defaultValue: constant("id"), validate: validateOneOf("id", "decode")},
 	}
 	for _, d := range defs {
 		topicConfigDefs[d.name] = d
