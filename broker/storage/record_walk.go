@@ -47,11 +47,15 @@ func ForEachRecord(records []byte, limit int, fn func(index int32, key, value []
 // decompressing a compressed batch into a pooled buffer. first is the
 // index of its first record.
 func walkBatchRecords(h BatchHeader, batch []byte, limit int, first int32, fn func(index int32, timestampDelta int64, key, value []byte) error) error {
-	body, err := decompressInto(getBody(), h.Compression(), batch[BatchHeaderSize:h.Size()], limit)
+	var dst []byte
+	if h.Compression() != CodecNone { // else body is the batch itself
+		dst = getBody()
+	}
+	body, err := decompressInto(dst, h.Compression(), batch[BatchHeaderSize:h.Size()], limit)
 	if err != nil {
 		return err
 	}
-	if h.Compression() != CodecNone { // else body is the batch itself
+	if h.Compression() != CodecNone {
 		defer putBody(body)
 	}
 	dec := recordDecoder{buf: body}
