@@ -155,7 +155,7 @@ func (p *partition) prepareAppend(records []byte, cfg effectiveTopicConfig, sche
 		return replica.Batch{}, res
 	}
 	// Schema validation (schema_validation.go), off by default.
-	if res, ok := checkSchemas(p.topic.name, records, cfg.schemaRules(), schemas, rules.MaxDecompressedBytes); !ok {
+	if res, ok := checkSchemas(p.topic.name, records, cfg.schemas, schemas, rules.MaxDecompressedBytes); !ok {
 		return replica.Batch{}, res
 	}
 	records, headers, failed := recompressForTopic(records, headers, cfg)

@@ -56,6 +56,9 @@ type SchemaValidator interface {
 	// format, is not valid for subject: not framed, an id that is not a
 	// live version of subject, or (decode) a payload that does not decode
 	// with the id's schema. The error's text is shown to the producer.
+	// Without decode the answer may depend only on subject and data's
+	// first 5 bytes (magic byte and id): within one produce the broker
+	// asks once for records framed alike.
 	CheckRecord(subject string, data []byte, decode bool) error
 	// RecordName is the record name of the schema data's id names (the
 	// one Confluent's RecordNameStrategy puts in the subject).
@@ -126,14 +129,13 @@ type schemaRules struct {
 	decode                     bool
 }
 
-func (e effectiveTopicConfig) schemaRules() schemaRules {
-	r := schemaRules{key: e.values[keySchemaValidationConfig] == "true", value: e.values[valueSchemaValidationConfig] == "true"}
-	if !r.key && !r.value {
-		return r
-	}
-	r.keyStrategy, _ = parseSubjectStrategy(e.values[keySubjectStrategyConfig])
-	r.valueStrategy, _ = parseSubjectStrategy(e.values[valueSubjectStrategyConfig])
-	r.decode = e.values[schemaValidationModeConfig] == "decode"
+// parseSchemaRules reads the schema-validation settings of a topic's
+// effective configs (validated values: a bad one reads as its default).
+func parseSchemaRules(values map[string]string) schemaRules {
+	r := schemaRules{key: values[keySchemaValidationConfig] == "true", value: values[valueSchemaValidationConfig] == "true"}
+	r.keyStrategy, _ = parseSubjectStrategy(values[keySubjectStrategyConfig])
+	r.valueStrategy, _ = parseSubjectStrategy(values[valueSubjectStrategyConfig])
+	r.decode = values[schemaValidationModeConfig] == "decode"
 	return r
 }
 
@@ -153,25 +155,40 @@ func checkSchemas(topic string, records []byte, rules schemaRules, v SchemaValid
 			"topic %s has %s=true, but this node validates no schemas: schema validation needs schema.registry.enable=true on the node", topic, which)}, false
 	}
 	var violations []storage.RecordViolation
-	check := func(index int32, what string, data []byte, strategy subjectStrategy) {
-		subject, err := subjectFor(topic, what, data, strategy, v)
+	// TopicNameStrategy's subjects, made once per produce; and in mode
+	// id, the framing last accepted for each, since a producer's records
+	// mostly carry one schema id: a record with the same 5 bytes is
+	// accepted without asking again.
+	keyMemo := subjectMemo{subject: topic + "-key"}
+	valueMemo := subjectMemo{subject: topic + "-value"}
+	check := func(index int32, what string, data []byte, strategy subjectStrategy, memo *subjectMemo) {
+		if strategy == topicNameStrategy && !rules.decode && memo.accepts(data) {
+			return
+		}
+		subject, err := memo.subject, error(nil)
+		if strategy != topicNameStrategy {
+			subject, err = subjectFor(topic, data, strategy, v)
+		}
 		if err == nil {
 			err = v.CheckRecord(subject, data, rules.decode)
 		}
+		if err == nil && strategy == topicNameStrategy {
+			memo.accepted(data)
+		}
 		if err != nil {
+			where := fmt.Sprintf("%s of record %d", what, index)
 			if subject != "" {
-				what += fmt.Sprintf(" (subject '%s')", subject)
+				where += fmt.Sprintf(" (subject '%s')", subject)
 			}
-			violations = append(violations, storage.RecordViolation{Index: index,
-				Message: fmt.Sprintf("%s of record %d: %v", what, index, err)})
+			violations = append(violations, storage.RecordViolation{Index: index, Message: where + ": " + err.Error()})
 		}
 	}
 	err := storage.ForEachRecord(records, limit, func(index int32, key, value []byte) error {
 		if rules.key && key != nil {
-			check(index, "key", key, rules.keyStrategy)
+			check(index, "key", key, rules.keyStrategy, &keyMemo)
 		}
 		if rules.value && value != nil {
-			check(index, "value", value, rules.valueStrategy)
+			check(index, "value", value, rules.valueStrategy, &valueMemo)
 		}
 		return nil
 	})
@@ -184,11 +201,27 @@ func checkSchemas(topic string, records []byte, rules schemaRules, v SchemaValid
 	return violationsFailure(violations), false
 }
 
-// subjectFor names the subject of a key or value (what) under strategy.
-func subjectFor(topic, what string, data []byte, strategy subjectStrategy, v SchemaValidator) (string, error) {
-	if strategy == topicNameStrategy {
-		return topic + "-" + what, nil
+// subjectMemo is a TopicNameStrategy subject and the framing (magic byte
+// and schema id) last accepted for it within one produce.
+type subjectMemo struct {
+	subject string
+	header  [5]byte
+	valid   bool
+}
+
+func (m *subjectMemo) accepts(data []byte) bool {
+	return m.valid && len(data) >= len(m.header) && [5]byte(data[:5]) == m.header
+}
+
+func (m *subjectMemo) accepted(data []byte) {
+	if len(data) >= len(m.header) {
+		m.header, m.valid = [5]byte(data[:5]), true
 	}
+}
+
+// subjectFor names the subject of a key or value under a record-name
+// strategy.
+func subjectFor(topic string, data []byte, strategy subjectStrategy, v SchemaValidator) (string, error) {
 	name, err := v.RecordName(data)
 	if err != nil {
 		return "", fmt.Errorf("naming its subject (the strategy needs the schema's record name): %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sr"
 
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/registry"
 	"github.com/strata-streaming/strata/registry/wire"
 )
@@ -349,6 +350,101 @@ func TestCheckSchemas(t *testing.T) {
 			if !ok && (res.Code != kerr.InvalidRecord.Code || !strings.Contains(res.Message, ": bad")) {
 				t.Errorf("%s: %d %q", tc.name, res.Code, res.Message)
 			}
+		}
+	}
+	// Mode id asks once per produce for values framed alike, mode decode
+	// for each.
+	alike := plainBatch(testRecord{value: []byte("ok-1-a")}, testRecord{value: []byte("ok-1-b")}, testRecord{value: []byte("ok-2-c")})
+	for decode, want := range map[bool]int{false: 2, true: 3} {
+		v := &fakeValidator{}
+		if _, ok := checkSchemas("t", buildBatch(t, alike), schemaRules{value: true, decode: decode}, v, 1<<20); !ok || len(v.subjects) != want {
+			t.Errorf("decode %v: ok %v, asked %d times, want %d", decode, ok, len(v.subjects), want)
+		}
+	}
+}
+
+// BenchmarkSchemaValidationCost is the broker's produce path (batch
+// validation, per-record rules, schema validation, append) for the same
+// batches of 16 records of 1 KiB, uncompressed, each value framed by
+// sr.Serde with an Avro schema (a long and ~1 KiB of random bytes, so the
+// payload is incompressible), to three topics: validation off, mode id,
+// mode decode. One op appends the batch to each in turn, timed apart, so
+// a busy machine slows all three alike; reported are each one's ns per
+// batch and the ratios to off (the issue's target: id ≤ 1.10). The order
+// of the three rotates from op to op.
+//
+//	go test -run '^$' -bench BenchmarkSchemaValidationCost -benchtime 3s -count 3 ./broker/
+func BenchmarkSchemaValidationCost(b *testing.B) {
+	const (
+		records    = 16
+		schemaText = `{"type":"record","name":"Blob","namespace":"bench","fields":[{"name":"seq","type":"long"},{"name":"data","type":"bytes"}]}`
+	)
+	type blob struct {
+		Seq  int64  `avro:"seq"`
+		Data []byte `avro:"data"`
+	}
+	tb := startTestBroker(b, func(c *Config) { c.LogSegmentBytes = 16 << 20 })
+	_, cl := startSchemaRegistry(b, tb)
+	serde := avroSerde(b, registerSchema(b, cl, "bench-id-value", schemaText, sr.TypeAvro), schemaText, blob{})
+	registerSchema(b, cl, "bench-decode-value", schemaText, sr.TypeAvro) // the same id
+	batchRecords := make([]testRecord, records)
+	for i := range batchRecords {
+		value := serde.MustEncode(blob{Seq: int64(i), Data: randomBytes(i, 1024-5-2-2)})
+		batchRecords[i] = testRecord{key: []byte("key"), value: value, timestamp: time.Now().UnixMilli()}
+	}
+	batch := buildBatch(b, plainBatch(batchRecords...))
+	type target struct {
+		name    string
+		configs map[string]string
+		p       *partition
+		cfg     effectiveTopicConfig
+		elapsed time.Duration
+	}
+	targets := []*target{
+		{name: "off", configs: map[string]string{}},
+		{name: "id", configs: map[string]string{valueSchemaValidationConfig: "true"}},
+		{name: "decode", configs: map[string]string{valueSchemaValidationConfig: "true", schemaValidationModeConfig: "decode"}},
+	}
+	validator := tb.srv.schemaValidatorNow()
+	for _, tg := range targets {
+		topic := "bench-" + tg.name
+		tg.configs["retention.bytes"] = "33554432"
+		tg.configs["segment.bytes"] = "8388608"
+		tb.createTopicWith(topic, tg.configs)
+		tg.p = tb.srv.topics.partition(topic, 0)
+		tg.cfg = tb.srv.topics.topicConfig(tb.srv.topics.get(topic))
+	}
+	buf := make([]byte, len(batch))
+	b.SetBytes(int64(len(batch)) * int64(len(targets)))
+	b.ResetTimer()
+	for i := range b.N {
+		for k := range targets {
+			// Each goes first in turn; the append stamps offsets into
+			// its input, so each gets a fresh copy.
+			tg := targets[(i+k)%len(targets)]
+			copy(buf, batch)
+			start := time.Now()
+			prepared, res := tg.p.prepareAppend(buf, tg.cfg, validator)
+			if res.Code == 0 {
+				res = tg.p.Append(context.Background(), prepared, replica.AppendOptions{})
+			}
+			tg.elapsed += time.Since(start)
+			if res.Code != 0 {
+				b.Fatalf("%s: %v %s", tg.name, kerr.ErrorForCode(res.Code), res.Message)
+			}
+			if i%256 == 255 {
+				if _, err := tg.p.ApplyRetention(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	b.StopTimer()
+	off := float64(targets[0].elapsed)
+	for _, tg := range targets {
+		b.ReportMetric(float64(tg.elapsed.Nanoseconds())/float64(b.N), tg.name+"-ns/batch")
+		if tg != targets[0] {
+			b.ReportMetric(float64(tg.elapsed)/off, tg.name+"/off")
 		}
 	}
 }

@@ -179,6 +179,9 @@ func validateTopicConfigs(configs map[string]string) error {
 // effectiveTopicConfig resolves a topic's configs against broker defaults.
 type effectiveTopicConfig struct {
 	values map[string]string
+	// schemas is the schema validation the values ask for, parsed once
+	// (every produce reads it).
+	schemas schemaRules
 }
 
 func resolveTopicConfig(c *Config, overrides map[string]string) effectiveTopicConfig {
@@ -189,7 +192,7 @@ func resolveTopicConfig(c *Config, overrides map[string]string) effectiveTopicCo
 	for k, v := range overrides {
 		values[k] = v
 	}
-	return effectiveTopicConfig{values: values}
+	return effectiveTopicConfig{values: values, schemas: parseSchemaRules(values)}
 }
 
 func (e effectiveTopicConfig) int64(name string) int64 {
