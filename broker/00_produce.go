@@ -273,7 +273,7 @@ func (rc *requestContext) produceOne(sp *kmsg.ProduceResponseTopicPartition, top
 			return
 		}
 	}
-	b, res := p.prepareAppend(rp.Records, cfg)
+	b, res := p.prepareAppend(rp.Records, cfg, rc.s.schemaValidatorNow())
 	if res.Code == 0 {
 		var opts replica.AppendOptions
 		if transactionalID != nil {

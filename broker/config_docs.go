@@ -7,6 +7,11 @@ package broker
 // sentence, as the cluster-wide default.
 var configDocs = map[string]string{
 	// Topic configs.
+	valueSchemaValidationConfig:               "Refuse records whose value is not framed (magic byte 0, schema id) with an id the node's schema registry holds for the value's subject (needs schema.registry.enable=true).",
+	keySchemaValidationConfig:                 "Refuse records whose key is not framed (magic byte 0, schema id) with an id the node's schema registry holds for the key's subject (needs schema.registry.enable=true).",
+	valueSubjectStrategyConfig:                "How the subject of a value is named for schema validation: TopicNameStrategy (<topic>-value), RecordNameStrategy (the schema's record name) or TopicRecordNameStrategy (<topic>-<record name>).",
+	keySubjectStrategyConfig:                  "How the subject of a key is named for schema validation: TopicNameStrategy (<topic>-key), RecordNameStrategy (the schema's record name) or TopicRecordNameStrategy (<topic>-<record name>).",
+	schemaValidationModeConfig:                "What schema validation checks: id (the schema id is a live version of the subject) or decode (also that the payload decodes with that schema).",
 	"leader.replication.throttled.replicas":   "Replicas whose replication the leader throttles to leader.replication.throttled.rate: partition:broker entries, or * for all (replicas being added by a reassignment are throttled anyway).",
 	"follower.replication.throttled.replicas": "Replicas whose fetching the follower throttles to follower.replication.throttled.rate: partition:broker entries, or * for all (replicas being added by a reassignment are throttled anyway).",
 	"cleanup.policy":                          "What happens to old segments: delete removes them by retention.ms/retention.bytes, compact keeps the latest record of each key; both may be listed.",

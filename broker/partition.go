@@ -84,6 +84,13 @@ func checkRecordRules(records []byte, rules storage.RecordRules) (replica.Append
 	if len(violations) == 0 {
 		return replica.AppendResult{}, true
 	}
+	return violationsFailure(violations), false
+}
+
+// violationsFailure is the answer to a produce with records that break a
+// topic rule: INVALID_TIMESTAMP if a timestamp was out of bounds, else
+// INVALID_RECORD, every record named, the first in the message.
+func violationsFailure(violations []storage.RecordViolation) replica.AppendResult {
 	res := replica.AppendResult{Code: kerr.InvalidRecord.Code, RecordErrors: violations}
 	for _, v := range violations {
 		if v.Timestamp {
@@ -96,13 +103,14 @@ func checkRecordRules(records []byte, rules storage.RecordRules) (replica.Append
 		first = fmt.Sprintf("%s (and %d more records)", first, len(violations)-1)
 	}
 	res.Message = first
-	return res, false
+	return res
 }
 
 // appendRecords validates a batch the broker itself produces to one of
-// its partitions (a coordinator's records) and appends it, unverified.
+// its partitions (a coordinator's records) and appends it, unverified
+// and without schema validation.
 func (p *partition) appendRecords(records []byte, cfg effectiveTopicConfig) replica.AppendResult {
-	b, res := p.prepareAppend(records, cfg)
+	b, res := p.prepareAppend(records, cfg, nil)
 	if res.Code != 0 {
 		return res
 	}
@@ -112,9 +120,10 @@ func (p *partition) appendRecords(records []byte, cfg effectiveTopicConfig) repl
 // prepareAppend does the work of an append that needs no lock: the bytes
 // are kept as they came, with only baseOffset and partitionLeaderEpoch to
 // be rewritten by the append, unless the topic's compression.type names
-// another codec than a batch's (recompressForTopic). A non-zero code in
-// the result refuses the produce.
-func (p *partition) prepareAppend(records []byte, cfg effectiveTopicConfig) (replica.Batch, replica.AppendResult) {
+// another codec than a batch's (recompressForTopic). schemas is the node's
+// schema validator (schema_validation.go), nil if it has none. A non-zero
+// code in the result refuses the produce.
+func (p *partition) prepareAppend(records []byte, cfg effectiveTopicConfig, schemas SchemaValidator) (replica.Batch, replica.AppendResult) {
 	maxMessageBytes := cfg.maxMessageBytes()
 	now := time.Now().UnixMilli()
 	headers, err := storage.ValidateBatches(records)
@@ -141,7 +150,12 @@ func (p *partition) prepareAppend(records []byte, cfg effectiveTopicConfig) (rep
 	// Per-record rules on the batches as produced, then compression.type:
 	// both decompress only when they must, bounded by
 	// storage.InflationLimit, and before the partition lock.
-	if res, ok := checkRecordRules(records, recordRules(cfg, p.Log().Compacted(), now)); !ok {
+	rules := recordRules(cfg, p.Log().Compacted(), now)
+	if res, ok := checkRecordRules(records, rules); !ok {
+		return replica.Batch{}, res
+	}
+	// Schema validation (schema_validation.go), off by default.
+	if res, ok := checkSchemas(p.topic.name, records, cfg.schemas, schemas, rules.MaxDecompressedBytes); !ok {
 		return replica.Batch{}, res
 	}
 	records, headers, failed := recompressForTopic(records, headers, cfg)

@@ -30,6 +30,9 @@ type Server struct {
 	// intervals it sets.
 	dyn         atomic.Pointer[dynamicConfig]
 	confChanged chan struct{}
+	// schemaValidator checks records of topics with schema validation on
+	// (schema_validation.go); nil without the node's schema registry.
+	schemaValidator atomic.Pointer[SchemaValidator]
 	// leaderThrottle and followerThrottle bound throttled replication
 	// (replication_throttle.go).
 	leaderThrottle, followerThrottle *throttle

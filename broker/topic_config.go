@@ -150,6 +150,12 @@ func init() {
 		{name: "unclean.leader.election.enable", defaultValue: constant("false"), validate: validateBool},
 		{name: leaderThrottledReplicas, defaultValue: constant(""), validate: validateThrottledReplicas},
 		{name: followerThrottledReplicas, defaultValue: constant(""), validate: validateThrottledReplicas},
+		// Schema validation (schema_validation.go), Confluent's names.
+		{name: valueSchemaValidationConfig, defaultValue: constant("false"), validate: validateBool},
+		{name: keySchemaValidationConfig, defaultValue: constant("false"), validate: validateBool},
+		{name: valueSubjectStrategyConfig, defaultValue: constant(confluentStrategyPackage + "TopicNameStrategy"), validate: validateSubjectStrategy},
+		{name: keySubjectStrategyConfig, defaultValue: constant(confluentStrategyPackage + "TopicNameStrategy"), validate: validateSubjectStrategy},
+		{name: schemaValidationModeConfig, defaultValue: constant("id"), validate: validateOneOf("id", "decode")},
 	}
 	for _, d := range defs {
 		topicConfigDefs[d.name] = d
@@ -173,6 +179,9 @@ func validateTopicConfigs(configs map[string]string) error {
 // effectiveTopicConfig resolves a topic's configs against broker defaults.
 type effectiveTopicConfig struct {
 	values map[string]string
+	// schemas is the schema validation the values ask for, parsed once
+	// (every produce reads it).
+	schemas schemaRules
 }
 
 func resolveTopicConfig(c *Config, overrides map[string]string) effectiveTopicConfig {
@@ -183,7 +192,7 @@ func resolveTopicConfig(c *Config, overrides map[string]string) effectiveTopicCo
 	for k, v := range overrides {
 		values[k] = v
 	}
-	return effectiveTopicConfig{values: values}
+	return effectiveTopicConfig{values: values, schemas: parseSchemaRules(values)}
 }
 
 func (e effectiveTopicConfig) int64(name string) int64 {

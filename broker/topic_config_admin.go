@@ -34,11 +34,13 @@ func topicConfigType(name string) kmsg.ConfigType {
 	switch name {
 	case "cleanup.policy", leaderThrottledReplicas, followerThrottledReplicas:
 		return kmsg.ConfigTypeList
-	case "compression.type", "message.timestamp.type":
+	case "compression.type", "message.timestamp.type",
+		valueSubjectStrategyConfig, keySubjectStrategyConfig, schemaValidationModeConfig:
 		return kmsg.ConfigTypeString
 	case "min.cleanable.dirty.ratio":
 		return kmsg.ConfigTypeDouble
-	case "preallocate", "remote.storage.enable", "unclean.leader.election.enable":
+	case "preallocate", "remote.storage.enable", "unclean.leader.election.enable",
+		valueSchemaValidationConfig, keySchemaValidationConfig:
 		return kmsg.ConfigTypeBoolean
 	case "max.message.bytes", "min.insync.replicas", "index.interval.bytes", "segment.bytes", "segment.index.bytes",
 		"compression.gzip.level", "compression.lz4.level", "compression.zstd.level":

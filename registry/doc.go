@@ -159,6 +159,24 @@
 // schemaType without one is 42201. registry/wire holds Confluent's framing
 // of serialized values (magic byte 0, big-endian schema id).
 //
+// # Record checks for the broker
+//
+// CheckRecord and RecordName (validate.go) serve the broker's schema
+// validation (topic configs confluent.value.schema.validation and
+// confluent.key.schema.validation; broker.SchemaValidator, which a
+// Registry satisfies without this package importing broker). They answer
+// from the view, with no network I/O: a framed key or value (registry/wire)
+// passes when its id is a live, not soft-deleted, version of the subject,
+// and with decode when its payload also decodes with that schema (Avro
+// binary with nothing left over; one JSON value the JSON Schema accepts;
+// Protobuf message indexes naming a message, then that message). Refusals
+// are *RecordError, matching ErrNotFramed, ErrUnknownSchemaID,
+// ErrWrongSubject, ErrUndecodable or ErrNoRecordName. Parsed schemas are
+// cached by id (at most 1024), parsed with no lock held. A schema
+// registered on another node is known here once this node's reader has
+// applied it (usually milliseconds later); until then its records are
+// refused as an unknown id.
+//
 // # Not supported
 //
 // Schema contexts other than the default "." (/contexts answers ["."],

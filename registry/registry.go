@@ -40,6 +40,8 @@ type Registry struct {
 		wake    chan struct{} // closed and replaced when applied moves
 		readErr error         // the reader's last failure, until it reads again
 	}
+	// schemaCache holds schemas parsed for CheckRecord (validate.go).
+	schemaCache schemaCache
 
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup

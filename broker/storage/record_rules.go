@@ -101,43 +101,20 @@ func checkBatchRecords(h BatchHeader, batch []byte, rules RecordRules, first int
 	if limit <= 0 || limit > maxDecompressedSize {
 		limit = maxDecompressedSize
 	}
-	body, err := decompressInto(getBody(), h.Compression(), batch[BatchHeaderSize:h.Size()], limit)
-	if err != nil {
-		return nil, err
-	}
-	if h.Compression() != CodecNone { // else body is the batch itself
-		defer putBody(body)
-	}
 	var out []RecordViolation
-	dec := recordDecoder{buf: body}
-	for i := int32(0); i < h.NumRecords; i++ {
-		length := dec.varint()
-		if dec.err != nil {
-			return nil, dec.err
-		}
-		if length < 1 || length > int64(len(dec.buf)) {
-			return nil, fmt.Errorf("%w: record %d length %d with %d bytes left", ErrCorruptBatch, i, length, len(dec.buf))
-		}
-		rest := dec.buf[length:]
-		dec.buf = dec.buf[1:length] // skip the attributes byte
-		timestampDelta := dec.varint()
-		dec.varint() // offsetDelta
-		keyLength := dec.varint()
-		if dec.err != nil {
-			return nil, fmt.Errorf("record %d: %w", i, dec.err)
-		}
+	err := walkBatchRecords(h, batch, limit, first, func(index int32, timestampDelta int64, key, _ []byte) error {
 		timestamp := h.FirstTimestamp + timestampDelta
 		switch {
 		case timestamp != NoTimestamp && (timestamp < rules.MinTimestamp || timestamp > rules.MaxTimestamp):
-			out = append(out, RecordViolation{Index: first + i, Timestamp: true,
-				Message: fmt.Sprintf("timestamp %d of record %d is out of range: it must be within [%d, %d]", timestamp, first+i, rules.MinTimestamp, rules.MaxTimestamp)})
-		case rules.RequireKey && keyLength == -1:
-			out = append(out, RecordViolation{Index: first + i, Message: "compacted topic cannot accept a record without a key"})
+			out = append(out, RecordViolation{Index: index, Timestamp: true,
+				Message: fmt.Sprintf("timestamp %d of record %d is out of range: it must be within [%d, %d]", timestamp, index, rules.MinTimestamp, rules.MaxTimestamp)})
+		case rules.RequireKey && key == nil:
+			out = append(out, RecordViolation{Index: index, Message: "compacted topic cannot accept a record without a key"})
 		}
-		dec.buf = rest
-	}
-	if len(dec.buf) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the last record", ErrCorruptBatch, len(dec.buf))
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -18,6 +18,11 @@ package main
 //	schema.registry.schema.compatibility.level     the default level (BACKWARD)
 //	schema.registry.ssl.*                          HTTPS (with listeners=https://…)
 //	schema.registry.auth.basic.users.file, schema.registry.auth.bearer.*   REST authentication
+//
+// The registry is also the node's schema validator (SetSchemaValidator)
+// for topics with confluent.value.schema.validation=true or
+// confluent.key.schema.validation=true; without it such topics refuse
+// every produce.
 
 import (
 	"context"
@@ -27,8 +32,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-streaming/strata/broker"
 	"github.com/strata-streaming/strata/registry"
 )
+
+// The node's registry validates the records of topics with
+// confluent.value.schema.validation / confluent.key.schema.validation on.
+var _ broker.SchemaValidator = (*registry.Registry)(nil)
 
 const schemaRegistryPrefix = "schema.registry."
 
@@ -95,5 +105,12 @@ func startSchemaRegistryAddon(ctx context.Context, env addonEnv) (func() error, 
 		scheme = "https"
 	}
 	env.Logger.Info("schema registry serving", "url", scheme+"://"+r.Addr(), "topic", cfg.Topic)
-	return r.Close, nil
+	if env.Server == nil {
+		return r.Close, nil
+	}
+	env.Server.SetSchemaValidator(r)
+	return func() error {
+		env.Server.SetSchemaValidator(nil)
+		return r.Close()
+	}, nil
 }
