@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -292,4 +293,108 @@ func TestPrepareIncompatible(t *testing.T) {
 	if got := (*j.registry.outSchemas.Load())["huge-orders"]; got.ID != v.ID {
 		t.Fatalf("output schema id %d, want %d", got.ID, v.ID)
 	}
+}
+
+const orderProto = `syntax = "proto3";
+package shop;
+message Order {
+  int64 id = 1;
+  double amount = 2;
+  string customer = 3;
+  bytes tag = 4;
+}`
+
+const bigOrderProto = `syntax = "proto3";
+package shop;
+message BigOrder {
+  int64 id = 1;
+  string customer = 2;
+  string tag = 3;
+}`
+
+// TestProtobufAndJSONSchemaPaths: Protobuf input is seen as protojson
+// renders it (lowerCamelCase names, int64 as strings, bytes as base64);
+// Protobuf and JSON Schema outputs are written under <topic>-value, and a
+// value that does not fit goes to the dead letters.
+func TestProtobufAndJSONSchemaPaths(t *testing.T) {
+	url := registrytest.Start(t)
+	producer := newRegistryClient(t, url)
+	reader := newRegistryClient(t, url)
+	ctx := testContext(t)
+	in := register(t, producer, "orders-value", serde.Text{Type: schema.Protobuf, Schema: orderProto})
+	order := func(id int, customer string) []byte {
+		return mustEncode(t, in, map[string]any{"id": id, "amount": 150, "customer": customer, "tag": []byte{0xca, 0xfe}})
+	}
+	const jsonSchema = `{"type": "object", "properties": {"id": {"type": "integer"}, "who": {"type": "string"}}, "required": ["id", "who"]}`
+	tests := []struct {
+		name, output, mapExpr string
+		want                  map[string]any
+		misfitMessage         string
+	}{
+		{"protobuf", "format: protobuf\n  schema: |\n" + indent(bigOrderProto, "    "),
+			`{"id": value.id, "customer": value.customer ?? 42, "tag": value.tag}`,
+			map[string]any{"id": "7", "customer": "ann", "tag": "yv4="}, "message shop.BigOrder"},
+		{"json_schema", "format: json_schema\n  schema_type: JSON\n  schema: '" + jsonSchema + "'",
+			`{"id": int(value.id) * 2, "who": value.customer ?? nil}`,
+			map[string]any{"id": json.Number("14"), "who": "ann"}, "value does not fit the schema"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			topic := "big-" + tc.name
+			src := `name: pb-` + tc.name + `
+schema_registry: {url: '` + url + `'}
+input: {topics: [orders], format: protobuf}
+pipeline:
+  - filter: int(value.id) > 5 && value.amount > 100
+  - map: '` + tc.mapExpr + `'
+output:
+  topic: ` + topic + `
+  ` + tc.output + `
+errors: {mode: dead_letter, topic: dlq}
+`
+			j, err := Parse([]byte(src))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, src)
+			}
+			if err := j.Prepare(ctx); err != nil {
+				t.Fatal(err)
+			}
+			d, err := streams.NewTestDriver(j.Topology(), j.Options()...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			misfit := mustEncode(t, in, map[string]any{"id": 9, "amount": 150}) // customer "" is left out: no customer field
+			for _, v := range [][]byte{order(3, "bob"), order(7, "ann"), misfit} {
+				if err := d.Pipe(&kgo.Record{Topic: "orders", Value: v}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			out := d.Output(topic)
+			if len(out) != 1 {
+				t.Fatalf("%d records out, want 1", len(out))
+			}
+			got, s, err := serde.Decode(ctx, reader, out[0].Value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("output %#v, want %#v", got, tc.want)
+			}
+			if v, err := reader.Version(ctx, topic+"-value", -1); err != nil || v.ID != s.ID {
+				t.Fatalf("%s-value: %+v, %v; output id %d", topic, v, err, s.ID)
+			}
+			dlq := d.Output("dlq")
+			if len(dlq) != 1 || headersOf(dlq[0])[streams.HeaderErrorKind] != string(streams.KindSerialize) ||
+				!strings.Contains(headersOf(dlq[0])[streams.HeaderErrorMessage], tc.misfitMessage) {
+				for _, r := range dlq {
+					t.Log(headersOf(r))
+				}
+				t.Fatalf("%d dead letters, want the misfit", len(dlq))
+			}
+		})
+	}
+}
+
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix) + "\n"
 }
