@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/big"
 	"reflect"
 	"strings"
@@ -14,31 +13,12 @@ import (
 	"github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/sr"
 
-	"github.com/strata-streaming/strata/registry"
+	"github.com/strata-streaming/strata/internal/registrytest"
 	"github.com/strata-streaming/strata/registry/serde"
 	"github.com/strata-streaming/strata/registry/wire"
 )
 
-// startTestRegistry serves Strata's registry on a memory log and a free
-// loopback port; it returns its URL.
-func startTestRegistry(t testing.TB) string {
-	t.Helper()
-	cfg := registry.DefaultConfig()
-	cfg.Log = registry.NewMemoryLog()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r, err := registry.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return "http://" + r.Addr()
-}
+func startTestRegistry(t testing.TB) string { return registrytest.Start(t) }
 
 func avroConverter(t *testing.T, isKey bool, props ...string) Converter {
 	t.Helper()

@@ -155,6 +155,11 @@ func (a *App) run(ctx context.Context) error {
 	a.mu.lag = map[string]map[int32]int64{}
 	a.stats.lag.Store(0)
 	a.mu.Unlock()
+	for _, fn := range a.cfg.beforeRun {
+		if err := fn(ctx); err != nil {
+			return err
+		}
+	}
 	if err := a.createInternalTopics(ctx); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -65,6 +66,7 @@ type config struct {
 	repartitions   int32
 	logger         *slog.Logger
 	clientOpts     []kgo.Opt
+	beforeRun      []func(context.Context) error
 }
 
 func defaultConfig() config {
@@ -164,6 +166,15 @@ func RepartitionPartitions(n int32) Opt { return optFunc(func(c *config) { c.rep
 
 // Logger sets the App's logger (default: discard).
 func Logger(l *slog.Logger) Opt { return optFunc(func(c *config) { c.logger = l }) }
+
+// BeforeRun adds fn to what the App calls at the start of every run (Run,
+// and each restart of RunWithRestarts), before it creates topics or joins
+// its group: the place for set-up that needs the network and should be
+// retried with the App, such as registering a schema. An error ends that
+// run with it; nothing was consumed.
+func BeforeRun(fn func(ctx context.Context) error) Opt {
+	return optFunc(func(c *config) { c.beforeRun = append(c.beforeRun, fn) })
+}
 
 // ClientOpts adds franz-go options to the App's client (after the App's
 // own, so they win), e.g. kgo.SessionTimeout or kgo.FetchMaxBytes.

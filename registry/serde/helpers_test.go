@@ -2,35 +2,15 @@ package serde
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/strata-streaming/strata/registry"
+	"github.com/strata-streaming/strata/internal/registrytest"
 )
 
-// startRegistry serves a real registry on a memory log and a free
-// loopback port; it returns its URL.
-func startRegistry(t testing.TB) string {
-	t.Helper()
-	cfg := registry.DefaultConfig()
-	cfg.Log = registry.NewMemoryLog()
-	cfg.Listen = "127.0.0.1:0"
-	cfg.Logger = slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	r, err := registry.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := r.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return "http://" + r.Addr()
-}
+func startRegistry(t testing.TB) string { return registrytest.Start(t) }
 
 // countingTransport counts the requests that reach the network.
 type countingTransport struct {

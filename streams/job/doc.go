@@ -3,7 +3,7 @@
 // evaluated by github.com/expr-lang/expr, the output and the guarantee.
 //
 //	name: big-orders
-//	input: {topics: [orders], format: json}     # or pattern: '^orders-.*'; format json|string|bytes
+//	input: {topics: [orders], format: json}     # or pattern: '^orders-.*'; format json|string|bytes|avro|protobuf|json_schema
 //	pipeline:
 //	  - filter: value.amount > 100
 //	  - map: '{"id": value.id, "amount": value.amount, "customer": upper(value.customer)}'
@@ -31,4 +31,64 @@
 // same way: an output, branch or errors topic that is an input topic or
 // matches the input pattern. Each step becomes one operator of a streams.Topology
 // named "step N (op)", the name dead-letter headers carry.
+//
+// # Schema registry formats
+//
+// Formats avro, protobuf and json_schema read and write values in
+// Confluent's wire format (a 0 byte, the schema id, for Protobuf the
+// message indexes, the payload) with the schemas of a Confluent-compatible
+// registry: Strata's own (strata server --set schema.registry.enable=true)
+// or Confluent's. One registry serves the job's input and output:
+//
+//	schema_registry:
+//	  url: http://127.0.0.1:8081   # default: $STRATA_SCHEMA_REGISTRY_URL
+//	  basic_auth: user:password    # optional; default: $STRATA_SCHEMA_REGISTRY_BASIC_AUTH
+//	                               # (or user info in the URL)
+//	input: {topics: [orders], format: avro}
+//	output:
+//	  topic: big-orders
+//	  format: avro                 # or protobuf, json_schema
+//	  schema: schemas/big-order.avsc   # the schema's text, or a file (relative to the job file)
+//	  schema_type: avro            # optional; must agree with format
+//	  # or, instead of schema:  use_latest_version: true
+//
+// Parse checks these without the network: a registry format needs a URL,
+// the output needs schema or use_latest_version (not both), schema_type
+// must match format, and the schema must parse. Only values use the
+// registry; keys stay as they are for every format (strings in, encoded by
+// type out), and there is no key format.
+//
+// Input: each record's schema is fetched by the id it carries (once per
+// id, registry/serde's cache) and the value decoded to what expressions
+// see for JSON: map[string]any, []any, string, bool, nil, numbers. Avro
+// int and long are int64, float and double float32 and float64; bytes and
+// fixed are []byte; enums their symbol; a union with one non-null branch
+// its bare value, other unions {"branch": value}; logical types their
+// stored number (date: days, timestamp-millis: ms, timestamp-micros and
+// time-micros: µs, all int64) except decimal, a float64. JSON Schema
+// numbers are float64. Protobuf values are protojson's rendering: field
+// names in lowerCamelCase, fields holding their default value left out
+// (value.x is then nil), int64, uint64 and their fixed kinds as strings
+// (compare with int(value.id)), enums by name, bytes as base64 strings,
+// other numbers float64. A tombstone (no value) is nil. A record without
+// the wire format's header, with an id the registry does not know, or
+// whose payload does not decode is a deserialize error of stage "input":
+// the error mode applies (dead_letter writes it unchanged). So does a
+// registry that cannot be reached.
+//
+// Output: the value is encoded (registry/serde.Encode) with the schema of
+// subject <topic>-value (TopicNameStrategy) for the output topic and for
+// every branch target. At the start of every run, before the job joins
+// its group, Prepare registers the job's schema under each subject, as
+// Confluent's serializers do with auto.register.schemas (registering the
+// same schema again is a no-op), or with use_latest_version fetches each
+// subject's latest version. An incompatible schema (the registry's
+// message, error_code 409), a subject without versions or an unreachable
+// registry stops that run with an error wrapping ErrSchemaRegistry. A value
+// that does not fit the schema (a missing field without default, a wrong
+// type, a null where the schema has none) is a serialize error of the
+// output stage and goes to the error mode like any failed record. Protobuf
+// writes the schema's first message, taking field names as in the .proto
+// or in lowerCamelCase and 64-bit integers as numbers or strings; a nil
+// value is written as a tombstone.
 package job

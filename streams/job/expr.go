@@ -13,7 +13,8 @@ import (
 )
 
 // Env is what an expression sees: value (the decoded value: for JSON a
-// map[string]any, list, string, float64, bool or nil), key (a string, or nil
+// map[string]any, list, string, float64, bool or nil; the registry formats
+// give the same shapes, see the package documentation), key (a string, or nil
 // for a record without key), headers (name to string value), topic,
 // partition, offset and timestamp (a time.Time) of the input record.
 type Env struct {

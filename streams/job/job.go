@@ -23,6 +23,7 @@ type Job struct {
 	inFormat       format
 	outFormat      format
 	steps          []compiledStep
+	registry       *registryFormats // nil unless a format is avro, protobuf or json_schema
 }
 
 type compiledStep struct {
@@ -41,23 +42,43 @@ const (
 	formatJSON format = iota
 	formatString
 	formatBytes
+	// The registry formats: Confluent's wire format, schemas in the
+	// job's schema registry.
+	formatAvro
+	formatProtobuf
+	formatJSONSchema
 )
 
-func parseFormat(what, s string) (format, error) {
-	switch s {
-	case "json", "":
-		return formatJSON, nil
-	case "string":
-		return formatString, nil
-	case "bytes":
-		return formatBytes, nil
+var formatNames = map[string]format{
+	"json": formatJSON, "string": formatString, "bytes": formatBytes,
+	"avro": formatAvro, "protobuf": formatProtobuf, "json_schema": formatJSONSchema,
+}
+
+func (f format) String() string {
+	for name, g := range formatNames {
+		if g == f {
+			return name
+		}
 	}
-	return 0, fmt.Errorf("%w: %s format %q: want json, string or bytes", ErrInvalid, what, s)
+	return fmt.Sprintf("format(%d)", int(f))
+}
+
+// usesRegistry: the format's records carry a schema id.
+func (f format) usesRegistry() bool { return f >= formatAvro }
+
+func parseFormat(what, s string) (format, error) {
+	if s == "" {
+		return formatJSON, nil
+	}
+	if f, ok := formatNames[s]; ok {
+		return f, nil
+	}
+	return 0, fmt.Errorf("%w: %s format %q: want json, string, bytes, avro, protobuf or json_schema", ErrInvalid, what, s)
 }
 
 var validName = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
-func compile(spec *Spec, f *ast.File) (*Job, error) {
+func compile(spec *Spec, f *ast.File, dir string) (*Job, error) {
 	j := &Job{Spec: *spec}
 	var err error
 	if !validName.MatchString(spec.Name) {
@@ -81,6 +102,9 @@ func compile(spec *Spec, f *ast.File) (*Job, error) {
 		return nil, err
 	}
 	if j.outFormat, err = parseFormat("output", spec.Output.Format); err != nil {
+		return nil, err
+	}
+	if j.registry, err = compileRegistry(spec, j.inFormat, j.outFormat, dir); err != nil {
 		return nil, err
 	}
 	if j.guarantee, err = streams.ParseGuarantee(spec.Guarantee); err != nil {
@@ -277,6 +301,9 @@ func (j *Job) Options() []streams.Opt {
 	}
 	if j.commitInterval >= 0 {
 		opts = append(opts, streams.CommitInterval(j.commitInterval))
+	}
+	if j.registry != nil && j.outFormat.usesRegistry() {
+		opts = append(opts, streams.BeforeRun(j.Prepare))
 	}
 	return opts
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -28,6 +29,16 @@ type Spec struct {
 	Guarantee      string     `yaml:"guarantee"`       // at_least_once (default) or exactly_once
 	CommitInterval string     `yaml:"commit_interval"` // Go duration, e.g. 100ms
 	Errors         ErrorsSpec `yaml:"errors"`
+	// SchemaRegistry is the registry of the avro, protobuf and json_schema
+	// formats, for input and output alike.
+	SchemaRegistry RegistrySpec `yaml:"schema_registry"`
+}
+
+// RegistrySpec locates a Confluent-compatible schema registry (Strata's
+// own, `strata server --set schema.registry.enable=true`, or Confluent's).
+type RegistrySpec struct {
+	URL       string `yaml:"url"`        // default: $STRATA_SCHEMA_REGISTRY_URL
+	BasicAuth string `yaml:"basic_auth"` // user:password; default: $STRATA_SCHEMA_REGISTRY_BASIC_AUTH
 }
 
 // InputSpec names the input topics (a list, or a regular expression) and
@@ -35,14 +46,19 @@ type Spec struct {
 type InputSpec struct {
 	Topics  []string `yaml:"topics"`
 	Pattern string   `yaml:"pattern"`
-	Format  string   `yaml:"format"` // json (default), string or bytes
+	Format  string   `yaml:"format"` // json (default), string, bytes, avro, protobuf or json_schema
 }
 
 // OutputSpec names the output topic and its value format. A job whose
-// pipeline ends every record in a branch may omit it.
+// pipeline ends every record in a branch may omit it. The registry formats
+// (avro, protobuf, json_schema) take the schema to write with: Schema
+// (registered at start) or UseLatestVersion.
 type OutputSpec struct {
-	Topic  string `yaml:"topic"`
-	Format string `yaml:"format"`
+	Topic            string `yaml:"topic"`
+	Format           string `yaml:"format"`
+	Schema           string `yaml:"schema"`             // the schema's text, or the path of a file holding it
+	SchemaType       string `yaml:"schema_type"`        // optional; must agree with Format
+	UseLatestVersion bool   `yaml:"use_latest_version"` // write with the subject's latest version
 }
 
 // ErrorsSpec is the error mode: fail (default), skip or dead_letter (with
@@ -77,7 +93,7 @@ func ParseFile(path string) (*Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("job: %w", err)
 	}
-	j, err := Parse(data)
+	j, err := parse(data, filepath.Dir(path))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -85,8 +101,11 @@ func ParseFile(path string) (*Job, error) {
 }
 
 // Parse parses and compiles a job; every expression is compiled here, so a
-// job that parses can run.
-func Parse(data []byte) (*Job, error) {
+// job that parses can run. An output schema file named by a relative path
+// is read from the working directory (ParseFile: from the job file's).
+func Parse(data []byte) (*Job, error) { return parse(data, "") }
+
+func parse(data []byte, dir string) (*Job, error) {
 	file, err := parser.ParseBytes(data, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrInvalid, oneLine(yaml.FormatError(err, false, false)))
@@ -124,7 +143,7 @@ func Parse(data []byte) (*Job, error) {
 		}
 		spec.Pipeline = append(spec.Pipeline, st)
 	}
-	return compile(&spec, file)
+	return compile(&spec, file, dir)
 }
 
 func operatorList() string {

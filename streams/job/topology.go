@@ -15,13 +15,21 @@ type rec = streams.Record[any, any]
 func (j *Job) Topology() *streams.Topology {
 	t := streams.NewTopology()
 	var s streams.Stream[any, any]
-	in := valueSerde{f: j.inFormat}
+	var in streams.Serde[any] = valueSerde{f: j.inFormat}
+	if j.inFormat.usesRegistry() {
+		in = registrySerde{r: j.registry}
+	}
 	if j.Spec.Input.Pattern != "" {
 		s = streams.FromRegex[any, any](t, keySerde{}, in, j.Spec.Input.Pattern, streams.Named("input"))
 	} else {
 		s = streams.From[any, any](t, keySerde{}, in, j.Spec.Input.Topics, streams.Named("input"))
 	}
-	out := valueSerde{f: j.outFormat}
+	out := func(topic string) streams.Serde[any] {
+		if j.outFormat.usesRegistry() {
+			return registrySerde{r: j.registry, topic: topic}
+		}
+		return valueSerde{f: j.outFormat}
+	}
 	for _, st := range j.steps {
 		name := streams.Named(fmt.Sprintf("step %d (%s)", st.Index, st.Name))
 		switch st.Op {
@@ -128,17 +136,17 @@ func (j *Job) Topology() *streams.Topology {
 					v, err := eval(p, r)
 					b, _ := v.(bool)
 					return b, err
-				}).To(target, keySerde{}, out, streams.Named(fmt.Sprintf("step %d (%s) to %s", st.Index, st.Name, target)))
+				}).To(target, keySerde{}, out(target), streams.Named(fmt.Sprintf("step %d (%s) to %s", st.Index, st.Name, target)))
 			}
 			if st.dflt != "" {
-				sp.Default().To(st.dflt, keySerde{}, out, streams.Named(fmt.Sprintf("step %d (%s) default to %s", st.Index, st.Name, st.dflt)))
+				sp.Default().To(st.dflt, keySerde{}, out(st.dflt), streams.Named(fmt.Sprintf("step %d (%s) default to %s", st.Index, st.Name, st.dflt)))
 				return t
 			}
 			s = sp.Default()
 		}
 	}
 	if j.Spec.Output.Topic != "" {
-		s.To(j.Spec.Output.Topic, keySerde{}, out, streams.Named("output"))
+		s.To(j.Spec.Output.Topic, keySerde{}, out(j.Spec.Output.Topic), streams.Named("output"))
 	}
 	return t
 }
