@@ -24,6 +24,13 @@ var (
 	// an invalid topic) or MaxProduceAborts transactions in a row aborted
 	// by produce failures.
 	ErrProduce = errors.New("streams: produce failed")
+	// ErrRetriable marks a record error that is not the record's fault: a
+	// service its serde needs (a schema registry) could not be reached.
+	// Whatever the error mode, the App stops as under ErrorFail (the error
+	// wraps ErrProcessing and the record is not committed), so that
+	// RunWithRestarts retries the record instead of skipping or
+	// dead-lettering every record of an outage.
+	ErrRetriable = errors.New("streams: retriable failure")
 )
 
 // Kind says where in the pipeline a record failed.
@@ -131,7 +138,11 @@ func (p *processor) process(kr *kgo.Record) ([]*kgo.Record, error) {
 	if !errors.As(err, &se) {
 		se = &StageError{Stage: "unknown", Kind: KindOperator, Err: err}
 	}
-	switch p.mode {
+	mode := p.mode
+	if errors.Is(err, ErrRetriable) {
+		mode = ErrorFail
+	}
+	switch mode {
 	case ErrorSkip:
 		p.stats.skipped.Add(1)
 		return nil, nil

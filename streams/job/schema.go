@@ -15,6 +15,7 @@ import (
 	"github.com/strata-streaming/strata/registry/protobuf"
 	"github.com/strata-streaming/strata/registry/schema"
 	"github.com/strata-streaming/strata/registry/serde"
+	"github.com/strata-streaming/strata/streams"
 )
 
 // Environment variables that stand in for schema_registry.url and
@@ -236,9 +237,21 @@ func (s registrySerde) Decode(b []byte) (any, error) {
 	}
 	v, _, err := serde.Decode(context.Background(), s.r.client, b)
 	if err != nil {
-		return nil, err
+		return nil, retriable(err)
 	}
 	return numbersAsFloat(v), nil
+}
+
+// retriable marks err streams.ErrRetriable when the registry could not
+// answer (unreachable, or a 5xx such as its store timing out): the record
+// is fine, so the job stops and RunWithRestarts retries it rather than the
+// error mode skipping or dead-lettering it.
+func retriable(err error) error {
+	var regErr *serde.Error
+	if errors.Is(err, serde.ErrClient) || (errors.As(err, &regErr) && regErr.Status >= 500) {
+		return fmt.Errorf("%w: %w", streams.ErrRetriable, err)
+	}
+	return err
 }
 
 func (s registrySerde) Encode(v any) ([]byte, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -397,4 +398,32 @@ errors: {mode: dead_letter, topic: dlq}
 
 func indent(s, prefix string) string {
 	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix) + "\n"
+}
+
+// TestRegistryOutageStopsTheJob: with the registry unreachable, a framed
+// record is not the job's dead letter (nor skipped): the run stops with an
+// error wrapping streams.ErrRetriable, the record uncommitted, so that
+// RunWithRestarts reads it again once the registry is back.
+func TestRegistryOutageStopsTheJob(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String()
+	ln.Close()
+	j, err := Parse([]byte(avroJob(down)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := streams.NewTestDriver(j.Topology(), j.Options()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d.Pipe(&kgo.Record{Topic: "orders", Value: []byte{0, 0, 0, 0, 1, 2, 4}})
+	if !errors.Is(err, streams.ErrRetriable) || !errors.Is(err, streams.ErrProcessing) {
+		t.Fatalf("record while the registry is down: %v, want ErrRetriable and ErrProcessing", err)
+	}
+	if dlq := d.Output("orders-dlq"); len(dlq) != 0 {
+		t.Fatalf("dead letters during the outage: %d, want none", len(dlq))
+	}
 }
