@@ -73,8 +73,11 @@
 // other numbers float64. A tombstone (no value) is nil. A record without
 // the wire format's header, with an id the registry does not know, or
 // whose payload does not decode is a deserialize error of stage "input":
-// the error mode applies (dead_letter writes it unchanged). So does a
-// registry that cannot be reached.
+// the error mode applies (dead_letter writes it unchanged). A registry
+// that cannot be reached, or answers 5xx, is not the record's fault: the
+// error wraps streams.ErrRetriable, the run stops whatever the error mode,
+// and a restart (RunWithRestarts, as `strata streams run` and the server's
+// --jobs-dir do) reads the record again.
 //
 // Output: the value is encoded (registry/serde.Encode) with the schema of
 // subject <topic>-value (TopicNameStrategy) for the output topic and for
