@@ -75,9 +75,10 @@
 // whose payload does not decode is a deserialize error of stage "input":
 // the error mode applies (dead_letter writes it unchanged). A registry
 // that cannot be reached, or answers 5xx, is not the record's fault: the
-// error wraps streams.ErrRetriable, the run stops whatever the error mode,
-// and a restart (RunWithRestarts, as `strata streams run` and the server's
-// --jobs-dir do) reads the record again.
+// error wraps streams.ErrRetriable and the run stops whatever the error
+// mode, the record uncommitted: `strata streams run` exits with the error,
+// the server's --jobs-dir restarts the job (RunWithRestarts), and either
+// way the record is read again.
 //
 // Output: the value is encoded (registry/serde.Encode) with the schema of
 // subject <topic>-value (TopicNameStrategy) for the output topic and for
