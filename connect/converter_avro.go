@@ -53,7 +53,6 @@ package connect
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/hamba/avro/v2"
 
@@ -69,12 +68,8 @@ const AvroConverterClass = "io.confluent.connect.avro.AvroConverter"
 // NewConverterFor (or NewConverter for a value converter).
 type AvroConverter struct {
 	registry *registryConverter
-
-	cache struct {
-		sync.Mutex
-		written map[*Schema]*avroWriteSchema // Connect schema → its Avro form
-		read    map[int]*avroReadSchema      // id → the writer's schema and its Connect form
-	}
+	written  formCache[*Schema, *avroWriteSchema] // Connect schema → its Avro form
+	read     formCache[int, *avroReadSchema]      // id → the writer's schema and its Connect form
 }
 
 // avroWriteSchema is the Avro schema of a Connect schema.
@@ -96,7 +91,9 @@ func newAvroConverter(props map[string]string, isKey bool) (*AvroConverter, erro
 	if err != nil {
 		return nil, err
 	}
-	return &AvroConverter{registry: r}, nil
+	c := &AvroConverter{registry: r}
+	c.written.onReset = r.forgetWritten
+	return c, nil
 }
 
 // FromConnect implements Converter.
@@ -133,29 +130,17 @@ func (c *AvroConverter) FromConnect(topic string, s *Schema, value any) ([]byte,
 
 // writeSchema is the Avro form of s, cached by pointer.
 func (c *AvroConverter) writeSchema(s *Schema) (*avroWriteSchema, error) {
-	c.cache.Lock()
-	w, ok := c.cache.written[s]
-	c.cache.Unlock()
-	if ok {
-		return w, nil
-	}
-	text, err := avroSchemaText(s)
-	if err != nil {
-		return nil, err
-	}
-	parsed, err := avroformat.New().Parse(text, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%w: the Avro schema made of the Connect schema does not parse: %v", ErrConversion, err)
-	}
-	w = &avroWriteSchema{text: text, parsed: parsed, hamba: avroformat.Schema(parsed)}
-	c.cache.Lock()
-	if c.cache.written == nil || len(c.cache.written) >= schemaCacheSize {
-		c.cache.written = map[*Schema]*avroWriteSchema{}
-		c.registry.forgetWritten()
-	}
-	c.cache.written[s] = w
-	c.cache.Unlock()
-	return w, nil
+	return c.written.get(s, func() (*avroWriteSchema, error) {
+		text, err := avroSchemaText(s)
+		if err != nil {
+			return nil, err
+		}
+		parsed, err := avroformat.New().Parse(text, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the Avro schema made of the Connect schema does not parse: %v", ErrConversion, err)
+		}
+		return &avroWriteSchema{text: text, parsed: parsed, hamba: avroformat.Schema(parsed)}, nil
+	})
 }
 
 // ToConnect implements Converter.
@@ -163,11 +148,11 @@ func (c *AvroConverter) ToConnect(_ string, data []byte) (*Schema, any, error) {
 	if data == nil {
 		return nil, nil, nil
 	}
-	id, payload, err := wire.ParseHeader(data)
+	id, payload, err := parseFramed(data)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: not in Confluent's wire format (magic byte 0, schema id): %v", ErrConversion, err)
+		return nil, nil, err
 	}
-	r, err := c.readSchema(int(id))
+	r, err := c.readSchema(id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -184,27 +169,16 @@ func (c *AvroConverter) ToConnect(_ string, data []byte) (*Schema, any, error) {
 
 // readSchema is the writer's schema of an id and its Connect form, cached.
 func (c *AvroConverter) readSchema(id int) (*avroReadSchema, error) {
-	c.cache.Lock()
-	r, ok := c.cache.read[id]
-	c.cache.Unlock()
-	if ok {
-		return r, nil
-	}
-	s, err := c.registry.schemaByID(id)
-	if err != nil {
-		return nil, err
-	}
-	h := avroformat.Schema(s.Parsed)
-	cs, err := connectSchemaFromAvro(h)
-	if err != nil {
-		return nil, fmt.Errorf("schema id %d: %w", id, err)
-	}
-	r = &avroReadSchema{parsed: s.Parsed, hamba: h, connect: cs}
-	c.cache.Lock()
-	if c.cache.read == nil || len(c.cache.read) >= schemaCacheSize {
-		c.cache.read = map[int]*avroReadSchema{}
-	}
-	c.cache.read[id] = r
-	c.cache.Unlock()
-	return r, nil
+	return c.read.get(id, func() (*avroReadSchema, error) {
+		s, err := c.registry.schemaByID(id)
+		if err != nil {
+			return nil, err
+		}
+		h := avroformat.Schema(s.Parsed)
+		cs, err := connectSchemaFromAvro(h)
+		if err != nil {
+			return nil, fmt.Errorf("schema id %d: %w", id, err)
+		}
+		return &avroReadSchema{parsed: s.Parsed, hamba: h, connect: cs}, nil
+	})
 }

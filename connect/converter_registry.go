@@ -20,6 +20,7 @@ import (
 
 	"github.com/strata-streaming/strata/registry/schema"
 	"github.com/strata-streaming/strata/registry/serde"
+	"github.com/strata-streaming/strata/registry/wire"
 )
 
 // registryTimeout bounds each call a converter makes to the registry.
@@ -287,4 +288,50 @@ func registryError(err error, what string) error {
 		return &RetriableError{Err: fmt.Errorf("%w: schema registry, %s: %v", ErrConversion, what, err)}
 	}
 	return fmt.Errorf("%w: schema registry, %s: %v", ErrConversion, what, err)
+}
+
+// formCache is a bounded cache of what a format converter derives from a
+// schema: its form of a Connect schema (by *Schema) or the Connect form
+// of a registered one (by id). It starts over when full, calling
+// onReset.
+type formCache[K comparable, V any] struct {
+	mu      sync.Mutex
+	entries map[K]V
+	onReset func()
+}
+
+// get is the cached value of key, or what derive makes of it (not cached
+// when it fails).
+func (c *formCache[K, V]) get(key K, derive func() (V, error)) (V, error) {
+	c.mu.Lock()
+	v, ok := c.entries[key]
+	c.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	v, err := derive()
+	if err != nil {
+		var zero V
+		return zero, err
+	}
+	c.mu.Lock()
+	if c.entries == nil || len(c.entries) >= schemaCacheSize {
+		c.entries = map[K]V{}
+		if c.onReset != nil {
+			c.onReset()
+		}
+	}
+	c.entries[key] = v
+	c.mu.Unlock()
+	return v, nil
+}
+
+// parseFramed splits a record in Confluent's wire format into the
+// schema id and what follows.
+func parseFramed(data []byte) (int, []byte, error) {
+	id, payload, err := wire.ParseHeader(data)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%w: not in Confluent's wire format (magic byte 0, schema id): %v", ErrConversion, err)
+	}
+	return int(id), payload, nil
 }
