@@ -50,6 +50,8 @@ func NewConverterFor(class string, props map[string]string, isKey bool) (Convert
 		return newAvroConverter(props, isKey)
 	case JSONSchemaConverterClass, "json_schema", "JsonSchemaConverter":
 		return newJSONSchemaConverter(props, isKey)
+	case ProtobufConverterClass, "protobuf", "ProtobufConverter":
+		return newProtobufConverter(props, isKey)
 	case JSONConverterClass, "json", "JsonConverter":
 		c := &JSONConverter{SchemasEnable: true}
 		if v, ok := props["schemas.enable"]; ok {
@@ -72,8 +74,8 @@ func NewConverterFor(class string, props map[string]string, isKey bool) (Convert
 	case ByteArrayConverterClass, "bytes", "ByteArrayConverter":
 		return ByteArrayConverter{}, nil
 	}
-	return nil, fmt.Errorf("connect: unknown converter class %q (want %s, %s, %s, %s or %s)", class,
-		JSONConverterClass, AvroConverterClass, JSONSchemaConverterClass, StringConverterClass, ByteArrayConverterClass)
+	return nil, fmt.Errorf("connect: unknown converter class %q (want %s, %s, %s, %s, %s or %s)", class,
+		JSONConverterClass, AvroConverterClass, JSONSchemaConverterClass, ProtobufConverterClass, StringConverterClass, ByteArrayConverterClass)
 }
 
 // StringConverter writes values as UTF-8 text and reads every record as an

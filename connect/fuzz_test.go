@@ -1,7 +1,15 @@
 package connect
 
 import (
+	"errors"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/strata-streaming/strata/registry/protobuf"
+	"github.com/strata-streaming/strata/registry/schema"
+	"github.com/strata-streaming/strata/registry/serde"
+	"github.com/strata-streaming/strata/registry/wire"
 )
 
 // FuzzJSONConverter: record bytes from a topic never panic the converter;
@@ -63,6 +71,47 @@ func FuzzJSONSchemaToConnect(f *testing.F) {
 		var raw any
 		if unmarshalNumber(payload, &raw) == nil {
 			_, _ = connectValueFromJSONSchema(s, raw, 0)
+		}
+	})
+}
+
+// FuzzProtobufToConnect: any bytes after the header (message indexes and
+// payload) never panic ProtobufConverter; what it reads it writes back.
+func FuzzProtobufToConnect(f *testing.F) {
+	text, _, err := protoSchemaText(protoRow)
+	if err != nil {
+		f.Fatal(err)
+	}
+	parsed, err := protobuf.New().Parse(text, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	registry := &registryConverter{format: schema.Protobuf}
+	registry.cache.read = map[int]serde.Schema{1: {ID: 1, Type: schema.Protobuf, Text: text, Parsed: parsed}}
+	c := &ProtobufConverter{registry: registry}
+	md, _ := protobuf.MessageByIndexes(parsed, []int{0})
+	msg, err := protoMessage(md, protoRow, protoRowValue(), 0)
+	if err != nil {
+		f.Fatal(err)
+	}
+	good, _ := proto.Marshal(msg)
+	f.Add(append([]byte{0}, good...))
+	f.Add([]byte{2, 2, 8, 1})
+	f.Add([]byte{0, 0x82, 1, 3, 8, 0xff, 1})
+	f.Fuzz(func(t *testing.T, rest []byte) {
+		data := append(wire.AppendHeader(nil, 1), rest...)
+		s, v, err := c.ToConnect("t", data)
+		if err != nil {
+			if !errors.Is(err, ErrConversion) {
+				t.Errorf("%x: %v does not wrap ErrConversion", rest, err)
+			}
+			return
+		}
+		m, _ := protobuf.MessageByIndexes(parsed, []int{0})
+		if s.Name == string(m.FullName()) {
+			if _, err := protoMessage(m, s, v, 0); err != nil {
+				t.Errorf("read %x as %#v but cannot write it back: %v", rest, v, err)
+			}
 		}
 	})
 }

@@ -213,6 +213,7 @@ func TestRESTPluginsAndValidateName(t *testing.T) {
 		"file-sink":              "sink",
 		JSONConverterClass:       "converter",
 		JSONSchemaConverterClass: "converter",
+		ProtobufConverterClass:   "converter",
 		StringConverterClass:     "converter",
 		ByteArrayConverterClass:  "converter",
 	} {
