@@ -335,7 +335,7 @@ func FuzzAvroToConnect(f *testing.F) {
 		f.Fatal(err)
 	}
 	c := &AvroConverter{}
-	c.cache.read = map[int]*avroReadSchema{1: {parsed: reg, hamba: parsed, connect: back}}
+	c.read.entries = map[int]*avroReadSchema{1: {parsed: reg, hamba: parsed, connect: back}}
 	f.Add([]byte{2, 2, 4, 7, 207, 0, 0, 0})
 	f.Add([]byte{255, 255, 255, 255, 15})
 	f.Add([]byte{1, 2, 3})

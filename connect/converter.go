@@ -26,7 +26,7 @@ type Converter interface {
 }
 
 // Converter class names Kafka Connect uses; the short names json, string and
-// bytes work too.
+// bytes work too (avro, json_schema and protobuf for Confluent's).
 const (
 	JSONConverterClass      = "org.apache.kafka.connect.json.JsonConverter"
 	StringConverterClass    = "org.apache.kafka.connect.storage.StringConverter"
@@ -48,6 +48,10 @@ func NewConverterFor(class string, props map[string]string, isKey bool) (Convert
 	switch strings.TrimSpace(class) {
 	case AvroConverterClass, "avro", "AvroConverter":
 		return newAvroConverter(props, isKey)
+	case JSONSchemaConverterClass, "json_schema", "JsonSchemaConverter":
+		return newJSONSchemaConverter(props, isKey)
+	case ProtobufConverterClass, "protobuf", "ProtobufConverter":
+		return newProtobufConverter(props, isKey)
 	case JSONConverterClass, "json", "JsonConverter":
 		c := &JSONConverter{SchemasEnable: true}
 		if v, ok := props["schemas.enable"]; ok {
@@ -70,8 +74,8 @@ func NewConverterFor(class string, props map[string]string, isKey bool) (Convert
 	case ByteArrayConverterClass, "bytes", "ByteArrayConverter":
 		return ByteArrayConverter{}, nil
 	}
-	return nil, fmt.Errorf("connect: unknown converter class %q (want %s, %s, %s or %s)", class,
-		JSONConverterClass, AvroConverterClass, StringConverterClass, ByteArrayConverterClass)
+	return nil, fmt.Errorf("connect: unknown converter class %q (want %s, %s, %s, %s, %s or %s)", class,
+		JSONConverterClass, AvroConverterClass, JSONSchemaConverterClass, ProtobufConverterClass, StringConverterClass, ByteArrayConverterClass)
 }
 
 // StringConverter writes values as UTF-8 text and reads every record as an

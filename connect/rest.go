@@ -773,7 +773,7 @@ func (w *Worker) restPlugins(r *http.Request) (int, any, error) {
 		return out[i].Type < out[j].Type || out[i].Type == out[j].Type && out[i].Class < out[j].Class // sinks, sources, each by class, as Kafka
 	})
 	if !connectorsOnly {
-		for _, class := range []string{AvroConverterClass, ByteArrayConverterClass, JSONConverterClass, StringConverterClass} {
+		for _, class := range []string{AvroConverterClass, ByteArrayConverterClass, JSONConverterClass, JSONSchemaConverterClass, ProtobufConverterClass, StringConverterClass} {
 			out = append(out, pluginInfo{Class: class, Type: "converter", Version: Version})
 		}
 	}

@@ -209,11 +209,13 @@ func TestRESTPluginsAndValidateName(t *testing.T) {
 	}
 	all := types(base + "/connector-plugins?connectorsOnly=false")
 	for class, want := range map[string]string{
-		"FileStreamSource":      "source",
-		"file-sink":             "sink",
-		JSONConverterClass:      "converter",
-		StringConverterClass:    "converter",
-		ByteArrayConverterClass: "converter",
+		"FileStreamSource":       "source",
+		"file-sink":              "sink",
+		JSONConverterClass:       "converter",
+		JSONSchemaConverterClass: "converter",
+		ProtobufConverterClass:   "converter",
+		StringConverterClass:     "converter",
+		ByteArrayConverterClass:  "converter",
 	} {
 		if all[class] != want {
 			t.Errorf("connectorsOnly=false: %s is %q, want %q (all: %v)", class, all[class], want, all)

@@ -23,7 +23,9 @@
 //  2. confluent/meta.proto (the (confluent.file_meta), message_meta,
 //     field_meta, enum_meta and enum_value_meta options, number 1088,
 //     whose Meta has doc, params and tags) and
-//     confluent/type/decimal.proto (confluent.type.Decimal), texts this
+//     confluent/type/decimal.proto (confluent.type.Decimal), and Google's
+//     google/type/date.proto and google/type/timeofday.proto (which
+//     Confluent's ProtobufConverter imports for Date and Time), texts this
 //     package carries;
 //  3. the google/protobuf/*.proto files protoc ships (any, api,
 //     descriptor, duration, empty, field_mask, source_context, struct,
