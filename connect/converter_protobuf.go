@@ -49,8 +49,6 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/strata-streaming/strata/registry/protobuf"
 	"github.com/strata-streaming/strata/registry/schema"
@@ -175,7 +173,7 @@ func (c *ProtobufConverter) ToConnect(_ string, data []byte) (*Schema, any, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	msg, err := unmarshalDynamic(md, rest[n:])
+	msg, err := protobuf.UnmarshalDynamic(md, rest[n:])
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: schema id %d, message %s: %v", ErrConversion, id, md.FullName(), err)
 	}
@@ -186,22 +184,6 @@ func (c *ProtobufConverter) ToConnect(_ string, data []byte) (*Schema, any, erro
 	return cs, v, nil
 }
 
-// unmarshalDynamic unmarshals payload as a message of md. The protobuf
-// runtime panics on some malformed map entries of dynamic messages
-// ("cannot convert nil to map key", found by FuzzProtobufToConnect);
-// that panic is an error here.
-func unmarshalDynamic(md protoreflect.MessageDescriptor, payload []byte) (msg *dynamicpb.Message, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			msg, err = nil, fmt.Errorf("malformed payload: %v", r)
-		}
-	}()
-	msg = dynamicpb.NewMessage(md)
-	if err := proto.Unmarshal(payload, msg); err != nil {
-		return nil, err
-	}
-	return msg, nil
-}
 
 func indexesKey(indexes []int) string {
 	parts := make([]string, len(indexes))

@@ -17,9 +17,7 @@ import (
 	"sync"
 
 	hamba "github.com/hamba/avro/v2"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/dynamicpb"
 
 	"github.com/strata-streaming/strata/registry/avro"
 	"github.com/strata-streaming/strata/registry/jsonschema"
@@ -312,7 +310,8 @@ func (cs *checkedSchema) decode(payload []byte) error {
 			return err
 		}
 		_, n, _ := protobuf.ReadMessageIndexes(payload)
-		return proto.Unmarshal(payload[n:], dynamicpb.NewMessage(md))
+		_, err = protobuf.UnmarshalDynamic(md, payload[n:])
+		return err
 	}
 	return fmt.Errorf("no decoder for %s", cs.typ)
 }

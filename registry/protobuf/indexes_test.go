@@ -162,3 +162,25 @@ func TestReadMessageIndexesMalformed(t *testing.T) {
 		})
 	}
 }
+
+// TestUnmarshalDynamic: a payload of the message decodes; bytes that are
+// not one are an error (the runtime's panics on malformed map entries are
+// covered by connect's FuzzProtobufToConnect seed).
+func TestUnmarshalDynamic(t *testing.T) {
+	p, err := New().Parse("syntax = \"proto3\";\nmessage M { map<string, int32> m = 1; string s = 2; }\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := MessageByIndexes(p, []int{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// s = "hi": field 2, wire type 2.
+	msg, err := UnmarshalDynamic(md, []byte{0x12, 0x02, 'h', 'i'})
+	if err != nil || msg.Get(md.Fields().ByName("s")).String() != "hi" {
+		t.Fatalf("valid payload: %v %v", msg, err)
+	}
+	if _, err := UnmarshalDynamic(md, []byte{0x0a, 0x05, 0x0a}); err == nil {
+		t.Fatal("truncated map entry: no error")
+	}
+}

@@ -182,8 +182,8 @@ func decodeProtobuf(s Schema, payload []byte) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: schema id %d: %w", ErrDecode, s.ID, err)
 	}
-	msg := dynamicpb.NewMessage(md)
-	if err := proto.Unmarshal(payload[n:], msg); err != nil {
+	msg, err := protobuf.UnmarshalDynamic(md, payload[n:])
+	if err != nil {
 		return nil, fmt.Errorf("%w: message %s, schema id %d: %w", ErrDecode, md.FullName(), s.ID, err)
 	}
 	text, err := protojson.Marshal(msg)
