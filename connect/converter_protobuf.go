@@ -184,7 +184,6 @@ func (c *ProtobufConverter) ToConnect(_ string, data []byte) (*Schema, any, erro
 	return cs, v, nil
 }
 
-
 func indexesKey(indexes []int) string {
 	parts := make([]string, len(indexes))
 	for i, n := range indexes {
