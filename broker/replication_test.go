@@ -60,6 +60,20 @@ func startTestCluster(t testing.TB, n int, tune ...func(*Config)) *testCluster {
 			nb.stop()
 		}
 	})
+	// A node serves once the quorum answers, before the others have
+	// registered: a test creating a topic of replication factor n at once
+	// would race them (INVALID_REPLICATION_FACTOR).
+	waitUntil(t, 30*time.Second, "every node registered and unfenced on every node", func() bool {
+		for _, nb := range c.nodes {
+			st := nb.srv.clusterState()
+			for id := range int32(n) {
+				if b, ok := st.Brokers[id+1]; !ok || b.Fenced {
+					return false
+				}
+			}
+		}
+		return true
+	})
 	return c
 }
 
