@@ -87,7 +87,7 @@ type avroReadSchema struct {
 
 // newAvroConverter reads the converter's settings; it makes no request.
 func newAvroConverter(props map[string]string, isKey bool) (*AvroConverter, error) {
-	r, err := newRegistryConverter("AvroConverter", schema.Avro, props, isKey)
+	r, err := newRegistryConverter("AvroConverter", avroformat.New(), props, isKey)
 	if err != nil {
 		return nil, err
 	}
@@ -105,9 +105,7 @@ func (c *AvroConverter) FromConnect(topic string, s *Schema, value any) ([]byte,
 	if err != nil {
 		return nil, err
 	}
-	target, err := c.registry.target(topic, w, w.text, w.parsed, func(latest schema.Parsed) []string {
-		return avroformat.New().Compatible(latest, w.parsed)
-	})
+	target, err := c.registry.target(topic, w, w.text, w.parsed)
 	if err != nil {
 		return nil, err
 	}

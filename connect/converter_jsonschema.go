@@ -79,7 +79,7 @@ type jsonWriteSchema struct {
 // newJSONSchemaConverter reads the converter's settings; it makes no
 // request.
 func newJSONSchemaConverter(props map[string]string, isKey bool) (*JSONSchemaConverter, error) {
-	r, err := newRegistryConverter("JsonSchemaConverter", schema.JSON, props, isKey)
+	r, err := newRegistryConverter("JsonSchemaConverter", jsonschema.New(), props, isKey)
 	if err != nil {
 		return nil, err
 	}
@@ -111,9 +111,7 @@ func (c *JSONSchemaConverter) FromConnect(topic string, s *Schema, value any) ([
 	if err != nil {
 		return nil, err
 	}
-	target, err := c.registry.target(topic, w, w.text, w.parsed, func(latest schema.Parsed) []string {
-		return jsonschema.New().Compatible(latest, w.parsed)
-	})
+	target, err := c.registry.target(topic, w, w.text, w.parsed)
 	if err != nil {
 		return nil, err
 	}

@@ -81,7 +81,7 @@ type protoReadKey struct {
 // newProtobufConverter reads the converter's settings; it makes no
 // request.
 func newProtobufConverter(props map[string]string, isKey bool) (*ProtobufConverter, error) {
-	r, err := newRegistryConverter("ProtobufConverter", schema.Protobuf, props, isKey)
+	r, err := newRegistryConverter("ProtobufConverter", protobuf.New(), props, isKey)
 	if err != nil {
 		return nil, err
 	}
@@ -99,9 +99,7 @@ func (c *ProtobufConverter) FromConnect(topic string, s *Schema, value any) ([]b
 	if err != nil {
 		return nil, err
 	}
-	target, err := c.registry.target(topic, w, w.text, w.parsed, func(latest schema.Parsed) []string {
-		return protobuf.New().Compatible(latest, w.parsed)
-	})
+	target, err := c.registry.target(topic, w, w.text, w.parsed)
 	if err != nil {
 		return nil, err
 	}

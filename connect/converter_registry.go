@@ -28,8 +28,9 @@ const registryTimeout = 30 * time.Second
 
 // registryConverter is the registry half of a format converter.
 type registryConverter struct {
-	name         string      // the converter's name in messages: AvroConverter, …
-	format       schema.Type // the schemaType it registers and accepts
+	name         string        // the converter's name in messages: AvroConverter, …
+	format       schema.Format // the format it registers and accepts
+	typ          schema.Type   // format.Type()
 	isKey        bool
 	client       *serde.Client
 	autoRegister bool
@@ -59,8 +60,8 @@ type compatPair struct {
 
 // newRegistryConverter reads the settings every registry converter
 // takes; it makes no request. name is the converter's name in errors.
-func newRegistryConverter(name string, format schema.Type, props map[string]string, isKey bool) (*registryConverter, error) {
-	c := &registryConverter{name: name, format: format, isKey: isKey, autoRegister: true, strictLatest: true}
+func newRegistryConverter(name string, format schema.Format, props map[string]string, isKey bool) (*registryConverter, error) {
+	c := &registryConverter{name: name, format: format, typ: format.Type(), isKey: isKey, autoRegister: true, strictLatest: true}
 	rawURL := strings.TrimSpace(props["schema.registry.url"])
 	if rawURL == "" {
 		return nil, fmt.Errorf("connect: %s needs schema.registry.url", name)
@@ -156,10 +157,8 @@ func (c *registryConverter) forgetWritten() {
 // converter's write schema, by pointer) on topic is framed with: its
 // own (registered, or looked up with auto.register.schemas=false) or,
 // with use.latest.version, the subject's latest version. text and parsed
-// are key's schema; compatible(latest) says why the latest version
-// cannot read it (latest.compatibility.strict).
-func (c *registryConverter) target(topic string, key any, text string, parsed schema.Parsed,
-	compatible func(latest schema.Parsed) []string) (serde.Schema, error) {
+// are key's schema.
+func (c *registryConverter) target(topic string, key any, text string, parsed schema.Parsed) (serde.Schema, error) {
 	cacheKey := registryTarget{key, topic}
 	if !c.useLatest {
 		c.cache.Lock()
@@ -169,23 +168,23 @@ func (c *registryConverter) target(topic string, key any, text string, parsed sc
 			return t, nil
 		}
 	}
-	subject, err := c.strategy(topic, c.isKey, serde.Schema{Type: c.format, Text: text, Parsed: parsed})
+	subject, err := c.strategy(topic, c.isKey, serde.Schema{Type: c.typ, Text: text, Parsed: parsed})
 	if err != nil {
 		return serde.Schema{}, fmt.Errorf("%w: subject name: %v", ErrConversion, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), registryTimeout)
 	defer cancel()
-	req := serde.Text{Type: c.format, Schema: text}
+	req := serde.Text{Type: c.typ, Schema: text}
 	switch {
 	case c.useLatest:
 		latest, err := c.client.Version(ctx, subject, -1)
 		if err != nil {
 			return serde.Schema{}, registryError(err, "the latest version of subject "+subject)
 		}
-		if latest.Type != c.format {
-			return serde.Schema{}, fmt.Errorf("%w: the latest version of subject %s is %s, not %s", ErrConversion, subject, latest.Type, c.format)
+		if latest.Type != c.typ {
+			return serde.Schema{}, fmt.Errorf("%w: the latest version of subject %s is %s, not %s", ErrConversion, subject, latest.Type, c.typ)
 		}
-		if err := c.checkLatest(latest, key, parsed, subject, compatible); err != nil {
+		if err := c.checkLatest(latest, key, parsed, subject); err != nil {
 			return serde.Schema{}, err
 		}
 		return latest, nil
@@ -221,8 +220,7 @@ func (c *registryConverter) remember(key registryTarget, s serde.Schema) serde.S
 
 // checkLatest: with latest.compatibility.strict the latest version must
 // read what the record's own schema describes (Confluent's check).
-func (c *registryConverter) checkLatest(latest serde.Schema, key any, parsed schema.Parsed, subject string,
-	compatible func(latest schema.Parsed) []string) error {
+func (c *registryConverter) checkLatest(latest serde.Schema, key any, parsed schema.Parsed, subject string) error {
 	if !c.strictLatest {
 		return nil
 	}
@@ -233,7 +231,7 @@ func (c *registryConverter) checkLatest(latest serde.Schema, key any, parsed sch
 	if ok {
 		return err
 	}
-	if reasons := compatible(latest.Parsed); len(reasons) > 0 {
+	if reasons := c.format.Compatible(latest.Parsed, parsed); len(reasons) > 0 {
 		err = fmt.Errorf("%w: use.latest.version: the latest version of subject %s (id %d) cannot read the record's schema: %s",
 			ErrConversion, subject, latest.ID, strings.Join(reasons, "; "))
 	}
@@ -265,8 +263,8 @@ func (c *registryConverter) schemaByID(id int) (serde.Schema, error) {
 	if err != nil {
 		return serde.Schema{}, registryError(err, "fetching schema id "+strconv.Itoa(id))
 	}
-	if s.Type != c.format {
-		return serde.Schema{}, fmt.Errorf("%w: schema id %d is %s, not %s", ErrConversion, id, s.Type, c.format)
+	if s.Type != c.typ {
+		return serde.Schema{}, fmt.Errorf("%w: schema id %d is %s, not %s", ErrConversion, id, s.Type, c.typ)
 	}
 	c.cache.Lock()
 	if c.cache.read == nil || len(c.cache.read) >= schemaCacheSize {

@@ -86,7 +86,7 @@ func FuzzProtobufToConnect(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	registry := &registryConverter{format: schema.Protobuf}
+	registry := &registryConverter{format: protobuf.New(), typ: schema.Protobuf}
 	registry.cache.read = map[int]serde.Schema{1: {ID: 1, Type: schema.Protobuf, Text: text, Parsed: parsed}}
 	c := &ProtobufConverter{registry: registry}
 	md, _ := protobuf.MessageByIndexes(parsed, []int{0})
