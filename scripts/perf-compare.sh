@@ -5,8 +5,14 @@
 #   raw       `strata perf baseline` (disk write, page-cache read, loopback TCP)
 #             and `strata perf raw-produce` / `raw-fetch` against a fresh server
 #   jetstream `nats bench js pub async` (file storage) / `nats bench js ordered`
-# then a table of MiB/s and the ratios strata/dd, strata/JetStream and
-# raw produce/disk write, raw fetch/page-cache read, raw fetch/loopback TCP.
+#   omb       `strata perf omb` on one node: the 50 MB/s workload, the
+#             unthrottled max-rate one with acks=1, then half of the highest
+#             rate the consumers kept up with
+#   omb3      `strata perf omb` on three `strata server` processes, RF=3,
+#             acks=all, min.insync.replicas=2: 20 MB/s, then unthrottled
+# then a table of MiB/s and the ratios strata/dd, strata/JetStream,
+# raw produce/disk write, raw fetch/page-cache read, raw fetch/loopback TCP,
+# and the OMB figures with three nodes' throughput / one node's.
 #
 # Run with `make perf`. Knobs (environment):
 #   RECORDS=2000000      messages produced and consumed, by strata and by JetStream
@@ -14,7 +20,10 @@
 #   PARTITIONS=1         partitions of the strata topic (JetStream: one stream)
 #   DD_MB=2048           size of the dd write, MiB
 #   PERF_DIR=/var/tmp    where the scratch directory goes (keep it on a real disk, not tmpfs)
-#   PERF_PARTS="dd strata raw jetstream"   which parts to run
+#   PERF_PARTS="dd strata raw jetstream omb omb3"   which parts to run
+#   OMB_WARMUP=15s OMB_DURATION=45s   phases of each OMB workload
+#   OMB_TOPIC_CONFIGS="retention.bytes=536870912 segment.bytes=67108864 file.delete.delay.ms=1000"
+#                        configs of the OMB topics: bound what an unthrottled run leaves on disk
 #   RAW_DURATION=10s     length of each raw run and of each timed baseline figure
 #   RAW_CONNECTIONS=2 RAW_IN_FLIGHT=8 RAW_PARTITIONS=4 RAW_RECORDS_PER_BATCH=16
 #   PRODUCER_PROPS="acks=1 linger.ms=5 batch.size=1048576"
@@ -32,7 +41,10 @@ RECORD_SIZE="${RECORD_SIZE:-1024}"
 PARTITIONS="${PARTITIONS:-1}"
 DD_MB="${DD_MB:-2048}"
 PERF_DIR="${PERF_DIR:-/var/tmp}"
-PERF_PARTS="${PERF_PARTS:-dd strata raw jetstream}"
+PERF_PARTS="${PERF_PARTS:-dd strata raw jetstream omb omb3}"
+OMB_WARMUP="${OMB_WARMUP:-15s}"
+OMB_DURATION="${OMB_DURATION:-45s}"
+OMB_TOPIC_CONFIGS="${OMB_TOPIC_CONFIGS:-retention.bytes=536870912 segment.bytes=67108864 file.delete.delay.ms=1000}"
 RAW_DURATION="${RAW_DURATION:-10s}"
 RAW_CONNECTIONS="${RAW_CONNECTIONS:-2}"
 RAW_IN_FLIGHT="${RAW_IN_FLIGHT:-8}"
@@ -66,12 +78,17 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# free_port prints a loopback port nothing is listening on.
+# free_port prints a loopback port nothing is listening on and that it has
+# not handed out before (a cluster takes several before any is bound). It
+# runs in a subshell ($(free_port)), so the ports handed out are kept in a
+# file.
 free_port() {
 	local port
 	for _ in $(seq 100); do
 		port=$((20000 + RANDOM % 40000))
+		if grep -qx "$port" "$work/ports" 2>/dev/null; then continue; fi
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+			echo "$port" >>"$work/ports"
 			echo "$port"
 			return
 		fi
@@ -118,10 +135,79 @@ start_strata() {
 	rm -rf "$work/strata"
 	log "strata: server on $addr, data in $work/strata"
 	"$bin/strata" server --listen "$addr" --http-listen "127.0.0.1:$http_port" --data-dir "$work/strata" \
-		--log-level warn >"$work/strata.log" 2>&1 &
+		--log-level warn --set log.retention.check.interval.ms=5000 >"$work/strata.log" 2>&1 &
 	strata_pid=$!
 	pids+=("$strata_pid")
 	wait_port "$port" "$strata_pid" strata
+}
+
+# start_cluster: three bin/strata server processes, every one a voter and a
+# broker, on free loopback ports with fresh data directories; sets addr (all
+# three) and cluster_pids, and returns once an RF=3 topic can be created.
+start_cluster() {
+	build_strata
+	local i voters="" port cport hport
+	local -a ports=()
+	cluster_pids=()
+	declare -gA cport_of=()
+	for i in 1 2 3; do
+		cport="$(free_port)"
+		cport_of[$i]="$cport"
+		voters+="${voters:+,}$i@127.0.0.1:$cport"
+	done
+	for i in 1 2 3; do
+		port="$(free_port)"
+		hport="$(free_port)"
+		ports+=("$port")
+		rm -rf "$work/node$i"
+		"$bin/strata" server --node-id "$i" --data-dir "$work/node$i" --listen "127.0.0.1:$port" \
+			--http-listen "127.0.0.1:$hport" --controllers "$voters" --controller-listen "127.0.0.1:${cport_of[$i]}" \
+			--log-level warn --set log.retention.check.interval.ms=5000 >"$work/node$i.log" 2>&1 &
+		cluster_pids+=($!)
+		pids+=($!)
+	done
+	addr=""
+	for i in 0 1 2; do
+		wait_port "${ports[$i]}" "${cluster_pids[$i]}" "node$((i + 1))"
+		addr+="${addr:+,}127.0.0.1:${ports[$i]}"
+	done
+	log "cluster: brokers $addr, controllers $voters, data in $work/node{1,2,3}"
+	for _ in $(seq 300); do
+		if "$bin/strata" topic create perf-probe -r 3 -p 1 -b "$addr" >/dev/null 2>&1; then
+			"$bin/strata" topic delete perf-probe -b "$addr" >/dev/null 2>&1 || true
+			return
+		fi
+		sleep 0.1
+	done
+	die "the three nodes did not accept an RF=3 topic within 30s: $(tail -3 "$work/node1.log")"
+}
+
+# omb_run NAME WORKLOAD [FLAG...]: strata perf omb against addr, with the
+# OMB topic configs; its result JSON goes to $work/omb-NAME.json.
+omb_run() {
+	local name="$1" workload="$2" c
+	shift 2
+	local -a cflags=()
+	for c in $OMB_TOPIC_CONFIGS; do cflags+=(-c "$c"); done
+	log "strata perf omb ($name): $workload $*"
+	"$bin/strata" perf omb "$workload" --bootstrap-server "$addr" --warmup-duration "$OMB_WARMUP" \
+		--test-duration "$OMB_DURATION" --output "$work/omb-$name.json" --topic-prefix "omb-$name" "${cflags[@]}" "$@" \
+		>"$work/omb-$name.log" 2>&1 || die "strata perf omb ($name) failed: $(tail -5 "$work/omb-$name.log")"
+	grep -E '^----- Aggregated|^Aggregated' "$work/omb-$name.log" >&2 || true
+}
+
+# omb_figures NAME: "pubMiB consMiB pubMsgs consMsgs p99 p999 e2eP99" from
+# the result JSON: rates averaged over the test phase's periods, latencies
+# aggregated over the test phase (ms).
+omb_figures() {
+	python3 - "$work/omb-$1.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+mean = lambda xs: sum(xs) / len(xs) if xs else 0.0
+pub, cons, size = mean(r["publishRate"]), mean(r["consumeRate"]), r["messageSize"]
+print("%.1f %.1f %.0f %.0f %.1f %.1f %.1f" % (pub * size / 1048576, cons * size / 1048576, pub, cons,
+      r["aggregatedPublishLatency99pct"], r["aggregatedPublishLatency999pct"], r["aggregatedEndToEndLatency99pct"]))
+PY
 }
 
 # mib_per_sec BYTES SECONDS
@@ -137,6 +223,8 @@ js_pub_mib="n/a"; js_pub_msgs="n/a"
 js_consume_mib="n/a"; js_consume_msgs="n/a"
 base_write_mib="n/a"; base_read_mib="n/a"; base_tcp_mib="n/a"
 raw_produce_mib="n/a"; raw_produce_msgs="n/a"; raw_fetch_mib="n/a"
+omb_rows=()
+omb1_max_mib="n/a"; omb3_max_mib="n/a"
 
 log "scratch directory $work ($(df -h --output=source,fstype,avail "$work" | tail -1 | tr -s ' '))"
 
@@ -259,6 +347,42 @@ if wants jetstream; then
 	stop_pid "$nats_pid"
 fi
 
+# --- OpenMessaging Benchmark workloads --------------------------------------
+# omb_row LABEL NAME TARGET: a summary row of the run NAME.
+omb_row() {
+	local f
+	read -r -a f < <(omb_figures "$2")
+	omb_rows+=("$(printf '%-44s %8s %8s %9s %9s %9s  %s' "$1" "${f[0]}" "${f[1]}" "${f[4]}" "${f[5]}" "${f[6]}" "$3")")
+	omb_last=("${f[@]}")
+}
+if wants omb; then
+	start_strata
+	omb_run 50mb deploy/perf/1-topic-16-partitions-1kb-50mb.yaml
+	omb_row "1 node, 50 MB/s, acks=all" 50mb "target: pub p99 <= 5, e2e p99 <= 10"
+	omb_run max deploy/perf/1-topic-16-partitions-1kb-max-rate.yaml --acks 1
+	omb_row "1 node, unthrottled, acks=1" max "-"
+	omb1_max_mib="${omb_last[0]}"
+	# OMB's maximum rate is the highest the consumers keep up with: run at
+	# half of what they consumed unthrottled.
+	half=$(awk -v c="${omb_last[3]}" 'BEGIN { printf "%d", c / 2 }')
+	sed -E "s/^producerRate: .*/producerRate: $half/; s/^name: .*/name: 1 topic \/ 16 partitions \/ 1kb \/ half of the max rate/" \
+		deploy/perf/1-topic-16-partitions-1kb-max-rate.yaml >"$work/half-max.yaml"
+	omb_run half "$work/half-max.yaml"
+	omb_row "1 node, half the max consume rate ($half msg/s)" half "target: pub p99 <= 20"
+	stop_pid "$strata_pid"
+	rm -rf "$work/strata"
+fi
+if wants omb3; then
+	start_cluster
+	omb_run 3n20mb deploy/perf/1-topic-16-partitions-1kb-20mb.yaml --replication-factor 3 -c min.insync.replicas=2
+	omb_row "3 nodes RF=3 acks=all, 20 MB/s" 3n20mb "target: pub p99 <= 15"
+	omb_run 3nmax deploy/perf/1-topic-16-partitions-1kb-max-rate.yaml --replication-factor 3 -c min.insync.replicas=2
+	omb_row "3 nodes RF=3 acks=all, unthrottled" 3nmax "-"
+	omb3_max_mib="${omb_last[0]}"
+	for pid in "${cluster_pids[@]}"; do stop_pid "$pid"; done
+	rm -rf "$work"/node?
+fi
+
 # --- summary --------------------------------------------------------------
 num() { awk -v x="$1" -v f="$2" 'BEGIN { if (x ~ /^[0-9.]+$/) printf f, x; else print x }'; }
 for v in dd_mib strata_produce_mib strata_consume_mib js_pub_mib js_consume_mib \
@@ -291,3 +415,16 @@ $(printf '%-36s %12s' "raw produce / disk write" "$(ratio "$raw_produce_mib" "$b
 $(printf '%-36s %12s' "raw fetch / page-cache read" "$(ratio "$raw_fetch_mib" "$base_read_mib")")
 $(printf '%-36s %12s' "raw fetch / loopback TCP" "$(ratio "$raw_fetch_mib" "$base_tcp_mib")")
 EOF
+if ((${#omb_rows[@]} > 0)); then
+	cat <<EOF
+
+OpenMessaging Benchmark workloads (strata perf omb, warm-up $OMB_WARMUP, test $OMB_DURATION, 16 partitions,
+1 KiB random payloads, franz-go's default snappy, linger.ms=1; topic configs: $OMB_TOPIC_CONFIGS)
+MB/s as OMB prints it (2^20 bytes of payload per second); latencies in ms
+
+$(printf '%-44s %8s %8s %9s %9s %9s' "workload" "pub MB/s" "con MB/s" "pub p99" "pub p99.9" "e2e p99")
+$(printf '%s\n' "${omb_rows[@]}")
+
+$(printf '%-44s %8s  %s' "3 nodes unthrottled / 1 node unthrottled" "$(ratio "$omb3_max_mib" "$omb1_max_mib")" "target: >= 0.6")
+EOF
+fi

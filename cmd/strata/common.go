@@ -207,6 +207,18 @@ func parseKeyValues(pairs []string, what string) (map[string]string, error) {
 	return out, nil
 }
 
+// configPointers is kv as CreateTopics takes configs: nil when empty.
+func configPointers(kv map[string]string) map[string]*string {
+	if len(kv) == 0 {
+		return nil
+	}
+	out := make(map[string]*string, len(kv))
+	for k, v := range kv {
+		out[k] = &v
+	}
+	return out
+}
+
 // sortedKeys returns m's keys in order, for stable output.
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))

@@ -62,6 +62,8 @@ type perfOMBOptions struct {
 	warmupDuration    time.Duration
 	topicPrefix       string
 	replicationFactor int16
+	topicConfigs      []string
+	acks              string
 	keepTopics        bool
 }
 
@@ -105,6 +107,9 @@ publish and end-to-end latency histograms as HdrHistogram .hgrm files.`,
 	f.DurationVar(&opts.warmupDuration, "warmup-duration", -1, "warmup length, replacing the workload's warmupDurationMinutes")
 	f.StringVar(&opts.topicPrefix, "topic-prefix", "test-topic", "prefix of the created topics' names")
 	f.Int16Var(&opts.replicationFactor, "replication-factor", -1, "replication factor of the created topics (-1: the cluster default)")
+	f.StringArrayVarP(&opts.topicConfigs, "topic-config", "c", nil,
+		"config key=value of the created topics (repeatable), as OMB's driver topicConfig: e.g. retention.bytes to bound the disk an unthrottled run fills")
+	f.StringVar(&opts.acks, "acks", "all", "producer acks: all (OMB's Kafka driver), 1 or 0; 1 and 0 turn off idempotence as Kafka's producer must")
 	f.BoolVar(&opts.keepTopics, "keep-topics", false, "do not delete the created topics at the end")
 	return cmd
 }
@@ -161,6 +166,14 @@ func runPerfOMB(cmd *cobra.Command, path string, opts perfOMBOptions) error {
 	if err != nil {
 		return err
 	}
+	acks, err := ombAcks(opts.acks)
+	if err != nil {
+		return err
+	}
+	kv, err := parseKeyValues(opts.topicConfigs, "topic-config")
+	if err != nil {
+		return err
+	}
 	conn := connSettingsOf(cmd)
 	if opts.bootstrapServer != "" {
 		conn.brokers = seedBrokers(opts.bootstrapServer)
@@ -178,7 +191,7 @@ func runPerfOMB(cmd *cobra.Command, path string, opts perfOMBOptions) error {
 		topics[i] = fmt.Sprintf("%s-%07d-%s", opts.topicPrefix, i, randomName(rng))
 	}
 	createCtx, cancel := conn.requestContext(cmd)
-	created, err := adm.CreateTopics(createCtx, int32(w.PartitionsPerTopic), opts.replicationFactor, nil, topics...)
+	created, err := adm.CreateTopics(createCtx, int32(w.PartitionsPerTopic), opts.replicationFactor, configPointers(kv), topics...)
 	cancel()
 	if err != nil {
 		return fmt.Errorf("create topics: %w", err)
@@ -215,7 +228,7 @@ func runPerfOMB(cmd *cobra.Command, path string, opts perfOMBOptions) error {
 	// After the first Ctrl-C the run winds down (flush, delete topics); a
 	// second one gets the default handling and kills the process.
 	go func() { <-ctx.Done(); stop() }()
-	run := &ombRun{plan: plan, topics: topics, out: out, conn: conn, cmd: cmd, rng: rng}
+	run := &ombRun{plan: plan, topics: topics, out: out, conn: conn, cmd: cmd, rng: rng, acks: acks}
 	run.mu.rec = newOMBRecorder(time.Now())
 	res, err := run.execute(ctx)
 	if err != nil {
@@ -225,6 +238,20 @@ func runPerfOMB(cmd *cobra.Command, path string, opts perfOMBOptions) error {
 		return err
 	}
 	return writeOMBOutputs(opts, res, run)
+}
+
+// ombAcks is the producer options for --acks: all keeps franz-go's
+// idempotent default; 1 and 0 turn idempotence off, which needs acks=all.
+func ombAcks(acks string) ([]kgo.Opt, error) {
+	switch acks {
+	case "all", "-1":
+		return []kgo.Opt{kgo.RequiredAcks(kgo.AllISRAcks())}, nil
+	case "1":
+		return []kgo.Opt{kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite()}, nil
+	case "0":
+		return []kgo.Opt{kgo.RequiredAcks(kgo.NoAck()), kgo.DisableIdempotentWrite()}, nil
+	}
+	return nil, fmt.Errorf("invalid --acks %q: want all, 1 or 0", acks)
 }
 
 // randomName is 7 random letters, as OMB's topic and subscription suffixes.
@@ -242,6 +269,7 @@ type ombRun struct {
 	conn   connSettings
 	cmd    *cobra.Command
 	rng    *rand.Rand
+	acks   []kgo.Opt // the producers' acks settings
 
 	mu struct {
 		sync.Mutex
@@ -303,12 +331,12 @@ func (r *ombRun) execute(ctx context.Context) (*ombResult, error) {
 	}
 	for i, topic := range r.topics {
 		for p := range w.ProducersPerTopic {
-			cl, err := r.conn.newClient(r.cmd,
+			cl, err := r.conn.newClient(r.cmd, append([]kgo.Opt{
 				kgo.DefaultProduceTopic(topic),
 				kgo.ClientID("strata-perf-omb-producer"),
 				kgo.ProducerLinger(time.Millisecond), // OMB's Kafka driver: linger.ms=1
 				kgo.RecordDeliveryTimeout(max(r.conn.timeout, 2*time.Minute)),
-			)
+			}, r.acks...)...)
 			if err != nil {
 				return nil, err
 			}

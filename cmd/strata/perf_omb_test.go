@@ -176,7 +176,8 @@ producersPerTopic: 1
 producerRate: 2000
 consumerBacklogSizeGB: 0.002
 testDurationMinutes: 1
-`, "--warmup-duration", "0s", "--test-duration", "500ms", "--output", output, "--topic-prefix", "omb-backlog")
+`, "--warmup-duration", "0s", "--test-duration", "500ms", "--output", output, "--topic-prefix", "omb-backlog",
+		"--acks", "1", "--topic-config", "retention.bytes=1073741824", "-c", "segment.bytes=16777216")
 
 	drain := regexp.MustCompile(`(?m)^----- Backlog drained: (\d+) messages \([\d.]+ MB\) in [\d.]+ s \| Drain rate ([\d.]+) msg/s`).FindStringSubmatch(out)
 	if drain == nil {
@@ -214,5 +215,21 @@ func TestPerfOMBBadInput(t *testing.T) {
 	res = runCLI(t, 20*time.Second, "", "-b", "127.0.0.1:1", "--timeout", "2s", "perf", "omb", good)
 	if res.err == nil || !strings.Contains(res.err.Error(), "cannot reach brokers 127.0.0.1:1") {
 		t.Errorf("unreachable endpoint: %v", res.err)
+	}
+	for _, tc := range []struct{ flag, value, want string }{
+		{"--acks", "2", `invalid --acks "2": want all, 1 or 0`},
+		{"--topic-config", "retention.bytes", `invalid topic-config "retention.bytes": want key=value`},
+	} {
+		res = runCLI(t, 20*time.Second, "", "-b", "127.0.0.1:1", "--timeout", "2s", "perf", "omb", good, tc.flag, tc.value)
+		if res.err == nil || res.err.Error() != tc.want {
+			t.Errorf("%s %s: %v, want %q", tc.flag, tc.value, res.err, tc.want)
+		}
+	}
+	// A topic config the broker refuses fails the run before any traffic.
+	addr := startBroker(t, nil)
+	res = runCLI(t, 30*time.Second, "", "-b", addr, "--timeout", "5s", "perf", "omb", good, "--topic-prefix", "omb-bad",
+		"-c", "retention.bytes=lots")
+	if res.err == nil || !strings.Contains(res.err.Error(), "INVALID_CONFIG") || !strings.Contains(res.err.Error(), "retention.bytes") {
+		t.Errorf("refused topic config: %v", res.err)
 	}
 }

@@ -66,13 +66,7 @@ func newTopicCreateCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var cfg map[string]*string
-			if len(kv) > 0 {
-				cfg = make(map[string]*string, len(kv))
-				for k, v := range kv {
-					cfg[k] = kadm.StringPtr(v)
-				}
-			}
+			cfg := configPointers(kv)
 			adm, ctx, done, err := openAdmin(cmd)
 			if err != nil {
 				return err
