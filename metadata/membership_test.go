@@ -177,6 +177,8 @@ func TestMembershipErrors(t *testing.T) {
 	if err := ln.RemoveVoter(ctxFor(t, 5*time.Second), 99, [16]byte{}); !errors.Is(err, metadata.ErrVoterNotFound) {
 		t.Errorf("removing unknown voter: %v, want ErrVoterNotFound", err)
 	}
+	// A follower names the leader once it has heard from it.
+	c.WaitFor("the follower to know the leader", 10*time.Second, func() bool { return c.Node(follower).LeaderID() == leader })
 	var nl *metadata.NotLeaderError
 	if err := c.Node(follower).RemoveVoter(ctxFor(t, 5*time.Second), leader, [16]byte{}); !errors.As(err, &nl) || nl.Leader != leader {
 		t.Errorf("RemoveVoter on follower: %v, want NotLeaderError with leader %d", err, leader)
