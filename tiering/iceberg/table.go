@@ -1,0 +1,470 @@
+package iceberg
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"testing/fstest"
+	"time"
+
+	iceberg "github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/strata-streaming/strata/tiering"
+)
+
+// SummaryLastOffsets is the snapshot-summary property that carries, as a
+// JSON object from Kafka partition to offset, the last offset of each
+// partition the table holds. Every snapshot carries the whole map forward,
+// so the current snapshot alone says where each partition resumes.
+const SummaryLastOffsets = "strata.kafka.last-offsets"
+
+// Sentinel errors.
+var (
+	// ErrConflict: another writer committed the version this one was about
+	// to write. Append retries on it; it surfaces only when retries run out.
+	ErrConflict = errors.New("iceberg: concurrent commit")
+	// ErrCorruptTable: the table's metadata cannot be read as Iceberg.
+	ErrCorruptTable = errors.New("iceberg: corrupt table metadata")
+)
+
+// Config says where a table lives.
+type Config struct {
+	// Store holds the table's objects.
+	Store tiering.ObjectStore
+	// Prefix is the table's key prefix in Store, e.g. "iceberg/strata/orders".
+	Prefix string
+	// Location is the URI readers use for Prefix, written into the metadata,
+	// e.g. "s3://bucket/p/iceberg/strata/orders" or "file:///data/objects/iceberg/strata/orders".
+	Location string
+	// Properties are the table properties set when the table is created.
+	Properties map[string]string
+}
+
+// Table writes one Iceberg v2 table. A Table is not safe for concurrent
+// Appends: the broker runs one committer per table per node.
+type Table struct {
+	cfg Config
+}
+
+// Open returns the table at cfg; nothing is read or written until Load,
+// Create or Append.
+func Open(cfg Config) (*Table, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("iceberg: no object store")
+	}
+	cfg.Prefix = strings.Trim(cfg.Prefix, "/")
+	cfg.Location = strings.TrimRight(cfg.Location, "/")
+	if cfg.Prefix == "" || cfg.Location == "" {
+		return nil, errors.New("iceberg: a table needs a prefix and a location")
+	}
+	return &Table{cfg: cfg}, nil
+}
+
+// Location is the table's URI.
+func (t *Table) Location() string { return t.cfg.Location }
+
+// State is a table as of one metadata version.
+type State struct {
+	// Version is N of metadata/vN.metadata.json; 0 means no table yet.
+	Version          int
+	MetadataLocation string
+	Metadata         table.Metadata
+	// MetadataJSON is the metadata file as stored.
+	MetadataJSON []byte
+	// LastOffsets is, per Kafka partition, the last offset the current
+	// snapshot holds. A partition absent has nothing in the table.
+	LastOffsets map[int32]int64
+}
+
+func (t *Table) metadataKey(version int) string {
+	return fmt.Sprintf("%s/metadata/v%d.metadata.json", t.cfg.Prefix, version)
+}
+
+func (t *Table) hintKey() string { return t.cfg.Prefix + "/metadata/version-hint.text" }
+
+// keyOf maps a location inside the table back to its object key.
+func (t *Table) keyOf(location string) (string, error) {
+	rest, ok := strings.CutPrefix(location, t.cfg.Location+"/")
+	if !ok {
+		return "", fmt.Errorf("%w: %q is outside the table's location %q", ErrCorruptTable, location, t.cfg.Location)
+	}
+	return t.cfg.Prefix + "/" + rest, nil
+}
+
+func (t *Table) getAll(ctx context.Context, key string) ([]byte, error) {
+	rc, err := t.cfg.Store.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}
+
+func (t *Table) put(ctx context.Context, key string, data []byte) error {
+	return t.cfg.Store.Put(ctx, key, bytes.NewReader(data), int64(len(data)))
+}
+
+// Load reads the table's current metadata: version-hint.text names a
+// version, and any later vN.metadata.json (a writer that stopped between
+// the metadata and the hint) wins. No table is State{Version: 0}.
+func (t *Table) Load(ctx context.Context) (State, error) {
+	version := 0
+	hint, err := t.getAll(ctx, t.hintKey())
+	switch {
+	case err == nil:
+		v, perr := strconv.Atoi(strings.TrimSpace(string(hint)))
+		if perr != nil || v < 1 {
+			return State{}, fmt.Errorf("%w: version-hint.text holds %q", ErrCorruptTable, hint)
+		}
+		version = v
+	case errors.Is(err, tiering.ErrNotFound):
+		// A writer may have stopped after v1 but before the hint.
+	default:
+		return State{}, fmt.Errorf("iceberg: read version hint: %w", err)
+	}
+	for {
+		_, err := t.cfg.Store.Head(ctx, t.metadataKey(version+1))
+		if errors.Is(err, tiering.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return State{}, fmt.Errorf("iceberg: look for metadata v%d: %w", version+1, err)
+		}
+		version++
+	}
+	if version == 0 {
+		return State{LastOffsets: map[int32]int64{}}, nil
+	}
+	raw, err := t.getAll(ctx, t.metadataKey(version))
+	if err != nil {
+		return State{}, fmt.Errorf("iceberg: read metadata v%d: %w", version, err)
+	}
+	md, err := table.ParseMetadataBytes(raw)
+	if err != nil {
+		return State{}, fmt.Errorf("%w: v%d: %v", ErrCorruptTable, version, err)
+	}
+	offsets, err := lastOffsets(md.CurrentSnapshot())
+	if err != nil {
+		return State{}, err
+	}
+	return State{
+		Version:          version,
+		MetadataLocation: fmt.Sprintf("%s/metadata/v%d.metadata.json", t.cfg.Location, version),
+		Metadata:         md,
+		MetadataJSON:     raw,
+		LastOffsets:      offsets,
+	}, nil
+}
+
+func lastOffsets(snap *table.Snapshot) (map[int32]int64, error) {
+	out := map[int32]int64{}
+	if snap == nil || snap.Summary == nil {
+		return out, nil
+	}
+	raw, ok := snap.Summary.Properties[SummaryLastOffsets]
+	if !ok {
+		return out, nil
+	}
+	var byName map[string]int64
+	if err := json.Unmarshal([]byte(raw), &byName); err != nil {
+		return nil, fmt.Errorf("%w: snapshot %d: %s: %v", ErrCorruptTable, snap.SnapshotID, SummaryLastOffsets, err)
+	}
+	for name, off := range byName {
+		p, err := strconv.ParseInt(name, 10, 32)
+		if err != nil || p < 0 {
+			return nil, fmt.Errorf("%w: snapshot %d: partition %q", ErrCorruptTable, snap.SnapshotID, name)
+		}
+		out[int32(p)] = off
+	}
+	return out, nil
+}
+
+// writeVersion stores metadata as version v and points the hint at it. It
+// refuses (ErrConflict) if v exists already. The object store has no
+// conditional put, so two writers racing within the Head-to-Put window can
+// still both write v: the broker keeps one committer per table per node.
+func (t *Table) writeVersion(ctx context.Context, v int, md table.Metadata) ([]byte, error) {
+	raw, err := json.Marshal(md)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: encode metadata: %w", err)
+	}
+	if _, err := t.cfg.Store.Head(ctx, t.metadataKey(v)); err == nil {
+		return nil, fmt.Errorf("%w: v%d exists", ErrConflict, v)
+	} else if !errors.Is(err, tiering.ErrNotFound) {
+		return nil, fmt.Errorf("iceberg: check metadata v%d: %w", v, err)
+	}
+	if err := t.put(ctx, t.metadataKey(v), raw); err != nil {
+		return nil, fmt.Errorf("iceberg: write metadata v%d: %w", v, err)
+	}
+	// The hint is a convenience for readers without a catalog; Load looks
+	// past it, so a failure here loses nothing.
+	if err := t.put(ctx, t.hintKey(), []byte(strconv.Itoa(v))); err != nil {
+		return raw, fmt.Errorf("iceberg: metadata v%d written, version hint not: %w", v, err)
+	}
+	return raw, nil
+}
+
+// Create makes the table (key_value schema, partitioned by hour(timestamp))
+// if it does not exist, and returns its state.
+func (t *Table) Create(ctx context.Context) (State, error) {
+	st, err := t.Load(ctx)
+	if err != nil || st.Version > 0 {
+		return st, err
+	}
+	spec := HourPartitionSpec()
+	props := iceberg.Properties{table.PropertyFormatVersion: "2", "write.format.default": "parquet"}
+	for k, v := range t.cfg.Properties {
+		props[k] = v
+	}
+	md, err := table.NewMetadata(KeyValueSchema(), &spec, table.UnsortedSortOrder, t.cfg.Location, props)
+	if err != nil {
+		return State{}, fmt.Errorf("iceberg: new table metadata: %w", err)
+	}
+	if _, err := t.writeVersion(ctx, 1, md); err != nil && !errors.Is(err, ErrConflict) {
+		return State{}, err
+	}
+	return t.Load(ctx)
+}
+
+// CommitResult says what an Append committed.
+type CommitResult struct {
+	// Version is the metadata version written (the one before if nothing was).
+	Version    int
+	SnapshotID int64
+	Rows       int64
+	Files      int
+	Bytes      int64
+	// LastOffsets is the table's per-partition last offset after the commit.
+	LastOffsets map[int32]int64
+}
+
+// appendAttempts bounds the retries of a commit that lost a race.
+const appendAttempts = 5
+
+// Append commits records as one snapshot: one Parquet file per hour the
+// records span, a manifest, a manifest list, metadata vN+1 and the hint.
+// Records at or below a partition's last offset in the table are dropped
+// first, so appending the same records again (a retry after a failure whose
+// outcome was unknown, or a new leader re-reading) never duplicates a row.
+// Within a partition the records must be in offset order.
+func (t *Table) Append(ctx context.Context, records []Record) (CommitResult, error) {
+	var lastErr error
+	for range appendAttempts {
+		res, err := t.appendOnce(ctx, records)
+		if !errors.Is(err, ErrConflict) {
+			return res, err
+		}
+		lastErr = err
+	}
+	return CommitResult{}, lastErr
+}
+
+func (t *Table) appendOnce(ctx context.Context, records []Record) (CommitResult, error) {
+	st, err := t.Create(ctx)
+	if err != nil {
+		return CommitResult{}, err
+	}
+	fresh := make([]Record, 0, len(records))
+	newLast := map[int32]int64{}
+	for p, o := range st.LastOffsets {
+		newLast[p] = o
+	}
+	for _, r := range records {
+		if last, ok := newLast[r.Partition]; ok && r.Offset <= last {
+			continue
+		}
+		fresh = append(fresh, r)
+		newLast[r.Partition] = r.Offset
+	}
+	res := CommitResult{Version: st.Version, LastOffsets: newLast}
+	if cur := st.Metadata.CurrentSnapshot(); cur != nil {
+		res.SnapshotID = cur.SnapshotID
+	}
+	if len(fresh) == 0 {
+		return res, nil
+	}
+	md := st.Metadata
+	schema := md.CurrentSchema()
+	spec := md.PartitionSpec()
+	asc, err := arrowSchema(schema)
+	if err != nil {
+		return CommitResult{}, err
+	}
+
+	// One data file per hour.
+	byHour := map[int64][]Record{}
+	for _, r := range fresh {
+		h := r.Timestamp.UTC().Unix() / 3600
+		if r.Timestamp.Before(time.Unix(0, 0)) && r.Timestamp.Unix()%3600 != 0 {
+			h-- // floor for times before 1970
+		}
+		byHour[h] = append(byHour[h], r)
+	}
+	hours := make([]int64, 0, len(byHour))
+	for h := range byHour {
+		hours = append(hours, h)
+	}
+	sort.Slice(hours, func(i, j int) bool { return hours[i] < hours[j] })
+
+	snapshotID := newSnapshotID()
+	seq := md.LastSequenceNumber() + 1
+	commitID := uuid.NewString()
+	var entries []iceberg.ManifestEntry
+	for i, h := range hours {
+		rows := byHour[h]
+		data, err := encodeParquet(asc, rows)
+		if err != nil {
+			return CommitResult{}, err
+		}
+		hourName := time.Unix(h*3600, 0).UTC().Format("2006-01-02-15")
+		rel := fmt.Sprintf("data/timestamp_hour=%s/%05d-%s.parquet", hourName, i, commitID)
+		location := t.cfg.Location + "/" + rel
+		if err := t.put(ctx, t.cfg.Prefix+"/"+rel, data); err != nil {
+			return CommitResult{}, fmt.Errorf("iceberg: write data file %s: %w", rel, err)
+		}
+		df, err := dataFile(ctx, location, data, schema, spec, md.Properties())
+		if err != nil {
+			return CommitResult{}, err
+		}
+		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snapshotID, nil, nil, df))
+		res.Rows += int64(len(rows))
+		res.Files++
+		res.Bytes += int64(len(data))
+	}
+
+	// The new manifest, then the manifest list: the new manifest first, the
+	// parent snapshot's manifests after it.
+	manifestRel := fmt.Sprintf("metadata/%s-m0.avro", commitID)
+	var manifestBuf bytes.Buffer
+	mf, err := iceberg.WriteManifest(t.cfg.Location+"/"+manifestRel, &manifestBuf, 2, spec, schema, snapshotID, entries)
+	if err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: encode manifest: %w", err)
+	}
+	if err := t.put(ctx, t.cfg.Prefix+"/"+manifestRel, manifestBuf.Bytes()); err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: write manifest: %w", err)
+	}
+	manifests := []iceberg.ManifestFile{mf}
+	var parentID *int64
+	totalRows, totalFiles, totalBytes := res.Rows, int64(res.Files), res.Bytes
+	if parent := md.CurrentSnapshot(); parent != nil {
+		id := parent.SnapshotID
+		parentID = &id
+		key, err := t.keyOf(parent.ManifestList)
+		if err != nil {
+			return CommitResult{}, err
+		}
+		raw, err := t.getAll(ctx, key)
+		if err != nil {
+			return CommitResult{}, fmt.Errorf("iceberg: read manifest list of snapshot %d: %w", id, err)
+		}
+		old, err := iceberg.ReadManifestList(bytes.NewReader(raw))
+		if err != nil {
+			return CommitResult{}, fmt.Errorf("%w: manifest list of snapshot %d: %v", ErrCorruptTable, id, err)
+		}
+		manifests = append(manifests, old...)
+		if parent.Summary != nil {
+			totalRows += summaryInt(parent.Summary, "total-records")
+			totalFiles += summaryInt(parent.Summary, "total-data-files")
+			totalBytes += summaryInt(parent.Summary, "total-files-size")
+		}
+	}
+	listRel := fmt.Sprintf("metadata/snap-%d-1-%s.avro", snapshotID, commitID)
+	var listBuf bytes.Buffer
+	if err := iceberg.WriteManifestList(2, &listBuf, snapshotID, parentID, &seq, 0, manifests); err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: encode manifest list: %w", err)
+	}
+	if err := t.put(ctx, t.cfg.Prefix+"/"+listRel, listBuf.Bytes()); err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: write manifest list: %w", err)
+	}
+
+	offsetsJSON, err := encodeOffsets(newLast)
+	if err != nil {
+		return CommitResult{}, err
+	}
+	schemaID := schema.ID
+	snap := table.Snapshot{
+		SnapshotID:       snapshotID,
+		ParentSnapshotID: parentID,
+		SequenceNumber:   seq,
+		TimestampMs:      time.Now().UnixMilli(),
+		ManifestList:     t.cfg.Location + "/" + listRel,
+		SchemaID:         &schemaID,
+		Summary: &table.Summary{Operation: table.OpAppend, Properties: iceberg.Properties{
+			"added-data-files":   strconv.Itoa(res.Files),
+			"added-records":      strconv.FormatInt(res.Rows, 10),
+			"added-files-size":   strconv.FormatInt(res.Bytes, 10),
+			"total-data-files":   strconv.FormatInt(totalFiles, 10),
+			"total-records":      strconv.FormatInt(totalRows, 10),
+			"total-files-size":   strconv.FormatInt(totalBytes, 10),
+			"total-delete-files": "0",
+			SummaryLastOffsets:   offsetsJSON,
+		}},
+	}
+	builder, err := table.MetadataBuilderFromBase(md, st.MetadataLocation)
+	if err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: metadata builder: %w", err)
+	}
+	if err := builder.AddSnapshot(&snap); err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: add snapshot: %w", err)
+	}
+	if err := builder.SetSnapshotRef(table.MainBranch, snapshotID, table.BranchRef); err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: set main branch: %w", err)
+	}
+	next, err := builder.Build()
+	if err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: build metadata: %w", err)
+	}
+	if _, err := t.writeVersion(ctx, st.Version+1, next); err != nil && !isHintOnly(err) {
+		return CommitResult{}, err
+	}
+	res.Version = st.Version + 1
+	res.SnapshotID = snapshotID
+	return res, nil
+}
+
+func isHintOnly(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "version hint not")
+}
+
+func summaryInt(s *table.Summary, key string) int64 {
+	v, _ := strconv.ParseInt(s.Properties[key], 10, 64)
+	return v
+}
+
+func encodeOffsets(m map[int32]int64) (string, error) {
+	byName := make(map[string]int64, len(m))
+	for p, o := range m {
+		byName[strconv.Itoa(int(p))] = o
+	}
+	raw, err := json.Marshal(byName)
+	return string(raw), err
+}
+
+// newSnapshotID is a random positive int64, as Iceberg writers use.
+func newSnapshotID() int64 {
+	return rand.Int64N(1<<62) + 1
+}
+
+// dataFile describes a Parquet file for the manifest: counts, sizes and
+// column bounds from its footer, and its partition value (iceberg-go infers
+// hour(timestamp) from the timestamp bounds, all in one hour by design).
+func dataFile(ctx context.Context, location string, data []byte, schema *iceberg.Schema, spec iceberg.PartitionSpec, props iceberg.Properties) (iceberg.DataFile, error) {
+	const name = "file.parquet"
+	fsys := iceio.FSPreProcName(fstest.MapFS{name: &fstest.MapFile{Data: data, Mode: fs.ModePerm}}, func(string) string { return name })
+	df, err := table.FileToDataFile(ctx, fsys, location, schema, spec, 0, props)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: describe data file %s: %w", location, err)
+	}
+	return df, nil
+}
