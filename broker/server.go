@@ -51,7 +51,8 @@ type Server struct {
 	meta   *metadataClient // proposals and the applied index (metadata_client.go)
 	// objects is the tiering object store from --object-store.
 	objects tiering.ObjectStore
-	tiered  *tieredStorage // uploads, remote retention and remote reads (tiered.go)
+	tiered  *tieredStorage    // uploads, remote retention and remote reads (tiered.go)
+	iceberg *icebergCommitter // Iceberg tables of topics with iceberg.enabled (iceberg.go)
 	topics  *topicManager
 	logDirs *logDirSet  // log.dirs: where each partition lives, which dirs are offline (logdirs.go)
 	moves   logDirMoves // moves between log dirs in progress (34_alter_replica_log_dirs.go)
@@ -229,6 +230,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		objects.Close()
 		return nil, err
 	}
+	s.iceberg = newIcebergCommitter(s)
 	s.connsMu.conns = map[*clientConn]struct{}{}
 	start := time.Now()
 	s.topics, err = openTopicManager(s)
@@ -282,6 +284,7 @@ func (s *Server) Start() error {
 	}
 	s.goTask(s.housekeeping)
 	s.goTask(s.tiered.loop)
+	s.goTask(s.iceberg.loop)
 	s.goTask(s.txns.run)
 	s.groups.start()
 	s.serving.Store(true)

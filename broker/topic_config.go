@@ -156,6 +156,12 @@ func init() {
 		{name: valueSubjectStrategyConfig, defaultValue: constant(confluentStrategyPackage + "TopicNameStrategy"), validate: validateSubjectStrategy},
 		{name: keySubjectStrategyConfig, defaultValue: constant(confluentStrategyPackage + "TopicNameStrategy"), validate: validateSubjectStrategy},
 		{name: schemaValidationModeConfig, defaultValue: constant("id"), validate: validateOneOf("id", "decode")},
+		// Iceberg topics (iceberg.go), Redpanda's names.
+		{name: icebergEnabledConfig, defaultValue: constant("false"), validate: validateBool},
+		{name: icebergModeConfig, defaultValue: constant(icebergModeKeyValue), validate: validateIcebergMode},
+		{name: icebergIntervalConfig, defaultValue: constant(icebergDefaultCommitMs), validate: validateLong(100)},
+		{name: icebergTableLocationConfig, defaultValue: constant(""), validate: validateIcebergPrefix},
+		{name: icebergNamespaceConfig, defaultValue: constant(icebergDefaultNamespace), validate: validateIcebergNamespace},
 	}
 	for _, d := range defs {
 		topicConfigDefs[d.name] = d

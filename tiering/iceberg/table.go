@@ -257,11 +257,15 @@ const appendAttempts = 5
 // Records at or below a partition's last offset in the table are dropped
 // first, so appending the same records again (a retry after a failure whose
 // outcome was unknown, or a new leader re-reading) never duplicates a row.
-// Within a partition the records must be in offset order.
-func (t *Table) Append(ctx context.Context, records []Record) (CommitResult, error) {
+// Within a partition the records must be in offset order. read, if not
+// nil, is per partition the last offset the caller read (control batches
+// and aborted transactions past the last record included): the summary
+// records it when a snapshot is written, so the next reader starts after
+// it.
+func (t *Table) Append(ctx context.Context, records []Record, read map[int32]int64) (CommitResult, error) {
 	var lastErr error
 	for range appendAttempts {
-		res, err := t.appendOnce(ctx, records)
+		res, err := t.appendOnce(ctx, records, read)
 		if !errors.Is(err, ErrConflict) {
 			return res, err
 		}
@@ -270,7 +274,7 @@ func (t *Table) Append(ctx context.Context, records []Record) (CommitResult, err
 	return CommitResult{}, lastErr
 }
 
-func (t *Table) appendOnce(ctx context.Context, records []Record) (CommitResult, error) {
+func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32]int64) (CommitResult, error) {
 	st, err := t.Create(ctx)
 	if err != nil {
 		return CommitResult{}, err
@@ -286,6 +290,13 @@ func (t *Table) appendOnce(ctx context.Context, records []Record) (CommitResult,
 		}
 		fresh = append(fresh, r)
 		newLast[r.Partition] = r.Offset
+	}
+	if len(fresh) > 0 {
+		for p, o := range read {
+			if last, ok := newLast[p]; !ok || o > last {
+				newLast[p] = o
+			}
+		}
 	}
 	res := CommitResult{Version: st.Version, LastOffsets: newLast}
 	if cur := st.Metadata.CurrentSnapshot(); cur != nil {

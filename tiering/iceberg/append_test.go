@@ -1,6 +1,7 @@
-package iceberg
+package iceberg_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -8,11 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	iceio "github.com/apache/iceberg-go/io"
-	"github.com/apache/iceberg-go/table"
-
 	"github.com/strata-streaming/strata/tiering"
+	. "github.com/strata-streaming/strata/tiering/iceberg"
+	"github.com/strata-streaming/strata/tiering/iceberg/icebergtest"
 )
 
 func testRecords(partition int32, from, to int64, start time.Time) []Record {
@@ -31,7 +30,19 @@ func testRecords(partition int32, from, to int64, start time.Time) []Record {
 	return out
 }
 
-func fileTable(t *testing.T) (*Table, string) {
+const (
+	hintKey = "iceberg/strata/orders/metadata/version-hint.text"
+	v1Key   = "iceberg/strata/orders/metadata/v1.metadata.json"
+)
+
+func put(t *testing.T, store tiering.ObjectStore, key string, data []byte) {
+	t.Helper()
+	if err := store.Put(context.Background(), key, bytes.NewReader(data), int64(len(data))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fileTable(t *testing.T) (*Table, tiering.ObjectStore) {
 	t.Helper()
 	dir := t.TempDir()
 	store, err := tiering.NewFileStore(dir)
@@ -42,39 +53,7 @@ func fileTable(t *testing.T) (*Table, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tbl, dir
-}
-
-// scanRows reads the table back through iceberg-go's own scanner (metadata,
-// manifest list, manifests, Parquet), returning "partition/offset/key" rows.
-func scanRows(t *testing.T, tbl *Table) []string {
-	t.Helper()
-	ctx := context.Background()
-	st, err := tbl.Load(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	it := table.New(table.Identifier{"strata", "orders"}, st.Metadata, st.MetadataLocation,
-		func(context.Context) (iceio.IO, error) { return iceio.LocalFS{}, nil }, nil)
-	arrTbl, err := it.Scan().ToArrowTable(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer arrTbl.Release()
-	rdr := array.NewTableReader(arrTbl, 1024)
-	defer rdr.Release()
-	var rows []string
-	for rdr.Next() {
-		rec := rdr.RecordBatch()
-		keys := rec.Column(0).(*array.Binary)
-		parts := rec.Column(3).(*array.Int32)
-		offs := rec.Column(4).(*array.Int64)
-		for i := range int(rec.NumRows()) {
-			rows = append(rows, fmt.Sprintf("%d/%d/%s", parts.Value(i), offs.Value(i), keys.Value(i)))
-		}
-	}
-	sort.Strings(rows)
-	return rows
+	return tbl, store
 }
 
 func TestAppendIsReadableAndExactlyOnce(t *testing.T) {
@@ -91,7 +70,7 @@ func TestAppendIsReadableAndExactlyOnce(t *testing.T) {
 	}
 
 	batch := append(testRecords(0, 0, 9, start), testRecords(1, 0, 4, start)...)
-	res, err := tbl.Append(ctx, batch)
+	res, err := tbl.Append(ctx, batch, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +81,7 @@ func TestAppendIsReadableAndExactlyOnce(t *testing.T) {
 
 	// A retry of the same records plus new ones: only the new ones land.
 	again := append(testRecords(0, 5, 12, start), testRecords(1, 0, 4, start)...)
-	res, err = tbl.Append(ctx, again)
+	res, err = tbl.Append(ctx, again, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +89,7 @@ func TestAppendIsReadableAndExactlyOnce(t *testing.T) {
 		t.Fatalf("second append: %+v", res)
 	}
 	// Nothing new: no commit.
-	res, err = tbl.Append(ctx, testRecords(1, 0, 4, start))
+	res, err = tbl.Append(ctx, testRecords(1, 0, 4, start), map[int32]int64{1: 9})
 	if err != nil || res.Version != 3 || res.Rows != 0 {
 		t.Fatalf("empty append: %+v %v", res, err)
 	}
@@ -125,7 +104,7 @@ func TestAppendIsReadableAndExactlyOnce(t *testing.T) {
 	if got := st.Metadata.CurrentSnapshot().Summary.Properties["total-records"]; got != "18" {
 		t.Fatalf("total-records %s, want 18", got)
 	}
-	rows := scanRows(t, tbl)
+	rows := icebergtest.Rows(t, tbl)
 	var want []string
 	for _, r := range append(testRecords(0, 0, 12, start), testRecords(1, 0, 4, start)...) {
 		want = append(want, fmt.Sprintf("%d/%d/%s", r.Partition, r.Offset, r.Key))
@@ -140,35 +119,27 @@ func TestAppendIsReadableAndExactlyOnce(t *testing.T) {
 // Load finds vN anyway, so the next commit writes vN+1, not a second vN.
 func TestLoadLooksPastAStaleHint(t *testing.T) {
 	ctx := context.Background()
-	tbl, _ := fileTable(t)
+	tbl, store := fileTable(t)
 	start := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
-	if _, err := tbl.Append(ctx, testRecords(0, 0, 2, start)); err != nil {
+	if _, err := tbl.Append(ctx, testRecords(0, 0, 2, start), map[int32]int64{0: 5}); err != nil {
 		t.Fatal(err)
 	}
-	if err := tbl.put(ctx, tbl.hintKey(), []byte("1")); err != nil {
-		t.Fatal(err)
-	}
+	put(t, store, hintKey, []byte("1"))
 	st, err := tbl.Load(ctx)
-	if err != nil || st.Version != 2 || st.LastOffsets[0] != 2 {
+	if err != nil || st.Version != 2 || st.LastOffsets[0] != 5 {
 		t.Fatalf("load: version %d offsets %v err %v", st.Version, st.LastOffsets, err)
 	}
 }
 
 func TestLoadRejectsGarbage(t *testing.T) {
 	ctx := context.Background()
-	tbl, _ := fileTable(t)
-	if err := tbl.put(ctx, tbl.hintKey(), []byte("zz")); err != nil {
-		t.Fatal(err)
-	}
+	tbl, store := fileTable(t)
+	put(t, store, hintKey, []byte("zz"))
 	if _, err := tbl.Load(ctx); err == nil {
 		t.Fatal("a garbage hint loaded")
 	}
-	if err := tbl.put(ctx, tbl.hintKey(), []byte("1")); err != nil {
-		t.Fatal(err)
-	}
-	if err := tbl.put(ctx, tbl.metadataKey(1), []byte("{not json")); err != nil {
-		t.Fatal(err)
-	}
+	put(t, store, hintKey, []byte("1"))
+	put(t, store, v1Key, []byte("{not json"))
 	if _, err := tbl.Load(ctx); err == nil {
 		t.Fatal("garbage metadata loaded")
 	}
