@@ -68,6 +68,7 @@ var configDocs = map[string]string{
 	"log.dir":                                      "Alias of log.dirs.",
 	"controller.quorum.voters":                     "The metadata quorum's voters as id@host:port,…; empty runs a one-voter quorum of this node.",
 	"process.roles":                                "broker, controller, or both.",
+	"iceberg.catalog.listen":                       "Address of the read-only Iceberg REST catalog of the tables of Iceberg topics (empty: only on the admin listener under /iceberg).",
 	"broker.rack":                                  "This node's rack, used to spread replicas.",
 	"leader.replication.throttled.rate":            "Bytes per second a leader sends to throttled follower replicas (replicas being added by a reassignment, or listed in a topic's leader.replication.throttled.replicas).",
 	"follower.replication.throttled.rate":          "Bytes per second a follower fetches for its throttled replicas (being added by a reassignment, or listed in follower.replication.throttled.replicas).",

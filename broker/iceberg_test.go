@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/tiering"
@@ -160,4 +161,81 @@ func (tb *testBroker) createTopicWithPartitions(name string, partitions int32, c
 		cfgs[k] = ptr(v)
 	}
 	tb.createTopic(name, partitions, cfgs)
+}
+
+func catalogGet(t *testing.T, base, path string, wantCode int, out any) {
+	t.Helper()
+	resp, err := http.Get(base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != wantCode {
+		t.Fatalf("GET %s: %s, want %d", path, resp.Status, wantCode)
+	}
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+	}
+}
+
+func TestIcebergRESTCatalog(t *testing.T) {
+	storeDir := t.TempDir()
+	tb := startTestBroker(t, func(c *Config) { c.ObjectStore = "file://" + storeDir })
+	tb.createTopicWithPartitions("events", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000", icebergNamespaceConfig: "lake"})
+	tb.createTopicWithPartitions("plain", 1, nil)
+	if err := tb.client().ProduceSync(testContext(t), &kgo.Record{Topic: "events", Key: []byte("a")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	for _, base := range []string{"http://" + tb.srv.icebergCatalogAddr, "http://" + tb.srv.httpAddr + icebergCatalogPrefix} {
+		var cfg map[string]any
+		catalogGet(t, base, "/v1/config", http.StatusOK, &cfg)
+		if _, ok := cfg["defaults"]; !ok {
+			t.Fatalf("config %v", cfg)
+		}
+		// Before the first commit the table has no metadata.
+		catalogGet(t, base, "/v1/namespaces/lake/tables/events", http.StatusNotFound, nil)
+	}
+	icebergCommitNow(t, tb, "events")
+	base := "http://" + tb.srv.icebergCatalogAddr
+	var nss struct{ Namespaces [][]string }
+	catalogGet(t, base, "/v1/namespaces", http.StatusOK, &nss)
+	if fmt.Sprint(nss.Namespaces) != "[[lake]]" {
+		t.Fatalf("namespaces %v", nss.Namespaces)
+	}
+	var ids struct {
+		Identifiers []struct {
+			Namespace []string
+			Name      string
+		}
+	}
+	catalogGet(t, base, "/v1/namespaces/lake/tables", http.StatusOK, &ids)
+	if len(ids.Identifiers) != 1 || ids.Identifiers[0].Name != "events" {
+		t.Fatalf("tables %+v", ids)
+	}
+	var load struct {
+		MetadataLocation string          `json:"metadata-location"`
+		Metadata         json.RawMessage `json:"metadata"`
+	}
+	catalogGet(t, base, "/v1/namespaces/lake/tables/events", http.StatusOK, &load)
+	if !strings.HasSuffix(load.MetadataLocation, "/iceberg/lake/events/metadata/v2.metadata.json") {
+		t.Fatalf("metadata-location %s", load.MetadataLocation)
+	}
+	md, err := table.ParseMetadataBytes(load.Metadata)
+	if err != nil || md.CurrentSnapshot() == nil {
+		t.Fatalf("loadTable metadata: %v", err)
+	}
+	catalogGet(t, base, "/v1/namespaces/lake/tables/plain", http.StatusNotFound, nil)
+	catalogGet(t, base, "/v1/namespaces/nope/tables", http.StatusNotFound, nil)
+	resp, err := http.Post(base+"/v1/namespaces/lake/tables", "application/json", strings.NewReader(`{"name":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e icebergRESTError
+	_ = json.NewDecoder(resp.Body).Decode(&e)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || e.Error.Type != "ForbiddenException" || e.Error.Code != 403 {
+		t.Fatalf("createTable: %s %+v", resp.Status, e)
+	}
 }

@@ -53,15 +53,17 @@ type Server struct {
 	objects tiering.ObjectStore
 	tiered  *tieredStorage    // uploads, remote retention and remote reads (tiered.go)
 	iceberg *icebergCommitter // Iceberg tables of topics with iceberg.enabled (iceberg.go)
-	topics  *topicManager
-	logDirs *logDirSet  // log.dirs: where each partition lives, which dirs are offline (logdirs.go)
-	moves   logDirMoves // moves between log dirs in progress (34_alter_replica_log_dirs.go)
-	metrics *metrics
-	fetches *fetchSessionCache
-	pids    *producerIDBlocks
-	groups  *groupCoordinator // consumer groups and committed offsets (group_coordinator.go)
-	txns    *txnCoordinator   // transactions (txn_coordinator.go)
-	lag     *lagMonitor       // consumer lag for /metrics and /v1/groups (lag_metrics.go); nil without the admin listener
+	// icebergCatalogAddr is the bound iceberg.catalog.listen ("" if none).
+	icebergCatalogAddr string
+	topics             *topicManager
+	logDirs            *logDirSet  // log.dirs: where each partition lives, which dirs are offline (logdirs.go)
+	moves              logDirMoves // moves between log dirs in progress (34_alter_replica_log_dirs.go)
+	metrics            *metrics
+	fetches            *fetchSessionCache
+	pids               *producerIDBlocks
+	groups             *groupCoordinator // consumer groups and committed offsets (group_coordinator.go)
+	txns               *txnCoordinator   // transactions (txn_coordinator.go)
+	lag                *lagMonitor       // consumer lag for /metrics and /v1/groups (lag_metrics.go); nil without the admin listener
 
 	// Cluster membership (cluster.go): this process's incarnation id, the
 	// replica fetchers, and whether a controlled shutdown has begun.
@@ -285,6 +287,7 @@ func (s *Server) Start() error {
 	s.goTask(s.housekeeping)
 	s.goTask(s.tiered.loop)
 	s.goTask(s.iceberg.loop)
+	s.serveIcebergCatalog()
 	s.goTask(s.txns.run)
 	s.groups.start()
 	s.serving.Store(true)
