@@ -358,11 +358,27 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	// parent snapshot's manifests after it.
 	manifestRel := fmt.Sprintf("metadata/%s-m0.avro", commitID)
 	var manifestBuf bytes.Buffer
-	mf, err := iceberg.WriteManifest(t.cfg.Location+"/"+manifestRel, &manifestBuf, 2, spec, schema, snapshotID, entries)
+	mw, err := iceberg.NewManifestWriter(2, &manifestBuf, spec, schema, snapshotID)
 	if err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: manifest writer: %w", err)
+	}
+	for _, e := range entries {
+		if err := mw.Add(e); err != nil {
+			return CommitResult{}, fmt.Errorf("iceberg: manifest entry: %w", err)
+		}
+	}
+	if err := mw.Close(); err != nil {
 		return CommitResult{}, fmt.Errorf("iceberg: encode manifest: %w", err)
 	}
-	if err := t.put(ctx, t.cfg.Prefix+"/"+manifestRel, manifestBuf.Bytes()); err != nil {
+	manifestBytes, err := uncompressedAvro(manifestBuf.Bytes())
+	if err != nil {
+		return CommitResult{}, err
+	}
+	mf, err := mw.ToManifestFile(t.cfg.Location+"/"+manifestRel, int64(len(manifestBytes)))
+	if err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: manifest file: %w", err)
+	}
+	if err := t.put(ctx, t.cfg.Prefix+"/"+manifestRel, manifestBytes); err != nil {
 		return CommitResult{}, fmt.Errorf("iceberg: write manifest: %w", err)
 	}
 	manifests := []iceberg.ManifestFile{mf}
@@ -395,7 +411,11 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	if err := iceberg.WriteManifestList(2, &listBuf, snapshotID, parentID, &seq, 0, manifests); err != nil {
 		return CommitResult{}, fmt.Errorf("iceberg: encode manifest list: %w", err)
 	}
-	if err := t.put(ctx, t.cfg.Prefix+"/"+listRel, listBuf.Bytes()); err != nil {
+	listBytes, err := uncompressedAvro(listBuf.Bytes())
+	if err != nil {
+		return CommitResult{}, err
+	}
+	if err := t.put(ctx, t.cfg.Prefix+"/"+listRel, listBytes); err != nil {
 		return CommitResult{}, fmt.Errorf("iceberg: write manifest list: %w", err)
 	}
 
