@@ -37,7 +37,8 @@ const (
 	icebergTableLocationConfig  = "iceberg.table.location"
 	icebergNamespaceConfig      = "iceberg.namespace"
 	icebergTopicIDProperty      = "strata.topic-id"
-	icebergMaxBytesPerCommit    = 64 << 20 // record bytes read per partition per commit; the rest goes next round
+	icebergMaxBytesPerCommit    = 32 << 20 // log bytes read per commit of a topic (all its led partitions); the rest goes next round
+	icebergMinBytesPerPartition = 1 << 20  // even past the budget, each partition moves on
 	icebergLoopTick             = 250 * time.Millisecond
 	icebergCommitTimeout        = 2 * time.Minute
 	icebergRetryAfterFailure    = 5 * time.Second
@@ -311,6 +312,14 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	if err != nil {
 		st.LastError = err.Error()
 		c.failures.WithLabelValues(topic).Inc()
+		// The table is as it was: the lag grows with the log.
+		st.LagOffsets = 0
+		for i := range st.Partitions {
+			if p := c.s.topics.partition(topic, st.Partitions[i].Partition); p != nil {
+				st.Partitions[i].LastStableOffset = p.LastStableOffset()
+			}
+			st.LagOffsets += max(st.Partitions[i].LastStableOffset-st.Partitions[i].TableNextOffset, 0)
+		}
 	} else {
 		st.LastError = ""
 		st.MetadataVersion, st.SnapshotID, st.Partitions = status.MetadataVersion, status.SnapshotID, status.Partitions
@@ -375,14 +384,18 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 	}
 	var records []iceberg.Record
 	read := map[int32]int64{}
+	budget := icebergMaxBytesPerCommit
 	for _, p := range led {
 		next := p.logStartOffset()
 		if last, ok := st.LastOffsets[p.index]; ok {
 			next = last + 1
 		}
-		recs, readTo, lso, err := readCommittedRecords(p, next, icebergMaxBytesPerCommit)
+		recs, readTo, lso, err := readCommittedRecords(p, next, max(budget, icebergMinBytesPerPartition))
 		if err != nil {
 			return out, fmt.Errorf("partition %d: %w", p.index, err)
+		}
+		for _, r := range recs {
+			budget -= len(r.Key) + len(r.Value) + 64
 		}
 		records = append(records, recs...)
 		if readTo > next {
