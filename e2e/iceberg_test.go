@@ -80,20 +80,28 @@ func checkIcebergReaders(t *testing.T, got icebergReaders, want []string) {
 	}
 }
 
-func TestIcebergTopicE2E(t *testing.T) {
-	t.Parallel()
-	node := requireTool(t, "node", "apt-get install -y nodejs npm")
-	kcat := requireTool(t, "kcat", kcatInstall)
+// icebergE2ESetup finds node, kcat and the readers' npm packages, and
+// starts a MinIO whose objects under prefix anyone may read (the readers
+// fetch them anonymously, as from a public bucket).
+func icebergE2ESetup(t *testing.T, prefix string) (node, kcat string, store *miniotest.Server) {
+	t.Helper()
+	node = requireTool(t, "node", "apt-get install -y nodejs npm")
+	kcat = requireTool(t, "kcat", kcatInstall)
 	if _, err := os.Stat(filepath.Join(moduleRoot, "e2e", "iceberg", "node_modules", "icebird", "package.json")); err != nil {
 		missingTool(t, "icebird and @duckdb/node-api", "cd e2e/iceberg && npm ci")
 	}
-	store := miniotest.New(t)
-	const prefix, topic = "iceberg-e2e", "orders"
-	// The readers fetch objects anonymously, as from a public bucket.
+	store = miniotest.New(t)
 	policy := fmt.Sprintf(`{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"AWS":["*"]},"Action":["s3:GetObject"],"Resource":["arn:aws:s3:::%s/%s/*"]}]}`, miniotest.Bucket, prefix)
 	if err := store.Client().SetBucketPolicy(context.Background(), miniotest.Bucket, policy); err != nil {
 		t.Fatal(err)
 	}
+	return node, kcat, store
+}
+
+func TestIcebergTopicE2E(t *testing.T) {
+	t.Parallel()
+	const prefix, topic = "iceberg-e2e", "orders"
+	node, kcat, store := icebergE2ESetup(t, prefix)
 	catalog := freeAddr(t)
 	srv := startServerEnv(t, store.AWSEnv(), "--object-store", store.StoreURL(prefix), "--set", "iceberg.catalog.listen="+catalog)
 	mustRun(t, time.Minute, "", strataBin, "topic", "create", topic, "-p", "3", "-b", srv.addr,
@@ -169,4 +177,74 @@ func TestIcebergTopicE2E(t *testing.T) {
 	got = readIcebergTable(t, node, tableURL, store.Endpoint())
 	checkIcebergReaders(t, got, want)
 	t.Logf("after kill -9 and restart icebird and DuckDB read the %d committed rows exactly once (%d data files)", len(want), got.Files)
+}
+
+// icebergStatusOf reads one topic of `strata iceberg status --json`.
+func icebergStatusOf(t *testing.T, admin, topic string) (lastError string, lagOffsets int64, rows int64) {
+	t.Helper()
+	res := mustRun(t, time.Minute, "", strataBin, "iceberg", "status", "--admin", admin, "--json")
+	var sts []struct {
+		Topic         string `json:"topic"`
+		LastError     string `json:"last_error"`
+		LagOffsets    int64  `json:"lag_offsets"`
+		RowsCommitted int64  `json:"rows_committed"`
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &sts); err != nil {
+		t.Fatalf("iceberg status --json: %v: %s", err, res.stdout)
+	}
+	for _, st := range sts {
+		if st.Topic == topic {
+			return st.LastError, st.LagOffsets, st.RowsCommitted
+		}
+	}
+	return "", -1, 0
+}
+
+// TestIcebergMinIOOutage: with the store down, produce still succeeds at
+// once, commits fail and report it with a growing lag; once the store is
+// back the backlog is committed and the table holds every record once.
+func TestIcebergMinIOOutage(t *testing.T) {
+	t.Parallel()
+	const prefix, topic = "iceberg-outage", "outage"
+	node, kcat, store := icebergE2ESetup(t, prefix)
+	srv := startServerEnv(t, store.AWSEnv(), "--object-store", store.StoreURL(prefix), "--set", "iceberg.catalog.listen=")
+	mustRun(t, time.Minute, "", strataBin, "topic", "create", topic, "-p", "2", "-b", srv.addr,
+		"-c", "iceberg.enabled=true", "-c", "iceberg.commit.interval.ms=200")
+	produce := func(from, to int) time.Duration {
+		var lines strings.Builder
+		for i := from; i < to; i++ {
+			fmt.Fprintf(&lines, "k%04d:value-%d\n", i, i)
+		}
+		start := time.Now()
+		mustRun(t, time.Minute, lines.String(), kcat, "-P", "-b", srv.addr, "-t", topic, "-K:", "-X", "acks=all")
+		return time.Since(start)
+	}
+	produce(0, 100)
+	waitFor(t, 30*time.Second, "first commit", func() (bool, string) {
+		errText, lag, rows := icebergStatusOf(t, srv.httpAddr, topic)
+		return rows == 100 && lag == 0, fmt.Sprintf("rows %d lag %d err %q", rows, lag, errText)
+	})
+
+	if err := store.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	took := produce(100, 600)
+	t.Logf("500 records produced with the store down in %s", took.Round(time.Millisecond))
+	if took > 10*time.Second {
+		t.Fatalf("producing with the store down took %s", took)
+	}
+	waitFor(t, 60*time.Second, "a failing commit with a lag", func() (bool, string) {
+		errText, lag, _ := icebergStatusOf(t, srv.httpAddr, topic)
+		return errText != "" && lag == 500, fmt.Sprintf("lag %d err %q", lag, errText)
+	})
+	if err := store.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 60*time.Second, "commits caught up", func() (bool, string) {
+		errText, lag, rows := icebergStatusOf(t, srv.httpAddr, topic)
+		return errText == "" && lag == 0 && rows == 600, fmt.Sprintf("rows %d lag %d err %q", rows, lag, errText)
+	})
+	want := readCommittedRows(t, srv.addr, topic, 600)
+	got := readIcebergTable(t, node, fmt.Sprintf("s3://%s/%s/iceberg/strata/%s", miniotest.Bucket, prefix, topic), store.Endpoint())
+	checkIcebergReaders(t, got, want)
 }
