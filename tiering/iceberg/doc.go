@@ -33,7 +33,8 @@
 // version-hint.text. Until vN+1 exists nothing written is referenced, so a
 // crash leaves only unreferenced objects. Load reads the hint and then looks
 // for later versions, so a crash between the metadata and the hint loses
-// nothing. The store has no conditional put: a commit checks that vN+1 does
-// not exist before writing it, which serialises writers only outside a
-// small window; the broker runs one committer per table per node.
+// nothing. vN+1.metadata.json is created with PutIfAbsent
+// (tiering.ConditionalPutter; S3 If-None-Match): of writers racing for it
+// exactly one wins, the others reload and retry, so committers of one table
+// on several nodes (partitions led by different nodes) never lose a commit.
 package iceberg

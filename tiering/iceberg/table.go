@@ -52,7 +52,9 @@ type Config struct {
 }
 
 // Table writes one Iceberg v2 table. A Table is not safe for concurrent
-// Appends: the broker runs one committer per table per node.
+// Appends (the broker runs one committer per table per node); Tables of one
+// location on several nodes are: each commit is a compare-and-swap of the
+// next metadata version, retried on a lost race.
 type Table struct {
 	cfg Config
 }
@@ -191,29 +193,44 @@ func lastOffsets(snap *table.Snapshot) (map[int32]int64, error) {
 }
 
 // writeVersion stores metadata as version v and points the hint at it. It
-// refuses (ErrConflict) if v exists already. The object store has no
-// conditional put, so two writers racing within the Head-to-Put window can
-// still both write v: the broker keeps one committer per table per node.
+// refuses (ErrConflict) if v exists already: with a store that is a
+// tiering.ConditionalPutter (all three of Strata's) through PutIfAbsent, so
+// of two writers racing for v exactly one wins; with another store by a
+// Head first, which leaves a small window.
 func (t *Table) writeVersion(ctx context.Context, v int, md table.Metadata) ([]byte, error) {
 	raw, err := json.Marshal(md)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: encode metadata: %w", err)
 	}
-	if _, err := t.cfg.Store.Head(ctx, t.metadataKey(v)); err == nil {
-		return nil, fmt.Errorf("%w: v%d exists", ErrConflict, v)
-	} else if !errors.Is(err, tiering.ErrNotFound) {
-		return nil, fmt.Errorf("iceberg: check metadata v%d: %w", v, err)
-	}
-	if err := t.put(ctx, t.metadataKey(v), raw); err != nil {
-		return nil, fmt.Errorf("iceberg: write metadata v%d: %w", v, err)
+	key := t.metadataKey(v)
+	if cp, ok := t.cfg.Store.(tiering.ConditionalPutter); ok {
+		err := cp.PutIfAbsent(ctx, key, bytes.NewReader(raw), int64(len(raw)))
+		if errors.Is(err, tiering.ErrExists) {
+			return nil, fmt.Errorf("%w: v%d exists", ErrConflict, v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("iceberg: write metadata v%d: %w", v, err)
+		}
+	} else {
+		if _, err := t.cfg.Store.Head(ctx, key); err == nil {
+			return nil, fmt.Errorf("%w: v%d exists", ErrConflict, v)
+		} else if !errors.Is(err, tiering.ErrNotFound) {
+			return nil, fmt.Errorf("iceberg: check metadata v%d: %w", v, err)
+		}
+		if err := t.put(ctx, key, raw); err != nil {
+			return nil, fmt.Errorf("iceberg: write metadata v%d: %w", v, err)
+		}
 	}
 	// The hint is a convenience for readers without a catalog; Load looks
 	// past it, so a failure here loses nothing.
 	if err := t.put(ctx, t.hintKey(), []byte(strconv.Itoa(v))); err != nil {
-		return raw, fmt.Errorf("iceberg: metadata v%d written, version hint not: %w", v, err)
+		return raw, fmt.Errorf("%w: metadata v%d written, version hint not: %w", errHintOnly, v, err)
 	}
 	return raw, nil
 }
+
+// errHintOnly marks a commit whose metadata landed but whose hint did not.
+var errHintOnly = errors.New("iceberg: version hint not updated")
 
 // Create makes the table (key_value schema, partitioned by hour(timestamp))
 // if it does not exist, and returns its state.
@@ -464,9 +481,7 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	return res, nil
 }
 
-func isHintOnly(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "version hint not")
-}
+func isHintOnly(err error) bool { return errors.Is(err, errHintOnly) }
 
 func summaryInt(s *table.Summary, key string) int64 {
 	v, _ := strconv.ParseInt(s.Properties[key], 10, 64)
