@@ -14,6 +14,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -549,28 +550,42 @@ func (c *icebergCommitter) mountIcebergRoutes(mux *http.ServeMux) {
 			writeAdminJSON(w, http.StatusMethodNotAllowed, adminErrorJSON{Error: "method " + r.Method + " not allowed"})
 			return
 		}
-		reply := make(chan icebergCommitReply, 1)
 		ctx, cancel := context.WithTimeout(r.Context(), icebergCommitTimeout+10*time.Second)
 		defer cancel()
-		select {
-		case c.requests <- icebergCommitRequest{topic: r.PathValue("topic"), reply: reply}:
-		case <-ctx.Done():
-			writeAdminJSON(w, http.StatusServiceUnavailable, adminErrorJSON{Error: "the Iceberg committer is busy or stopping"})
-			return
-		}
-		select {
-		case rep := <-reply:
-			if rep.err != nil {
-				code := http.StatusInternalServerError
-				if rep.status.Topic == "" {
-					code = http.StatusBadRequest
-				}
-				writeAdminJSON(w, code, adminErrorJSON{Error: rep.err.Error()})
-				return
-			}
-			writeAdminJSON(w, http.StatusOK, rep.status)
-		case <-ctx.Done():
+		st, err := c.commitNow(ctx, r.PathValue("topic"))
+		switch {
+		case errors.Is(err, errIcebergCommitterBusy):
+			writeAdminJSON(w, http.StatusServiceUnavailable, adminErrorJSON{Error: err.Error()})
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
 			writeAdminJSON(w, http.StatusGatewayTimeout, adminErrorJSON{Error: "the commit did not finish in time; it goes on in the background"})
+		case err != nil && st.Topic == "":
+			writeAdminJSON(w, http.StatusBadRequest, adminErrorJSON{Error: err.Error()})
+		case err != nil:
+			writeAdminJSON(w, http.StatusInternalServerError, adminErrorJSON{Error: err.Error()})
+		default:
+			writeAdminJSON(w, http.StatusOK, st)
 		}
 	})
+}
+
+// errIcebergCommitterBusy: the loop did not take a commit request in time
+// (a long commit in progress) or the server is stopping.
+var errIcebergCommitterBusy = errors.New("the Iceberg committer is busy or stopping")
+
+// commitNow has the loop commit topic at once and waits for the outcome.
+func (c *icebergCommitter) commitNow(ctx context.Context, topic string) (icebergTopicStatus, error) {
+	reply := make(chan icebergCommitReply, 1)
+	select {
+	case c.requests <- icebergCommitRequest{topic: topic, reply: reply}:
+	case <-ctx.Done():
+		return icebergTopicStatus{}, errIcebergCommitterBusy
+	case <-c.s.ctx.Done():
+		return icebergTopicStatus{}, errIcebergCommitterBusy
+	}
+	select {
+	case rep := <-reply:
+		return rep.status, rep.err
+	case <-ctx.Done():
+		return icebergTopicStatus{}, ctx.Err()
+	}
 }
