@@ -387,7 +387,12 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 	read := map[int32]int64{}
 	budget := icebergMaxBytesPerCommit
 	for _, p := range led {
-		next := p.logStartOffset()
+		// A partition new to the table starts at the local log: history
+		// that only the remote log holds is not backfilled (reading remote
+		// segments is not built yet). Once in the table, a partition goes
+		// on from its last offset, and falling behind the local log is an
+		// error, never a gap.
+		next := p.Log().LogStartOffset()
 		if last, ok := st.LastOffsets[p.index]; ok {
 			next = last + 1
 		}
