@@ -37,6 +37,8 @@ const (
 	icebergIntervalConfig       = "iceberg.commit.interval.ms"
 	icebergTableLocationConfig  = "iceberg.table.location"
 	icebergNamespaceConfig      = "iceberg.namespace"
+	icebergRetentionConfig      = "iceberg.retention.ms"
+	icebergDefaultRetentionMs   = "604800000" // 7 days of snapshots
 	icebergTopicIDProperty      = "strata.topic-id"
 	icebergMaxBytesPerCommit    = 32 << 20 // log bytes read per commit of a topic (all its led partitions); the rest goes next round
 	icebergMinBytesPerPartition = 1 << 20  // even past the budget, each partition moves on
@@ -368,7 +370,8 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 		}
 		tbl, err = iceberg.Open(iceberg.Config{
 			Store: c.s.objects, Prefix: prefix, Location: location,
-			Properties: map[string]string{icebergTopicIDProperty: topicID, "strata.topic": topic},
+			Properties:        map[string]string{icebergTopicIDProperty: topicID, "strata.topic": topic},
+			SnapshotRetention: time.Duration(cfg.int64(icebergRetentionConfig)) * time.Millisecond,
 		})
 		if err != nil {
 			return out, err

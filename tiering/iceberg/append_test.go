@@ -195,3 +195,35 @@ func TestConcurrentWritersNeverLoseACommit(t *testing.T) {
 		t.Fatalf("offsets %v %v", st.LastOffsets, err)
 	}
 }
+
+// Snapshots older than the retention leave the metadata; every row stays.
+func TestSnapshotRetentionKeepsRows(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	store, err := tiering.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := Open(Config{Store: store, Prefix: "iceberg/strata/orders", Location: "file://" + filepath.Join(dir, "iceberg/strata/orders"),
+		SnapshotRetention: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	for r := range 4 {
+		if _, err := tbl.Append(ctx, testRecords(0, int64(r*3), int64(r*3+2), start), nil); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	st, err := tbl.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(st.Metadata.Snapshots()); n != 1 || st.LastOffsets[0] != 11 {
+		t.Fatalf("%d snapshots (want 1), offsets %v", n, st.LastOffsets)
+	}
+	if rows := icebergtest.Rows(t, tbl); len(rows) != 12 {
+		t.Fatalf("%d rows after expiry, want 12: %v", len(rows), rows)
+	}
+}

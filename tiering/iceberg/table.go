@@ -49,7 +49,16 @@ type Config struct {
 	Location string
 	// Properties are the table properties set when the table is created.
 	Properties map[string]string
+	// SnapshotRetention, if > 0, expires snapshots older than this at each
+	// commit (the current one always stays): metadata stops growing with
+	// the number of commits. Rows stay: every data file is still listed by
+	// the current snapshot, since commits only append. No file is deleted.
+	SnapshotRetention time.Duration
 }
+
+// maxMetadataLog bounds the metadata-log entries (previous metadata files)
+// each version lists.
+const maxMetadataLog = 100
 
 // Table writes one Iceberg v2 table. A Table is not safe for concurrent
 // Appends (the broker runs one committer per table per node); Tables of one
@@ -469,6 +478,12 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	if err := builder.SetSnapshotRef(table.MainBranch, snapshotID, table.BranchRef); err != nil {
 		return CommitResult{}, fmt.Errorf("iceberg: set main branch: %w", err)
 	}
+	if expired := expiredSnapshots(md, t.cfg.SnapshotRetention, snap.TimestampMs); len(expired) > 0 {
+		if err := builder.RemoveSnapshots(expired, false); err != nil {
+			return CommitResult{}, fmt.Errorf("iceberg: expire snapshots: %w", err)
+		}
+	}
+	builder.TrimMetadataLogs(maxMetadataLog)
 	next, err := builder.Build()
 	if err != nil {
 		return CommitResult{}, fmt.Errorf("iceberg: build metadata: %w", err)
@@ -479,6 +494,22 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	res.Version = st.Version + 1
 	res.SnapshotID = snapshotID
 	return res, nil
+}
+
+// expiredSnapshots are the snapshots of md older than retention at nowMs;
+// none without a retention. The caller's new snapshot becomes current, so
+// every old one may go.
+func expiredSnapshots(md table.Metadata, retention time.Duration, nowMs int64) []int64 {
+	if retention <= 0 {
+		return nil
+	}
+	var out []int64
+	for _, s := range md.Snapshots() {
+		if nowMs-s.TimestampMs > retention.Milliseconds() {
+			out = append(out, s.SnapshotID)
+		}
+	}
+	return out
 }
 
 func isHintOnly(err error) bool { return errors.Is(err, errHintOnly) }
