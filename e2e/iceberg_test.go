@@ -177,6 +177,28 @@ func TestIcebergTopicE2E(t *testing.T) {
 	got = readIcebergTable(t, node, tableURL, store.Endpoint())
 	checkIcebergReaders(t, got, want)
 	t.Logf("after kill -9 and restart icebird and DuckDB read the %d committed rows exactly once (%d data files)", len(want), got.Files)
+
+	// 40 more commits of one record each: past 32 manifests the writer
+	// merges them (EXISTING entries); both readers still see every row once.
+	mustRun(t, time.Minute, "", strataBin, "topic", "alter-config", topic, "-b", srv.addr, "-c", "iceberg.commit.interval.ms=3600000")
+	cl := newClient(t, srv.addr, kgo.DefaultProduceTopic(topic))
+	for i := range 40 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Key: fmt.Appendf(nil, "m%02d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.Post("http://"+srv.httpAddr+"/v1/iceberg/topics/"+topic+"/commit", "application/json", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("commit %d: %s", i, resp.Status)
+		}
+	}
+	want = readCommittedRows(t, srv.addr, topic, 960)
+	got = readIcebergTable(t, node, tableURL, store.Endpoint())
+	checkIcebergReaders(t, got, want)
+	t.Logf("after 40 more commits (manifests merged) icebird and DuckDB read the %d rows exactly once (%d data files)", len(want), got.Files)
 }
 
 // icebergStatusOf reads one topic of `strata iceberg status --json`.

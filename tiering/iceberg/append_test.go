@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	iceberg "github.com/apache/iceberg-go"
 
 	"github.com/strata-streaming/strata/tiering"
 	. "github.com/strata-streaming/strata/tiering/iceberg"
@@ -225,5 +228,49 @@ func TestSnapshotRetentionKeepsRows(t *testing.T) {
 	}
 	if rows := icebergtest.Rows(t, tbl); len(rows) != 12 {
 		t.Fatalf("%d rows after expiry, want 12: %v", len(rows), rows)
+	}
+}
+
+// Past 32 manifests a commit merges them into its own: the snapshot lists
+// a bounded number of manifests and every row is still read once.
+func TestManifestsAreMerged(t *testing.T) {
+	ctx := context.Background()
+	tbl, store := fileTable(t)
+	start := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	const commits = 40
+	for r := range commits {
+		if _, err := tbl.Append(ctx, testRecords(int32(r%3), int64(r*2), int64(r*2+1), start), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := tbl.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.TrimPrefix(st.Metadata.CurrentSnapshot().ManifestList, tbl.Location()+"/")
+	rc, err := store.Get(ctx, "iceberg/strata/orders/"+key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	list, err := iceberg.ReadManifestList(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) > 32 || len(list) < 2 {
+		t.Fatalf("the current snapshot lists %d manifests, want a merged few", len(list))
+	}
+	var want []string
+	for r := range commits {
+		for _, rec := range testRecords(int32(r%3), int64(r*2), int64(r*2+1), start) {
+			want = append(want, fmt.Sprintf("%d/%d/%s", rec.Partition, rec.Offset, rec.Key))
+		}
+	}
+	sort.Strings(want)
+	if got := icebergtest.Rows(t, tbl); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rows after merges\n got %v\nwant %v", got, want)
+	}
+	if got := st.Metadata.CurrentSnapshot().Summary.Properties["total-records"]; got != fmt.Sprint(commits*2) {
+		t.Fatalf("total-records %s", got)
 	}
 }

@@ -56,6 +56,10 @@ type Config struct {
 	SnapshotRetention time.Duration
 }
 
+// maxManifests bounds the manifests a snapshot lists: a commit that would
+// exceed it merges them all into its own (merge-append).
+const maxManifests = 32
+
 // maxMetadataLog bounds the metadata-log entries (previous metadata files)
 // each version lists.
 const maxMetadataLog = 100
@@ -382,6 +386,53 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 
 	// The new manifest, then the manifest list: the new manifest first, the
 	// parent snapshot's manifests after it.
+	var old []iceberg.ManifestFile
+	var parentID *int64
+	totalRows, totalFiles, totalBytes := res.Rows, int64(res.Files), res.Bytes
+	if parent := md.CurrentSnapshot(); parent != nil {
+		id := parent.SnapshotID
+		parentID = &id
+		key, err := t.keyOf(parent.ManifestList)
+		if err != nil {
+			return CommitResult{}, err
+		}
+		raw, err := t.getAll(ctx, key)
+		if err != nil {
+			return CommitResult{}, fmt.Errorf("iceberg: read manifest list of snapshot %d: %w", id, err)
+		}
+		old, err = iceberg.ReadManifestList(bytes.NewReader(raw))
+		if err != nil {
+			return CommitResult{}, fmt.Errorf("%w: manifest list of snapshot %d: %v", ErrCorruptTable, id, err)
+		}
+		if parent.Summary != nil {
+			totalRows += summaryInt(parent.Summary, "total-records")
+			totalFiles += summaryInt(parent.Summary, "total-data-files")
+			totalBytes += summaryInt(parent.Summary, "total-files-size")
+		}
+	}
+	// Merge: past maxManifests, the new manifest also carries every live
+	// entry of the parent's manifests (as EXISTING), so readers open a
+	// bounded number of manifests however many commits there were.
+	kept := old
+	var existing []iceberg.ManifestEntry
+	if len(old)+1 > maxManifests {
+		for _, m := range old {
+			key, err := t.keyOf(m.FilePath())
+			if err != nil {
+				return CommitResult{}, err
+			}
+			raw, err := t.getAll(ctx, key)
+			if err != nil {
+				return CommitResult{}, fmt.Errorf("iceberg: read manifest %s: %w", m.FilePath(), err)
+			}
+			es, err := iceberg.ReadManifest(m, bytes.NewReader(raw), true)
+			if err != nil {
+				return CommitResult{}, fmt.Errorf("%w: manifest %s: %v", ErrCorruptTable, m.FilePath(), err)
+			}
+			existing = append(existing, es...)
+		}
+		kept = nil
+	}
 	manifestRel := fmt.Sprintf("metadata/%s-m0.avro", commitID)
 	var manifestBuf bytes.Buffer
 	mw, err := iceberg.NewManifestWriter(2, &manifestBuf, spec, schema, snapshotID)
@@ -391,6 +442,11 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	for _, e := range entries {
 		if err := mw.Add(e); err != nil {
 			return CommitResult{}, fmt.Errorf("iceberg: manifest entry: %w", err)
+		}
+	}
+	for _, e := range existing {
+		if err := mw.Existing(e); err != nil {
+			return CommitResult{}, fmt.Errorf("iceberg: existing manifest entry: %w", err)
 		}
 	}
 	if err := mw.Close(); err != nil {
@@ -407,31 +463,7 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	if err := t.put(ctx, t.cfg.Prefix+"/"+manifestRel, manifestBytes); err != nil {
 		return CommitResult{}, fmt.Errorf("iceberg: write manifest: %w", err)
 	}
-	manifests := []iceberg.ManifestFile{mf}
-	var parentID *int64
-	totalRows, totalFiles, totalBytes := res.Rows, int64(res.Files), res.Bytes
-	if parent := md.CurrentSnapshot(); parent != nil {
-		id := parent.SnapshotID
-		parentID = &id
-		key, err := t.keyOf(parent.ManifestList)
-		if err != nil {
-			return CommitResult{}, err
-		}
-		raw, err := t.getAll(ctx, key)
-		if err != nil {
-			return CommitResult{}, fmt.Errorf("iceberg: read manifest list of snapshot %d: %w", id, err)
-		}
-		old, err := iceberg.ReadManifestList(bytes.NewReader(raw))
-		if err != nil {
-			return CommitResult{}, fmt.Errorf("%w: manifest list of snapshot %d: %v", ErrCorruptTable, id, err)
-		}
-		manifests = append(manifests, old...)
-		if parent.Summary != nil {
-			totalRows += summaryInt(parent.Summary, "total-records")
-			totalFiles += summaryInt(parent.Summary, "total-data-files")
-			totalBytes += summaryInt(parent.Summary, "total-files-size")
-		}
-	}
+	manifests := append([]iceberg.ManifestFile{mf}, kept...)
 	listRel := fmt.Sprintf("metadata/snap-%d-1-%s.avro", snapshotID, commitID)
 	var listBuf bytes.Buffer
 	if err := iceberg.WriteManifestList(2, &listBuf, snapshotID, parentID, &seq, 0, manifests); err != nil {
