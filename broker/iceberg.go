@@ -188,6 +188,7 @@ func (c *icebergCommitter) loop() {
 			st, err := c.commitTopic(req.topic, true)
 			req.reply <- icebergCommitReply{status: st, err: err}
 		case now := <-ticker.C:
+			c.forgetDeletedTopics()
 			for _, t := range c.s.topics.all() {
 				if c.s.ctx.Err() != nil {
 					return
@@ -219,6 +220,22 @@ func (c *icebergCommitter) due(topic string, cfg effectiveTopicConfig, now time.
 		interval = min(interval, icebergRetryAfterFailure)
 	}
 	return now.Sub(st.lastAttempt) >= interval
+}
+
+// forgetDeletedTopics drops the status and table of topics that no longer
+// exist (the table stays in the bucket).
+func (c *icebergCommitter) forgetDeletedTopics() {
+	c.mu.Lock()
+	var gone []string
+	for topic := range c.mu.status {
+		if c.s.topics.get(topic) == nil {
+			gone = append(gone, topic)
+		}
+	}
+	c.mu.Unlock()
+	for _, topic := range gone {
+		c.forget(topic)
+	}
 }
 
 func (c *icebergCommitter) forget(topic string) {

@@ -302,3 +302,18 @@ func TestIcebergLeaderChangeResumesFromTheTable(t *testing.T) {
 		t.Fatalf("table rows after a leader change\n got %v\nwant %v", got, want)
 	}
 }
+
+// A deleted topic leaves the status (its table stays in the bucket).
+func TestIcebergStatusForgetsDeletedTopics(t *testing.T) {
+	storeDir := t.TempDir()
+	tb := startTestBroker(t, func(c *Config) { c.ObjectStore = "file://" + storeDir })
+	tb.createTopicWithPartitions("gone", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000"})
+	icebergCommitNow(t, tb, "gone")
+	if n := len(tb.srv.iceberg.statuses()); n != 1 {
+		t.Fatalf("%d statuses, want 1", n)
+	}
+	if _, err := kadm.NewClient(tb.client()).DeleteTopics(testContext(t), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 10*time.Second, "the deleted topic's status gone", func() bool { return len(tb.srv.iceberg.statuses()) == 0 })
+}
