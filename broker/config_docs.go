@@ -11,6 +11,7 @@ var configDocs = map[string]string{
 	icebergModeConfig:                         "How records become rows: key_value (key and value as bytes plus partition, offset, timestamp and headers); value_schema_id_prefix and value_schema_latest are not built yet.",
 	icebergIntervalConfig:                     "Longest time between two Iceberg commits of the topic (strata iceberg commit commits at once).",
 	icebergTableLocationConfig:                "Key prefix of the topic's Iceberg table in the object store (default iceberg/<iceberg.namespace>/<topic>).",
+	icebergPartitionSpecConfig:                "Partitioning of the topic's Iceberg table when it is created: hour(timestamp), day(timestamp) or none (a later change does not alter an existing table).",
 	icebergRetentionConfig:                    "How long the Iceberg table keeps old snapshots (time travel); older ones are expired at the next commit, the current one always stays, rows are never removed (-1: keep all).",
 	icebergNamespaceConfig:                    "Iceberg namespace of the topic's table, in the default location and in the REST catalog.",
 	valueSchemaValidationConfig:               "Refuse records whose value is not framed (magic byte 0, schema id) with an id the node's schema registry holds for the value's subject (needs schema.registry.enable=true).",

@@ -38,6 +38,7 @@ const (
 	icebergTableLocationConfig  = "iceberg.table.location"
 	icebergNamespaceConfig      = "iceberg.namespace"
 	icebergRetentionConfig      = "iceberg.retention.ms"
+	icebergPartitionSpecConfig  = "iceberg.partition.spec"
 	icebergDefaultRetentionMs   = "604800000" // 7 days of snapshots
 	icebergTopicIDProperty      = "strata.topic-id"
 	icebergMaxBytesPerCommit    = 32 << 20 // log bytes read per commit of a topic (all its led partitions); the rest goes next round
@@ -389,6 +390,7 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 			Store: c.s.objects, Prefix: prefix, Location: location,
 			Properties:        map[string]string{icebergTopicIDProperty: topicID, "strata.topic": topic},
 			SnapshotRetention: time.Duration(cfg.int64(icebergRetentionConfig)) * time.Millisecond,
+			Partitioning:      strings.TrimSuffix(cfg.values[icebergPartitionSpecConfig], "(timestamp)"),
 		})
 		if err != nil {
 			return out, err

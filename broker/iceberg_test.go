@@ -146,6 +146,7 @@ func TestIcebergTopicConfigsAreValidated(t *testing.T) {
 		{icebergTableLocationConfig: "/abs"},
 		{icebergTableLocationConfig: "s3://x/y"},
 		{icebergNamespaceConfig: "a/b"},
+		{icebergPartitionSpecConfig: "minute(timestamp)"},
 	} {
 		if err := validateTopicConfigs(bad); err == nil {
 			t.Errorf("%v accepted", bad)

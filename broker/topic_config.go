@@ -162,6 +162,7 @@ func init() {
 		{name: icebergIntervalConfig, defaultValue: constant(icebergDefaultCommitMs), validate: validateLong(100)},
 		{name: icebergTableLocationConfig, defaultValue: constant(""), validate: validateIcebergPrefix},
 		{name: icebergNamespaceConfig, defaultValue: constant(icebergDefaultNamespace), validate: validateIcebergNamespace},
+		{name: icebergPartitionSpecConfig, defaultValue: constant("hour(timestamp)"), validate: validateOneOf("hour(timestamp)", "day(timestamp)", "none")},
 		{name: icebergRetentionConfig, defaultValue: constant(icebergDefaultRetentionMs), validate: validateLong(-1)},
 	}
 	for _, d := range defs {

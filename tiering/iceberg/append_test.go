@@ -274,3 +274,36 @@ func TestManifestsAreMerged(t *testing.T) {
 		t.Fatalf("total-records %s", got)
 	}
 }
+
+// The partitioning of a new table decides the files of a commit: one per
+// hour, one per day, or one in all.
+func TestPartitioning(t *testing.T) {
+	start := time.Date(2026, 12, 4, 22, 0, 0, 0, time.UTC) // 30 records 10 min apart: 22:00 to next day 02:50
+	for _, tc := range []struct {
+		partitioning string
+		files        int
+	}{{"", 5}, {"hour", 5}, {"day", 2}, {"none", 1}} {
+		t.Run("partitioning="+tc.partitioning, func(t *testing.T) {
+			dir := t.TempDir()
+			store, err := tiering.NewFileStore(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl, err := Open(Config{Store: store, Prefix: "p", Location: "file://" + filepath.Join(dir, "p"), Partitioning: tc.partitioning})
+			if err != nil {
+				t.Fatal(err)
+			}
+			recs := testRecords(0, 0, 29, start)
+			res, err := tbl.Append(context.Background(), recs, nil)
+			if err != nil || res.Files != tc.files {
+				t.Fatalf("append: %+v %v, want %d files", res, err, tc.files)
+			}
+			if rows := icebergtest.Rows(t, tbl); len(rows) != 30 {
+				t.Fatalf("%d rows, want 30", len(rows))
+			}
+		})
+	}
+	if _, err := PartitionSpecFor("minute"); err == nil {
+		t.Fatal("partitioning by minute accepted")
+	}
+}

@@ -56,6 +56,30 @@ func HourPartitionSpec() iceberg.PartitionSpec {
 	})
 }
 
+// DayPartitionSpec partitions by day(timestamp).
+func DayPartitionSpec() iceberg.PartitionSpec {
+	return iceberg.NewPartitionSpec(iceberg.PartitionField{
+		SourceIDs: []int{fieldTimestamp},
+		FieldID:   partitionFieldHourID,
+		Name:      "timestamp_day",
+		Transform: iceberg.DayTransform{},
+	})
+}
+
+// PartitionSpecFor names a partition spec: "hour" or "" (hour(timestamp)),
+// "day" (day(timestamp)) or "none" (unpartitioned).
+func PartitionSpecFor(name string) (iceberg.PartitionSpec, error) {
+	switch name {
+	case "", "hour":
+		return HourPartitionSpec(), nil
+	case "day":
+		return DayPartitionSpec(), nil
+	case "none":
+		return *iceberg.UnpartitionedSpec, nil
+	}
+	return iceberg.PartitionSpec{}, fmt.Errorf("iceberg: partitioning %q: want hour, day or none", name)
+}
+
 // arrowSchema is the Parquet files' schema: the table schema with each
 // field's Iceberg ID in the Parquet field_id, so readers map columns by ID.
 func arrowSchema(schema *iceberg.Schema) (*arrow.Schema, error) {

@@ -49,6 +49,10 @@ type Config struct {
 	Location string
 	// Properties are the table properties set when the table is created.
 	Properties map[string]string
+	// Partitioning is the partition spec of a table this creates: "hour"
+	// (hour(timestamp), the default when empty), "day" (day(timestamp)) or
+	// "none". An existing table keeps its spec.
+	Partitioning string
 	// SnapshotRetention, if > 0, expires snapshots older than this at each
 	// commit (the current one always stays): metadata stops growing with
 	// the number of commits. Rows stay: every data file is still listed by
@@ -252,7 +256,10 @@ func (t *Table) Create(ctx context.Context) (State, error) {
 	if err != nil || st.Version > 0 {
 		return st, err
 	}
-	spec := HourPartitionSpec()
+	spec, err := PartitionSpecFor(t.cfg.Partitioning)
+	if err != nil {
+		return State{}, err
+	}
 	props := iceberg.Properties{table.PropertyFormatVersion: "2", "write.format.default": "parquet"}
 	for k, v := range t.cfg.Properties {
 		props[k] = v
@@ -343,33 +350,37 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 		return CommitResult{}, err
 	}
 
-	// One data file per hour.
-	byHour := map[int64][]Record{}
+	// One data file per partition value of the table's spec.
+	grain, grainName, grainFormat := partitionGrain(spec)
+	byGroup := map[int64][]Record{}
 	for _, r := range fresh {
-		h := r.Timestamp.UTC().Unix() / 3600
-		if r.Timestamp.Before(time.Unix(0, 0)) && r.Timestamp.Unix()%3600 != 0 {
-			h-- // floor for times before 1970
+		g := int64(0)
+		if grain > 0 {
+			g = floorDiv(r.Timestamp.Unix(), grain)
 		}
-		byHour[h] = append(byHour[h], r)
+		byGroup[g] = append(byGroup[g], r)
 	}
-	hours := make([]int64, 0, len(byHour))
-	for h := range byHour {
-		hours = append(hours, h)
+	groups := make([]int64, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
 	}
-	sort.Slice(hours, func(i, j int) bool { return hours[i] < hours[j] })
+	sort.Slice(groups, func(i, j int) bool { return groups[i] < groups[j] })
 
 	snapshotID := newSnapshotID()
 	seq := md.LastSequenceNumber() + 1
 	commitID := uuid.NewString()
 	var entries []iceberg.ManifestEntry
-	for i, h := range hours {
-		rows := byHour[h]
+	for i, g := range groups {
+		rows := byGroup[g]
 		data, err := encodeParquet(asc, rows)
 		if err != nil {
 			return CommitResult{}, err
 		}
-		hourName := time.Unix(h*3600, 0).UTC().Format("2006-01-02-15")
-		rel := fmt.Sprintf("data/timestamp_hour=%s/%05d-%s.parquet", hourName, i, commitID)
+		rel := fmt.Sprintf("data/%05d-%s.parquet", i, commitID)
+		if grain > 0 {
+			value := time.Unix(g*grain, 0).UTC().Format(grainFormat)
+			rel = fmt.Sprintf("data/%s=%s/%05d-%s.parquet", grainName, value, i, commitID)
+		}
 		location := t.cfg.Location + "/" + rel
 		if err := t.put(ctx, t.cfg.Prefix+"/"+rel, data); err != nil {
 			return CommitResult{}, fmt.Errorf("iceberg: write data file %s: %w", rel, err)
@@ -526,6 +537,30 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	res.Version = st.Version + 1
 	res.SnapshotID = snapshotID
 	return res, nil
+}
+
+// partitionGrain is the width in seconds of one partition value of spec
+// (hour or day of timestamp; 0 for an unpartitioned table), with the
+// partition field's name and how its value is written in paths.
+func partitionGrain(spec iceberg.PartitionSpec) (seconds int64, name, format string) {
+	for _, f := range spec.Fields() {
+		switch f.Transform.(type) {
+		case iceberg.HourTransform:
+			return 3600, f.Name, "2006-01-02-15"
+		case iceberg.DayTransform:
+			return 86400, f.Name, "2006-01-02"
+		}
+	}
+	return 0, "", ""
+}
+
+// floorDiv is a/b rounded down (Unix times before 1970 are negative).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
 }
 
 // expiredSnapshots are the snapshots of md older than retention at nowMs;
