@@ -147,6 +147,6 @@ release: ## binaries for linux and darwin (amd64, arm64), SHA256SUMS, the image 
 perf: build ## compare strata with disk, page cache, loopback TCP and NATS JetStream (minutes; not part of test)
 	scripts/perf-compare.sh
 
-clean: ## remove build outputs (bin/, dist/, e2e/kafkajs/node_modules); ./data is left alone
-	rm -rf $(BIN) $(DIST) e2e/kafkajs/node_modules
+clean: ## remove build outputs (bin/, dist/, e2e/kafkajs/node_modules, e2e/iceberg/node_modules); ./data is left alone
+	rm -rf $(BIN) $(DIST) e2e/kafkajs/node_modules e2e/iceberg/node_modules
 	$(GO) clean -testcache

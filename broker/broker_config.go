@@ -67,9 +67,13 @@ type Config struct {
 	AllowEveryoneIfNoACLFound bool // allow.everyone.if.no.acl.found
 	// AddScram (--add-scram) are SCRAM credentials to create when the
 	// quorum holds none: "SCRAM-SHA-512=[name=admin,password=…]".
-	AddScram    []string
-	HTTPListen  string // admin HTTP (/metrics, /healthz); "" disables
-	ObjectStore string // object store URL, used by tiering; default file://<DataDir>/objects
+	AddScram   []string
+	HTTPListen string // admin HTTP (/metrics, /healthz); "" disables
+	// IcebergCatalogListen (iceberg.catalog.listen) is where the read-only
+	// Iceberg REST catalog listens; "" serves it only on the admin
+	// listener under /iceberg (iceberg_catalog.go).
+	IcebergCatalogListen string
+	ObjectStore          string // object store URL, used by tiering; default file://<DataDir>/objects
 
 	// Cluster membership and replication (cluster.go, broker/replica).
 	BrokerRack                string // broker.rack
@@ -196,6 +200,7 @@ func DefaultConfig() Config {
 		DataDir:                              "./data",
 		Listen:                               "127.0.0.1:9092",
 		HTTPListen:                           "127.0.0.1:9644",
+		IcebergCatalogListen:                 "127.0.0.1:8181",
 		BrokerHeartbeatIntervalMs:            250,
 		BrokerSessionTimeoutMs:               1500,
 		ReplicaLagTimeMaxMs:                  30000,
@@ -474,6 +479,7 @@ var brokerProperties = map[string]brokerProperty{
 	"log.dir":                   stringProp(func(c *Config) *string { return &c.DataDir }),
 
 	"broker.rack":                              stringProp(func(c *Config) *string { return &c.BrokerRack }),
+	"iceberg.catalog.listen":                   stringProp(func(c *Config) *string { return &c.IcebergCatalogListen }),
 	"leader.replication.throttled.rate":        intProp(func(c *Config) *int64 { return &c.LeaderThrottledRate }, 1),
 	"follower.replication.throttled.rate":      intProp(func(c *Config) *int64 { return &c.FollowerThrottledRate }, 1),
 	"replica.selector.class":                   stringProp(func(c *Config) *string { return &c.ReplicaSelectorClass }, "", leaderSelectorClass, rackAwareSelectorClass),

@@ -7,6 +7,13 @@ package broker
 // sentence, as the cluster-wide default.
 var configDocs = map[string]string{
 	// Topic configs.
+	icebergEnabledConfig:                      "Also write the topic's committed records as an Iceberg v2 table in the object store (Parquet files; the partition leaders commit).",
+	icebergModeConfig:                         "How records become rows: key_value (key and value as bytes plus partition, offset, timestamp and headers); value_schema_id_prefix and value_schema_latest are not built yet.",
+	icebergIntervalConfig:                     "Longest time between two Iceberg commits of the topic (strata iceberg commit commits at once).",
+	icebergTableLocationConfig:                "Key prefix of the topic's Iceberg table in the object store (default iceberg/<iceberg.namespace>/<topic>).",
+	icebergPartitionSpecConfig:                "Partitioning of the topic's Iceberg table when it is created: hour(timestamp), day(timestamp) or none (a later change does not alter an existing table).",
+	icebergRetentionConfig:                    "How long the Iceberg table keeps old snapshots (time travel); older ones are expired at the next commit, the current one always stays, rows are never removed (-1: keep all).",
+	icebergNamespaceConfig:                    "Iceberg namespace of the topic's table, in the default location and in the REST catalog.",
 	valueSchemaValidationConfig:               "Refuse records whose value is not framed (magic byte 0, schema id) with an id the node's schema registry holds for the value's subject (needs schema.registry.enable=true).",
 	keySchemaValidationConfig:                 "Refuse records whose key is not framed (magic byte 0, schema id) with an id the node's schema registry holds for the key's subject (needs schema.registry.enable=true).",
 	valueSubjectStrategyConfig:                "How the subject of a value is named for schema validation: TopicNameStrategy (<topic>-value), RecordNameStrategy (the schema's record name) or TopicRecordNameStrategy (<topic>-<record name>).",
@@ -63,6 +70,7 @@ var configDocs = map[string]string{
 	"log.dir":                                      "Alias of log.dirs.",
 	"controller.quorum.voters":                     "The metadata quorum's voters as id@host:port,…; empty runs a one-voter quorum of this node.",
 	"process.roles":                                "broker, controller, or both.",
+	"iceberg.catalog.listen":                       "Address of the read-only Iceberg REST catalog of the tables of Iceberg topics (empty: only on the admin listener under /iceberg).",
 	"broker.rack":                                  "This node's rack, used to spread replicas.",
 	"leader.replication.throttled.rate":            "Bytes per second a leader sends to throttled follower replicas (replicas being added by a reassignment, or listed in a topic's leader.replication.throttled.replicas).",
 	"follower.replication.throttled.rate":          "Bytes per second a follower fetches for its throttled replicas (being added by a reassignment, or listed in follower.replication.throttled.replicas).",

@@ -34,6 +34,7 @@ func startTestBrokerLogging(t testing.TB, w io.Writer, tune ...func(*Config)) *t
 	cfg.DataDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.HTTPListen = "127.0.0.1:0"
+	cfg.IcebergCatalogListen = "127.0.0.1:0"
 	for _, f := range tune {
 		f(&cfg)
 	}

@@ -123,9 +123,11 @@ func (s *Server) adminHandler() http.Handler {
 	// what runs beside the broker in `strata server` (stream jobs, the
 	// connect worker) and the Go runtime register their series.
 	mux.Handle("/metrics", promhttp.HandlerFor(prometheus.Gatherers{s.metrics.registry, prometheus.DefaultGatherer}, promhttp.HandlerOpts{}))
-	s.mountLag(mux)                 // consumer lag: series on /metrics, /v1/groups (lag_http.go)
-	s.tiered.mountTieredRoutes(mux) // DELETE /v1/remote/topics/{topic} (tiered_purge.go)
-	s.mountConsole(mux)             // the web console at / and its /api/v1 (console_http.go)
+	s.mountLag(mux)                   // consumer lag: series on /metrics, /v1/groups (lag_http.go)
+	s.tiered.mountTieredRoutes(mux)   // DELETE /v1/remote/topics/{topic} (tiered_purge.go)
+	s.iceberg.mountIcebergRoutes(mux) // /v1/iceberg/topics status and commit (iceberg.go)
+	s.mountIcebergCatalog(mux)        // the read-only Iceberg REST catalog under /iceberg (iceberg_catalog.go)
+	s.mountConsole(mux)               // the web console at / and its /api/v1 (console_http.go)
 	// Go's profiler, for operators chasing a hot path (loopback by default).
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)

@@ -51,16 +51,19 @@ type Server struct {
 	meta   *metadataClient // proposals and the applied index (metadata_client.go)
 	// objects is the tiering object store from --object-store.
 	objects tiering.ObjectStore
-	tiered  *tieredStorage // uploads, remote retention and remote reads (tiered.go)
-	topics  *topicManager
-	logDirs *logDirSet  // log.dirs: where each partition lives, which dirs are offline (logdirs.go)
-	moves   logDirMoves // moves between log dirs in progress (34_alter_replica_log_dirs.go)
-	metrics *metrics
-	fetches *fetchSessionCache
-	pids    *producerIDBlocks
-	groups  *groupCoordinator // consumer groups and committed offsets (group_coordinator.go)
-	txns    *txnCoordinator   // transactions (txn_coordinator.go)
-	lag     *lagMonitor       // consumer lag for /metrics and /v1/groups (lag_metrics.go); nil without the admin listener
+	tiered  *tieredStorage    // uploads, remote retention and remote reads (tiered.go)
+	iceberg *icebergCommitter // Iceberg tables of topics with iceberg.enabled (iceberg.go)
+	// icebergCatalogAddr is the bound iceberg.catalog.listen ("" if none).
+	icebergCatalogAddr string
+	topics             *topicManager
+	logDirs            *logDirSet  // log.dirs: where each partition lives, which dirs are offline (logdirs.go)
+	moves              logDirMoves // moves between log dirs in progress (34_alter_replica_log_dirs.go)
+	metrics            *metrics
+	fetches            *fetchSessionCache
+	pids               *producerIDBlocks
+	groups             *groupCoordinator // consumer groups and committed offsets (group_coordinator.go)
+	txns               *txnCoordinator   // transactions (txn_coordinator.go)
+	lag                *lagMonitor       // consumer lag for /metrics and /v1/groups (lag_metrics.go); nil without the admin listener
 
 	// Cluster membership (cluster.go): this process's incarnation id, the
 	// replica fetchers, and whether a controlled shutdown has begun.
@@ -229,6 +232,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 		objects.Close()
 		return nil, err
 	}
+	s.iceberg = newIcebergCommitter(s)
 	s.connsMu.conns = map[*clientConn]struct{}{}
 	start := time.Now()
 	s.topics, err = openTopicManager(s)
@@ -282,6 +286,8 @@ func (s *Server) Start() error {
 	}
 	s.goTask(s.housekeeping)
 	s.goTask(s.tiered.loop)
+	s.goTask(s.iceberg.loop)
+	s.serveIcebergCatalog()
 	s.goTask(s.txns.run)
 	s.groups.start()
 	s.serving.Store(true)

@@ -156,6 +156,14 @@ func init() {
 		{name: valueSubjectStrategyConfig, defaultValue: constant(confluentStrategyPackage + "TopicNameStrategy"), validate: validateSubjectStrategy},
 		{name: keySubjectStrategyConfig, defaultValue: constant(confluentStrategyPackage + "TopicNameStrategy"), validate: validateSubjectStrategy},
 		{name: schemaValidationModeConfig, defaultValue: constant("id"), validate: validateOneOf("id", "decode")},
+		// Iceberg topics (iceberg.go), Redpanda's names.
+		{name: icebergEnabledConfig, defaultValue: constant("false"), validate: validateBool},
+		{name: icebergModeConfig, defaultValue: constant(icebergModeKeyValue), validate: validateIcebergMode},
+		{name: icebergIntervalConfig, defaultValue: constant(icebergDefaultCommitMs), validate: validateLong(100)},
+		{name: icebergTableLocationConfig, defaultValue: constant(""), validate: validateIcebergPrefix},
+		{name: icebergNamespaceConfig, defaultValue: constant(icebergDefaultNamespace), validate: validateIcebergNamespace},
+		{name: icebergPartitionSpecConfig, defaultValue: constant("hour(timestamp)"), validate: validateOneOf("hour(timestamp)", "day(timestamp)", "none")},
+		{name: icebergRetentionConfig, defaultValue: constant(icebergDefaultRetentionMs), validate: validateLong(-1)},
 	}
 	for _, d := range defs {
 		topicConfigDefs[d.name] = d

@@ -35,12 +35,13 @@ func topicConfigType(name string) kmsg.ConfigType {
 	case "cleanup.policy", leaderThrottledReplicas, followerThrottledReplicas:
 		return kmsg.ConfigTypeList
 	case "compression.type", "message.timestamp.type",
-		valueSubjectStrategyConfig, keySubjectStrategyConfig, schemaValidationModeConfig:
+		valueSubjectStrategyConfig, keySubjectStrategyConfig, schemaValidationModeConfig,
+		icebergModeConfig, icebergTableLocationConfig, icebergNamespaceConfig, icebergPartitionSpecConfig:
 		return kmsg.ConfigTypeString
 	case "min.cleanable.dirty.ratio":
 		return kmsg.ConfigTypeDouble
 	case "preallocate", "remote.storage.enable", "unclean.leader.election.enable",
-		valueSchemaValidationConfig, keySchemaValidationConfig:
+		valueSchemaValidationConfig, keySchemaValidationConfig, icebergEnabledConfig:
 		return kmsg.ConfigTypeBoolean
 	case "max.message.bytes", "min.insync.replicas", "index.interval.bytes", "segment.bytes", "segment.index.bytes",
 		"compression.gzip.level", "compression.lz4.level", "compression.zstd.level":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-test-deps.sh: installs what the end-to-end tests need beyond Go:
 # kcat (librdkafka's CLI), confluent-kafka-python (librdkafka with an
-# OAUTHBEARER callback), node + npm, kafkajs in e2e/kafkajs, the console's
+# OAUTHBEARER callback), node + npm, kafkajs in e2e/kafkajs, icebird and
+# DuckDB (@duckdb/node-api) in e2e/iceberg, the console's
 # front-end packages in broker/console/ui (its bundle freshness test),
 # chromium (the console's browser tests, e2e/console_test.go), and the MinIO
 # server in bin/minio for the tiering tests, and PostgreSQL for the JDBC
@@ -69,6 +70,19 @@ if [ "$have" = "$want" ]; then
 else
 	log "kafkajs and confluent-schema-registry ($want): npm ci in e2e/kafkajs"
 	(cd "$js" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+
+# The independent Iceberg readers of e2e/iceberg_test.go: icebird (reads a
+# table through its metadata) and @duckdb/node-api (DuckDB, with its
+# prebuilt library inside the npm package), at the versions package.json pins.
+ice="$root/e2e/iceberg"
+want="$(node -p 'const d = require(process.argv[1]).dependencies; d.icebird + " " + d["@duckdb/node-api"]' "$ice/package.json")"
+have="$(node -p 'const v = (p) => { try { return require(process.argv[1] + "/node_modules/" + p + "/package.json").version } catch (e) { return "" } }; v("icebird") + " " + v("@duckdb/node-api")' "$ice" 2>/dev/null || true)"
+if [ "$have" = "$want" ]; then
+	log "icebird and @duckdb/node-api ($have): present in e2e/iceberg/node_modules"
+else
+	log "icebird and @duckdb/node-api ($want): npm ci in e2e/iceberg"
+	(cd "$ice" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 
 # The console's front-end packages (preact, htm): broker/console's

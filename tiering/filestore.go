@@ -66,7 +66,29 @@ func (s *FileStore) Put(ctx context.Context, key string, r io.Reader, size int64
 	return nil
 }
 
+// PutIfAbsent implements ConditionalPutter: the temporary file is linked
+// to the key's path, which link(2) refuses if the path exists.
+func (s *FileStore) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) error {
+	if err := s.check(ctx, "put", key); err != nil {
+		return err
+	}
+	if err := s.putWith(ctx, key, r, size, os.Link); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			err = ErrExists
+		}
+		return fmt.Errorf("tiering: file put-if-absent %q: %w", key, err)
+	}
+	return nil
+}
+
 func (s *FileStore) put(ctx context.Context, key string, r io.Reader, size int64) error {
+	return s.putWith(ctx, key, r, size, os.Rename)
+}
+
+// putWith writes a temporary file and moves it to the key's path with
+// place (rename: replace; link: only if absent, the temporary name then
+// removed).
+func (s *FileStore) putWith(ctx context.Context, key string, r io.Reader, size int64, place func(oldpath, newpath string) error) error {
 	target := s.path(key)
 	dir := filepath.Dir(target)
 	tmp, err := s.createTemp(dir)
@@ -95,10 +117,11 @@ func (s *FileStore) put(ctx context.Context, key string, r io.Reader, size int64
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), target); err != nil {
+	if err := place(tmp.Name(), target); err != nil {
 		return err
 	}
 	committed = true
+	os.Remove(tmp.Name()) // after a link; a renamed temporary is gone already
 	return syncDir(dir)
 }
 

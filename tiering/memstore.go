@@ -59,6 +59,25 @@ func (s *MemStore) Put(ctx context.Context, key string, r io.Reader, size int64)
 	return nil
 }
 
+// PutIfAbsent implements ConditionalPutter.
+func (s *MemStore) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) error {
+	if err := s.check(ctx, "put", key); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := readExactly(ctx, &buf, r, key, size); err != nil {
+		return fmt.Errorf("tiering: mem put-if-absent %q: %w", key, err)
+	}
+	sum := md5.Sum(buf.Bytes())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, taken := s.mu.objects[key]; taken {
+		return fmt.Errorf("tiering: mem put-if-absent %q: %w", key, ErrExists)
+	}
+	s.mu.objects[key] = memObject{data: buf.Bytes(), modTime: time.Now(), etag: hex.EncodeToString(sum[:])}
+	return nil
+}
+
 // Get implements ObjectStore.
 func (s *MemStore) Get(ctx context.Context, key string) (io.ReadCloser, error) {
 	if err := s.check(ctx, "get", key); err != nil {

@@ -51,6 +51,17 @@ type ObjectStore interface {
 	Close() error
 }
 
+// ConditionalPutter is a store that can create an object only if its key
+// is free: of two racing PutIfAbsent calls on one key exactly one succeeds,
+// the other fails with ErrExists and stores nothing. FileStore, MemStore and
+// S3Store implement it (S3: a PutObject with If-None-Match: *, which AWS S3
+// and MinIO honour); a writer that needs a compare-and-swap (an Iceberg
+// commit) asks for it with a type assertion. Objects are small: no
+// multipart.
+type ConditionalPutter interface {
+	PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) error
+}
+
 // ObjectInfo describes one stored object.
 type ObjectInfo struct {
 	Key     string
@@ -74,6 +85,8 @@ var (
 	ErrInvalidRange = errors.New("tiering: invalid range")
 	// ErrSizeMismatch: Put's reader did not yield exactly size bytes.
 	ErrSizeMismatch = errors.New("tiering: object size mismatch")
+	// ErrExists: PutIfAbsent found the key taken.
+	ErrExists = errors.New("tiering: object exists")
 	// ErrInvalidURL: Open could not make sense of an object store URL.
 	ErrInvalidURL = errors.New("tiering: invalid object store URL")
 )

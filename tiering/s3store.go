@@ -170,14 +170,19 @@ func (s *S3Store) Put(ctx context.Context, key string, r io.Reader, size int64) 
 	if size >= s.partSize {
 		return s.putMultipart(ctx, key, input, size)
 	}
-	// S3 over plain HTTP signs the payload, which needs a seekable body;
-	// an object under one part size is read into memory first.
+	return s.wrap(ctx, "put", key, s.putSingle(ctx, key, input, size, nil))
+}
+
+// putSingle stores an object under one part size with one PutObject. S3
+// over plain HTTP signs the payload, which needs a seekable body, so the
+// object is read into memory first.
+func (s *S3Store) putSingle(ctx context.Context, key string, input io.Reader, size int64, ifNoneMatch *string) error {
 	buf := make([]byte, size)
 	if err := readPart(input, buf, key, 0, size); err != nil {
-		return s.wrap(ctx, "put", key, err)
+		return err
 	}
 	if err := expectEOF(input, key, size); err != nil {
-		return s.wrap(ctx, "put", key, err)
+		return err
 	}
 	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket:            &s.bucket,
@@ -185,8 +190,26 @@ func (s *S3Store) Put(ctx context.Context, key string, r io.Reader, size int64) 
 		Body:              bytes.NewReader(buf),
 		ContentLength:     aws.Int64(size),
 		ChecksumAlgorithm: types.ChecksumAlgorithmCrc32c,
+		IfNoneMatch:       ifNoneMatch,
 	})
-	return s.wrap(ctx, "put", key, err)
+	return err
+}
+
+// PutIfAbsent implements ConditionalPutter with a single PutObject carrying
+// If-None-Match: * (412 PreconditionFailed, or 409 ConditionalRequestConflict
+// for a racing write, when the key is taken).
+func (s *S3Store) PutIfAbsent(ctx context.Context, key string, r io.Reader, size int64) error {
+	if err := s.check(ctx, "put", key); err != nil {
+		return err
+	}
+	if size < 0 || size >= s.partSize {
+		return fmt.Errorf("tiering: s3 put-if-absent %q: %w: %d bytes; at most one part (%d)", key, ErrSizeMismatch, size, s.partSize)
+	}
+	err := s.putSingle(ctx, key, ctxReader{ctx, r}, size, aws.String("*"))
+	if code := s3ErrorCode(err); code == "PreconditionFailed" || code == "ConditionalRequestConflict" {
+		return fmt.Errorf("tiering: s3 put-if-absent %q: %w: %w", key, ErrExists, err)
+	}
+	return s.wrap(ctx, "put-if-absent", key, err)
 }
 
 // readPart fills buf from r, turning a short stream into ErrSizeMismatch.

@@ -105,6 +105,7 @@ func Run(t *testing.T, h Harness) {
 		{"NotFound", testNotFound},
 		{"InvalidKeys", testInvalidKeys},
 		{"SizeMismatch", testSizeMismatch},
+		{"PutIfAbsent", testPutIfAbsent},
 	}
 	for _, test := range tests {
 		t.Run(test.name, func(t *testing.T) {
@@ -777,4 +778,57 @@ func testSizeMismatch(t *testing.T, h Harness) {
 		}
 	}
 	checkNoUploads(t, inspector)
+}
+
+// testPutIfAbsent: a store that is a tiering.ConditionalPutter creates a
+// free key, refuses a taken one with ErrExists (keeping the object), and of
+// racing writers of one key exactly one wins.
+func testPutIfAbsent(t *testing.T, h Harness) {
+	store, inspector := h.New(t)
+	cp, ok := store.(tiering.ConditionalPutter)
+	if !ok {
+		t.Skip("the store has no PutIfAbsent")
+	}
+	ctx := context.Background()
+	first, second := payload("first", 500), payload("second", 700)
+	if err := cp.PutIfAbsent(ctx, "cas/v1", bytes.NewReader(first), int64(len(first))); err != nil {
+		t.Fatalf("PutIfAbsent of a free key: %v", err)
+	}
+	if err := cp.PutIfAbsent(ctx, "cas/v1", bytes.NewReader(second), int64(len(second))); !errors.Is(err, tiering.ErrExists) {
+		t.Fatalf("PutIfAbsent of a taken key: %v, want ErrExists", err)
+	}
+	if got := get(t, store, "cas/v1"); !bytes.Equal(got, first) {
+		t.Fatalf("after a refused PutIfAbsent: %d bytes, want the first %d", len(got), len(first))
+	}
+	checkRaw(t, inspector, "cas/v1", first)
+	const writers = 8
+	var wg sync.WaitGroup
+	results := make([]error, writers)
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			data := payload(fmt.Sprint("racer", i), 300)
+			results[i] = cp.PutIfAbsent(ctx, "cas/v2", bytes.NewReader(data), int64(len(data)))
+		}()
+	}
+	wg.Wait()
+	wins := 0
+	for i, err := range results {
+		switch {
+		case err == nil:
+			wins++
+			if got := get(t, store, "cas/v2"); !bytes.Equal(got, payload(fmt.Sprint("racer", i), 300)) {
+				t.Errorf("cas/v2 holds another writer's bytes than the winner's (%d)", i)
+			}
+		case !errors.Is(err, tiering.ErrExists):
+			t.Errorf("racer %d: %v", i, err)
+		}
+	}
+	if wins != 1 {
+		t.Errorf("%d of %d racing PutIfAbsent calls won, want exactly 1", wins, writers)
+	}
+	if got := keysOf(list(t, store, "cas/")); !slices.Equal(got, []string{"cas/v1", "cas/v2"}) {
+		t.Errorf("List after PutIfAbsent = %v (no temporary leftovers)", got)
+	}
 }

@@ -1,0 +1,618 @@
+package broker
+
+// Iceberg topics (ARCHITECTURE.md, "Iceberg topics"): a topic with
+// iceberg.enabled=true is also an Iceberg v2 table in the object store,
+// written by tiering/iceberg. One loop per node (icebergCommitter.loop, a
+// server task) commits, for each such topic, the committed records of the
+// partitions this node leads: at most every iceberg.commit.interval.ms, and
+// at once when asked (POST /v1/iceberg/topics/{topic}/commit, `strata
+// iceberg commit`). Each partition resumes from the last offset the table's
+// current snapshot records for it, so a restart or a new leader continues
+// exactly where the table ends. Produce never waits for it: it reads the
+// log like a read_committed consumer, up to the last stable offset, and a
+// store outage only delays the next commit.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/strata-streaming/strata/broker/storage"
+	"github.com/strata-streaming/strata/tiering/iceberg"
+)
+
+// The Iceberg topic configs.
+const (
+	icebergEnabledConfig        = "iceberg.enabled"
+	icebergModeConfig           = "iceberg.mode"
+	icebergIntervalConfig       = "iceberg.commit.interval.ms"
+	icebergTableLocationConfig  = "iceberg.table.location"
+	icebergNamespaceConfig      = "iceberg.namespace"
+	icebergRetentionConfig      = "iceberg.retention.ms"
+	icebergPartitionSpecConfig  = "iceberg.partition.spec"
+	icebergDefaultRetentionMs   = "604800000" // 7 days of snapshots
+	icebergTopicIDProperty      = "strata.topic-id"
+	icebergMaxBytesPerCommit    = 32 << 20 // log bytes read per commit of a topic (all its led partitions); the rest goes next round
+	icebergMinBytesPerPartition = 1 << 20  // even past the budget, each partition moves on
+	icebergLoopTick             = 250 * time.Millisecond
+	icebergCommitTimeout        = 2 * time.Minute
+	icebergRetryAfterFailure    = 5 * time.Second
+	icebergDefaultNamespace     = "strata"
+	icebergDefaultCommitMs      = "60000"
+	icebergModeKeyValue         = "key_value"
+	icebergModeSchemaIDPrefix   = "value_schema_id_prefix"
+	icebergModeSchemaLatest     = "value_schema_latest"
+	icebergTablePrefixRoot      = "iceberg"
+	icebergStatusPath           = "/v1/iceberg/topics"
+	icebergCommitPathSuffix     = "/commit"
+	icebergMaxNamespaceOrPrefix = 200
+)
+
+func validateIcebergMode(v string) error {
+	switch v {
+	case icebergModeKeyValue:
+		return nil
+	case icebergModeSchemaIDPrefix, icebergModeSchemaLatest:
+		return fmt.Errorf("iceberg.mode=%s is not built yet; key_value is", v)
+	}
+	return fmt.Errorf("%q is not one of key_value, value_schema_id_prefix, value_schema_latest", v)
+}
+
+// validateIcebergPrefix accepts "" (the default location) or a relative key
+// prefix inside the object store.
+func validateIcebergPrefix(v string) error {
+	if v == "" {
+		return nil
+	}
+	if len(v) > icebergMaxNamespaceOrPrefix || strings.HasPrefix(v, "/") || strings.Contains(v, "://") || strings.Contains(v, "..") || strings.ContainsAny(v, "\\\x00") {
+		return fmt.Errorf("%q is not a relative key prefix inside the object store (like lake/orders)", v)
+	}
+	return nil
+}
+
+func validateIcebergNamespace(v string) error {
+	if v == "" || len(v) > icebergMaxNamespaceOrPrefix || !legalTopicName.MatchString(v) || v == "." || v == ".." {
+		return fmt.Errorf("%q is not a namespace: use letters, digits, '.', '_' or '-'", v)
+	}
+	return nil
+}
+
+// icebergTopicEnabled reports the iceberg.enabled config.
+func icebergTopicEnabled(cfg effectiveTopicConfig) bool {
+	return cfg.values[icebergEnabledConfig] == "true"
+}
+
+// icebergCommitRequest asks the loop to commit a topic now.
+type icebergCommitRequest struct {
+	topic string
+	reply chan icebergCommitReply
+}
+
+type icebergCommitReply struct {
+	status icebergTopicStatus
+	err    error
+}
+
+// icebergTopicStatus is what `strata iceberg status` shows of one topic
+// (counters are this node's since it started).
+type icebergTopicStatus struct {
+	Topic            string                   `json:"topic"`
+	Location         string                   `json:"location"`
+	MetadataVersion  int                      `json:"metadata_version"`
+	SnapshotID       int64                    `json:"snapshot_id,omitempty"`
+	RowsCommitted    int64                    `json:"rows_committed"`
+	FilesCommitted   int64                    `json:"files_committed"`
+	BytesCommitted   int64                    `json:"bytes_committed"`
+	Commits          int64                    `json:"commits"`
+	LastCommit       *time.Time               `json:"last_commit,omitempty"`
+	LastError        string                   `json:"last_error,omitempty"`
+	LagOffsets       int64                    `json:"lag_offsets"`
+	LagSeconds       float64                  `json:"lag_seconds"`
+	Partitions       []icebergPartitionStatus `json:"partitions"`
+	lastAttempt      time.Time
+	lastSuccessOrNew time.Time
+}
+
+// icebergPartitionStatus compares the table with the log of one partition
+// this node leads.
+type icebergPartitionStatus struct {
+	Partition int32 `json:"partition"`
+	// TableNextOffset is the first offset the table does not hold yet.
+	TableNextOffset  int64 `json:"table_next_offset"`
+	LastStableOffset int64 `json:"last_stable_offset"`
+}
+
+// icebergCommitter runs the node's Iceberg commits (one server task).
+type icebergCommitter struct {
+	s        *Server
+	requests chan icebergCommitRequest
+	tables   map[string]*iceberg.Table // by topic; loop goroutine only
+
+	mu struct {
+		sync.Mutex
+		status map[string]*icebergTopicStatus
+	}
+
+	rows, files, bytes, failures *prometheus.CounterVec
+	lagOffsets, lagSeconds       *prometheus.GaugeVec
+}
+
+func newIcebergCommitter(s *Server) *icebergCommitter {
+	c := &icebergCommitter{
+		s:        s,
+		requests: make(chan icebergCommitRequest),
+		tables:   map[string]*iceberg.Table{},
+		rows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_rows_committed_total", Help: "Rows committed to Iceberg tables by this node, per topic.",
+		}, []string{"topic"}),
+		files: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_files_committed_total", Help: "Parquet data files committed to Iceberg tables by this node, per topic.",
+		}, []string{"topic"}),
+		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_bytes_committed_total", Help: "Parquet bytes committed to Iceberg tables by this node, per topic.",
+		}, []string{"topic"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_commit_errors_total", Help: "Failed Iceberg commits, per topic (retried).",
+		}, []string{"topic"}),
+		lagOffsets: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "strata_iceberg_commit_lag_offsets", Help: "Committed offsets of the partitions this node leads that the Iceberg table does not hold yet, per topic.",
+		}, []string{"topic"}),
+		lagSeconds: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "strata_iceberg_commit_lag_seconds", Help: "Seconds since the Iceberg table last held every committed offset of the partitions this node leads, per topic (0 when it does).",
+		}, []string{"topic"}),
+	}
+	c.mu.status = map[string]*icebergTopicStatus{}
+	s.metrics.registry.MustRegister(c.rows, c.files, c.bytes, c.failures, c.lagOffsets, c.lagSeconds)
+	return c
+}
+
+// loop commits due topics until the server stops. A commit runs on this
+// goroutine, one at a time, and holds no lock while it reads the log or
+// talks to the store.
+func (c *icebergCommitter) loop() {
+	ticker := time.NewTicker(icebergLoopTick)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-c.s.ctx.Done():
+			return
+		case req := <-c.requests:
+			st, err := c.commitTopic(req.topic, true)
+			req.reply <- icebergCommitReply{status: st, err: err}
+		case now := <-ticker.C:
+			c.forgetDeletedTopics()
+			for _, t := range c.s.topics.all() {
+				if c.s.ctx.Err() != nil {
+					return
+				}
+				cfg := c.s.topics.topicConfig(t)
+				if !icebergTopicEnabled(cfg) {
+					c.forget(t.name)
+					continue
+				}
+				if c.due(t.name, cfg, now) {
+					_, _ = c.commitTopic(t.name, false)
+				}
+			}
+		}
+	}
+}
+
+// due reports whether a topic's interval has passed since its last attempt
+// (a failed one retries sooner).
+func (c *icebergCommitter) due(topic string, cfg effectiveTopicConfig, now time.Time) bool {
+	interval := time.Duration(cfg.int64(icebergIntervalConfig)) * time.Millisecond
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := c.mu.status[topic]
+	if st == nil {
+		return true
+	}
+	if st.LastError != "" {
+		interval = min(interval, icebergRetryAfterFailure)
+	}
+	return now.Sub(st.lastAttempt) >= interval
+}
+
+// forgetDeletedTopics drops the status and table of topics that no longer
+// exist (the table stays in the bucket).
+func (c *icebergCommitter) forgetDeletedTopics() {
+	c.mu.Lock()
+	var gone []string
+	for topic := range c.mu.status {
+		if c.s.topics.get(topic) == nil {
+			gone = append(gone, topic)
+		}
+	}
+	c.mu.Unlock()
+	for _, topic := range gone {
+		c.forget(topic)
+	}
+}
+
+func (c *icebergCommitter) forget(topic string) {
+	c.mu.Lock()
+	_, had := c.mu.status[topic]
+	delete(c.mu.status, topic)
+	c.mu.Unlock()
+	delete(c.tables, topic)
+	if had {
+		c.lagOffsets.DeleteLabelValues(topic)
+		c.lagSeconds.DeleteLabelValues(topic)
+	}
+}
+
+// tableLocation is where a topic's table lives: its key prefix in the
+// object store and the URI readers use for it.
+func (c *icebergCommitter) tableLocation(topic string, cfg effectiveTopicConfig) (prefix, location string, err error) {
+	prefix = cfg.values[icebergTableLocationConfig]
+	if prefix == "" {
+		prefix = icebergTablePrefixRoot + "/" + cfg.values[icebergNamespaceConfig] + "/" + topic
+	}
+	prefix = strings.Trim(prefix, "/")
+	base, err := objectStoreBaseURI(c.s.cfg.ObjectStore)
+	if err != nil {
+		return "", "", err
+	}
+	return prefix, base + "/" + prefix, nil
+}
+
+// objectStoreBaseURI is the URI of the store's root as Iceberg readers
+// name files: file:///abs/dir or s3://bucket/prefix.
+func objectStoreBaseURI(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("iceberg: object store URL: %w", err)
+	}
+	switch u.Scheme {
+	case "file":
+		p := u.Path
+		if u.Host == "." {
+			p = "." + p
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		return "file://" + strings.TrimRight(filepath.ToSlash(abs), "/"), nil
+	case "s3":
+		return strings.TrimRight("s3://"+u.Host+"/"+strings.Trim(u.Path, "/"), "/"), nil
+	case "mem":
+		return "mem://", nil
+	}
+	return "", fmt.Errorf("iceberg: object store scheme %q has no Iceberg location", u.Scheme)
+}
+
+// commitTopic commits what the partitions this node leads hold beyond the
+// table. Errors are recorded in the topic's status (and returned).
+func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTopicStatus, error) {
+	now := time.Now()
+	t := c.s.topics.get(topic)
+	if t == nil {
+		return icebergTopicStatus{}, fmt.Errorf("unknown topic %q", topic)
+	}
+	parts, cfg, meta := c.s.topics.snapshot(t)
+	if !icebergTopicEnabled(cfg) {
+		return icebergTopicStatus{}, fmt.Errorf("topic %q does not have iceberg.enabled=true", topic)
+	}
+	var led []*partition
+	for _, p := range parts {
+		if p != nil && p.IsLeader() {
+			led = append(led, p)
+		}
+	}
+	if len(led) == 0 {
+		if requested {
+			return icebergTopicStatus{}, fmt.Errorf("this node leads no partition of %q: ask its leaders", topic)
+		}
+		c.forget(topic)
+		return icebergTopicStatus{}, nil
+	}
+	ctx, cancel := context.WithTimeout(c.s.ctx, icebergCommitTimeout)
+	defer cancel()
+	status, err := c.commitPartitions(ctx, topic, cfg, meta.ID.String(), led)
+	c.mu.Lock()
+	st := c.mu.status[topic]
+	if st == nil {
+		st = &icebergTopicStatus{Topic: topic, lastSuccessOrNew: now}
+		c.mu.status[topic] = st
+	}
+	st.lastAttempt = now
+	if status.Location != "" {
+		st.Location = status.Location
+	}
+	if err != nil {
+		st.LastError = err.Error()
+		c.failures.WithLabelValues(topic).Inc()
+		// The table is as it was: the lag grows with the log.
+		st.LagOffsets = 0
+		for i := range st.Partitions {
+			if p := c.s.topics.partition(topic, st.Partitions[i].Partition); p != nil {
+				st.Partitions[i].LastStableOffset = p.LastStableOffset()
+			}
+			st.LagOffsets += max(st.Partitions[i].LastStableOffset-st.Partitions[i].TableNextOffset, 0)
+		}
+	} else {
+		st.LastError = ""
+		st.MetadataVersion, st.SnapshotID, st.Partitions = status.MetadataVersion, status.SnapshotID, status.Partitions
+		st.RowsCommitted += status.RowsCommitted
+		st.FilesCommitted += status.FilesCommitted
+		st.BytesCommitted += status.BytesCommitted
+		if status.RowsCommitted > 0 {
+			st.Commits++
+			at := now
+			st.LastCommit = &at
+		}
+		st.LagOffsets = 0
+		for _, ps := range st.Partitions {
+			st.LagOffsets += max(ps.LastStableOffset-ps.TableNextOffset, 0)
+		}
+		if st.LagOffsets == 0 {
+			st.lastSuccessOrNew = now
+		}
+	}
+	st.LagSeconds = time.Since(st.lastSuccessOrNew).Seconds()
+	if st.LagOffsets == 0 && err == nil {
+		st.LagSeconds = 0
+	}
+	out := *st
+	out.Partitions = append([]icebergPartitionStatus(nil), st.Partitions...)
+	c.mu.Unlock()
+	c.rows.WithLabelValues(topic).Add(float64(status.RowsCommitted))
+	c.files.WithLabelValues(topic).Add(float64(status.FilesCommitted))
+	c.bytes.WithLabelValues(topic).Add(float64(status.BytesCommitted))
+	c.lagOffsets.WithLabelValues(topic).Set(float64(out.LagOffsets))
+	c.lagSeconds.WithLabelValues(topic).Set(out.LagSeconds)
+	if err != nil {
+		c.s.logger.Warn("iceberg commit failed; will retry", "topic", topic, "err", err)
+	}
+	return out, err
+}
+
+func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, cfg effectiveTopicConfig, topicID string, led []*partition) (icebergTopicStatus, error) {
+	var out icebergTopicStatus
+	tbl := c.tables[topic]
+	if tbl == nil {
+		prefix, location, err := c.tableLocation(topic, cfg)
+		if err != nil {
+			return out, err
+		}
+		tbl, err = iceberg.Open(iceberg.Config{
+			Store: c.s.objects, Prefix: prefix, Location: location,
+			Properties:        map[string]string{icebergTopicIDProperty: topicID, "strata.topic": topic},
+			SnapshotRetention: time.Duration(cfg.int64(icebergRetentionConfig)) * time.Millisecond,
+			Partitioning:      strings.TrimSuffix(cfg.values[icebergPartitionSpecConfig], "(timestamp)"),
+		})
+		if err != nil {
+			return out, err
+		}
+		c.tables[topic] = tbl
+	}
+	out.Location = tbl.Location()
+	st, err := tbl.Create(ctx)
+	if err != nil {
+		return out, err
+	}
+	if owner := st.Metadata.Properties()[icebergTopicIDProperty]; owner != "" && owner != topicID {
+		return out, fmt.Errorf("the table at %s belongs to an earlier topic %q (id %s); delete it or set iceberg.table.location", tbl.Location(), topic, owner)
+	}
+	var records []iceberg.Record
+	read := map[int32]int64{}
+	budget := icebergMaxBytesPerCommit
+	for _, p := range led {
+		// A partition new to the table starts at the local log: history
+		// that only the remote log holds is not backfilled (reading remote
+		// segments is not built yet). Once in the table, a partition goes
+		// on from its last offset, and falling behind the local log is an
+		// error, never a gap.
+		next := p.Log().LogStartOffset()
+		if last, ok := st.LastOffsets[p.index]; ok {
+			next = last + 1
+		}
+		recs, readTo, lso, err := readCommittedRecords(p, next, max(budget, icebergMinBytesPerPartition))
+		if err != nil {
+			return out, fmt.Errorf("partition %d: %w", p.index, err)
+		}
+		for _, r := range recs {
+			budget -= len(r.Key) + len(r.Value) + 64
+		}
+		records = append(records, recs...)
+		if readTo > next {
+			read[p.index] = readTo - 1
+		}
+		// Past what the table holds, only control batches and aborted
+		// transactions are left below readTo: nothing is behind.
+		out.Partitions = append(out.Partitions, icebergPartitionStatus{Partition: p.index, TableNextOffset: readTo, LastStableOffset: lso})
+	}
+	res, err := tbl.Append(ctx, records, read)
+	if err != nil {
+		return out, err
+	}
+	sort.Slice(out.Partitions, func(i, j int) bool { return out.Partitions[i].Partition < out.Partitions[j].Partition })
+	out.MetadataVersion, out.SnapshotID = res.Version, res.SnapshotID
+	out.RowsCommitted, out.FilesCommitted, out.BytesCommitted = res.Rows, int64(res.Files), res.Bytes
+	return out, nil
+}
+
+// readCommittedRecords reads the records of p from offset from up to its
+// last stable offset, as a read_committed consumer sees them: control
+// batches and the batches of aborted transactions are left out. It stops
+// after about maxBytes of batches, and returns the offset it read up to
+// (exclusive). Records only in the remote log (below the local log start)
+// are not read yet: that is an error, never a gap.
+func readCommittedRecords(p *partition, from int64, maxBytes int) (records []iceberg.Record, readTo, lso int64, err error) {
+	lso = p.LastStableOffset()
+	if from >= lso {
+		return nil, from, lso, nil
+	}
+	log := p.Log()
+	if local := log.LogStartOffset(); from < local {
+		if p.remote.enabled() {
+			return nil, from, lso, fmt.Errorf("offsets %d to %d are only in the remote log, which the Iceberg writer does not read yet", from, local-1)
+		}
+		from = local // deleted by retention before it reached the table
+	}
+	start := from
+	aborted, err := log.AbortedTxns(from, lso)
+	if err != nil {
+		return nil, from, lso, err
+	}
+	var out []iceberg.Record
+	read := 0
+	for from < lso && read < maxBytes {
+		chunk, err := log.Read(from, maxBytes-read, lso, true)
+		if err != nil {
+			return nil, from, lso, fmt.Errorf("read offset %d: %w", from, err)
+		}
+		if chunk.Len <= 0 {
+			break
+		}
+		data, err := chunk.ReadAll()
+		if err != nil {
+			return nil, from, lso, fmt.Errorf("read offset %d: %w", from, err)
+		}
+		read += len(data)
+		advanced := false
+		for len(data) >= storage.BatchHeaderSize {
+			h, err := storage.ParseBatchHeader(data)
+			if err != nil {
+				return nil, from, lso, err
+			}
+			if h.Size() > len(data) {
+				break // cut at maxBytes: the next read starts here
+			}
+			batch := data[:h.Size()]
+			data = data[h.Size():]
+			if h.BaseOffset >= lso {
+				from = lso
+				break
+			}
+			if next := h.LastOffset() + 1; next > from {
+				from = next
+				advanced = true
+			}
+			if h.IsControl() || (h.IsTransactional() && isAborted(aborted, h.ProducerID, h.BaseOffset)) {
+				continue
+			}
+			recs, err := storage.DecodeRecords(batch)
+			if err != nil {
+				return nil, from, lso, fmt.Errorf("decode batch at offset %d: %w", h.BaseOffset, err)
+			}
+			for _, r := range recs {
+				if r.Offset >= start && r.Offset < lso {
+					out = append(out, toIcebergRecord(p.index, r))
+				}
+			}
+		}
+		if !advanced {
+			break
+		}
+	}
+	return out, from, lso, nil
+}
+
+func isAborted(aborted []storage.AbortedTxn, producerID, offset int64) bool {
+	for _, a := range aborted {
+		if a.ProducerID == producerID && offset >= a.FirstOffset && offset <= a.LastOffset {
+			return true
+		}
+	}
+	return false
+}
+
+func toIcebergRecord(partition int32, r storage.Record) iceberg.Record {
+	out := iceberg.Record{
+		Partition: partition,
+		Offset:    r.Offset,
+		Timestamp: time.UnixMilli(r.Timestamp).UTC(),
+		Key:       r.Key,
+		Value:     r.Value,
+	}
+	for _, h := range r.Headers {
+		out.Headers = append(out.Headers, iceberg.Header{Key: h.Key, Value: h.Value})
+	}
+	return out
+}
+
+// statuses lists the topics this node commits, by name.
+func (c *icebergCommitter) statuses() []icebergTopicStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]icebergTopicStatus, 0, len(c.mu.status))
+	for _, st := range c.mu.status {
+		cp := *st
+		cp.Partitions = append([]icebergPartitionStatus(nil), st.Partitions...)
+		if cp.LagOffsets > 0 {
+			cp.LagSeconds = time.Since(st.lastSuccessOrNew).Seconds()
+		}
+		out = append(out, cp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Topic < out[j].Topic })
+	return out
+}
+
+// mountIcebergRoutes adds GET /v1/iceberg/topics (status) and POST
+// /v1/iceberg/topics/{topic}/commit (commit now) to the admin listener.
+func (c *icebergCommitter) mountIcebergRoutes(mux *http.ServeMux) {
+	mux.HandleFunc(icebergStatusPath, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			writeAdminJSON(w, http.StatusMethodNotAllowed, adminErrorJSON{Error: "method " + r.Method + " not allowed"})
+			return
+		}
+		writeAdminJSON(w, http.StatusOK, c.statuses())
+	})
+	mux.HandleFunc(icebergStatusPath+"/{topic}"+icebergCommitPathSuffix, func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			writeAdminJSON(w, http.StatusMethodNotAllowed, adminErrorJSON{Error: "method " + r.Method + " not allowed"})
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), icebergCommitTimeout+10*time.Second)
+		defer cancel()
+		st, err := c.commitNow(ctx, r.PathValue("topic"))
+		switch {
+		case errors.Is(err, errIcebergCommitterBusy):
+			writeAdminJSON(w, http.StatusServiceUnavailable, adminErrorJSON{Error: err.Error()})
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+			writeAdminJSON(w, http.StatusGatewayTimeout, adminErrorJSON{Error: "the commit did not finish in time; it goes on in the background"})
+		case err != nil && st.Topic == "":
+			writeAdminJSON(w, http.StatusBadRequest, adminErrorJSON{Error: err.Error()})
+		case err != nil:
+			writeAdminJSON(w, http.StatusInternalServerError, adminErrorJSON{Error: err.Error()})
+		default:
+			writeAdminJSON(w, http.StatusOK, st)
+		}
+	})
+}
+
+// errIcebergCommitterBusy: the loop did not take a commit request in time
+// (a long commit in progress) or the server is stopping.
+var errIcebergCommitterBusy = errors.New("the Iceberg committer is busy or stopping")
+
+// commitNow has the loop commit topic at once and waits for the outcome.
+func (c *icebergCommitter) commitNow(ctx context.Context, topic string) (icebergTopicStatus, error) {
+	reply := make(chan icebergCommitReply, 1)
+	select {
+	case c.requests <- icebergCommitRequest{topic: topic, reply: reply}:
+	case <-ctx.Done():
+		return icebergTopicStatus{}, errIcebergCommitterBusy
+	case <-c.s.ctx.Done():
+		return icebergTopicStatus{}, errIcebergCommitterBusy
+	}
+	select {
+	case rep := <-reply:
+		return rep.status, rep.err
+	case <-ctx.Done():
+		return icebergTopicStatus{}, ctx.Err()
+	}
+}

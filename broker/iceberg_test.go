@@ -1,0 +1,320 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/iceberg-go/table"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/tiering"
+	"github.com/strata-streaming/strata/tiering/iceberg"
+	"github.com/strata-streaming/strata/tiering/iceberg/icebergtest"
+)
+
+// icebergCommitNow asks the node's admin listener to commit topic now.
+func icebergCommitNow(t *testing.T, tb *testBroker, topic string) icebergTopicStatus {
+	t.Helper()
+	resp, err := http.Post("http://"+tb.srv.httpAddr+icebergStatusPath+"/"+topic+icebergCommitPathSuffix, "application/json", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st icebergTopicStatus
+	if resp.StatusCode != http.StatusOK {
+		var e adminErrorJSON
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		t.Fatalf("commit %s: %s: %s", topic, resp.Status, e.Error)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// icebergRows reads the topic's table with iceberg-go's scanner.
+func icebergRows(t *testing.T, storeDir, topic string) []string {
+	t.Helper()
+	store, err := tiering.NewFileStore(storeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := iceberg.Open(iceberg.Config{Store: store, Prefix: "iceberg/strata/" + topic, Location: "file://" + storeDir + "/iceberg/strata/" + topic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return icebergtest.Rows(t, tbl)
+}
+
+// committedRows is what a read_committed consumer sees, in icebergRows' form.
+func committedRows(t *testing.T, tb *testBroker, topic string, want int) []string {
+	t.Helper()
+	cl := tb.client(kgo.ConsumeTopics(topic), kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var rows []string
+	for len(rows) < want {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("consumed %d of %d records", len(rows), want)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			rows = append(rows, fmt.Sprintf("%d/%d/%s", r.Partition, r.Offset, r.Key))
+		})
+	}
+	sort.Strings(rows)
+	return rows
+}
+
+func TestIcebergTopicCommitsCommittedRecordsExactlyOnce(t *testing.T) {
+	storeDir := t.TempDir()
+	tb := startTestBroker(t, func(c *Config) { c.ObjectStore = "file://" + storeDir })
+	tb.createTopicWithPartitions("ice", 2, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000"})
+	ctx := testContext(t)
+	prod := tb.client(kgo.DefaultProduceTopic("ice"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produce := func(from, to int) {
+		for i := from; i < to; i++ {
+			r := &kgo.Record{Partition: int32(i % 2), Key: fmt.Appendf(nil, "k%03d", i), Value: []byte(strings.Repeat("v", 100)),
+				Headers: []kgo.RecordHeader{{Key: "h", Value: []byte("x")}}}
+			if err := prod.ProduceSync(ctx, r).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce(0, 40)
+	// A committed and an aborted transaction on partition 0.
+	txp := tb.client(kgo.TransactionalID("ice-tx"), kgo.DefaultProduceTopic("ice"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for _, commit := range []bool{true, false} {
+		if err := txp.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 5 {
+			if err := txp.ProduceSync(ctx, &kgo.Record{Partition: 0, Key: fmt.Appendf(nil, "tx-%v-%d", commit, j)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := txp.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := icebergCommitNow(t, tb, "ice")
+	if st.RowsCommitted != 45 || st.LastError != "" || st.LagOffsets != 0 {
+		t.Fatalf("first commit: %+v", st)
+	}
+	want := committedRows(t, tb, "ice", 45)
+	if got := icebergRows(t, storeDir, "ice"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("table rows\n got %v\nwant %v", got, want)
+	}
+	for _, r := range icebergRows(t, storeDir, "ice") {
+		if strings.Contains(r, "tx-false") {
+			t.Fatalf("aborted record %s in the table", r)
+		}
+	}
+
+	// A restart: the committer resumes from the table's offsets.
+	tb.restart()
+	produce(40, 60)
+	st = icebergCommitNow(t, tb, "ice")
+	if st.RowsCommitted != 20 {
+		t.Fatalf("commit after restart: %+v", st)
+	}
+	// Nothing new: nothing committed. (The loop may have committed part of
+	// the 20 on its own: its first round after a start is due at once.)
+	if idle := icebergCommitNow(t, tb, "ice"); idle.MetadataVersion != st.MetadataVersion || idle.RowsCommitted != 20 {
+		t.Fatalf("idle commit: %+v after %+v", idle, st)
+	}
+	want = committedRows(t, tb, "ice", 65)
+	if got := icebergRows(t, storeDir, "ice"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("table rows after restart\n got %v\nwant %v", got, want)
+	}
+}
+
+func TestIcebergTopicConfigsAreValidated(t *testing.T) {
+	for _, bad := range []map[string]string{
+		{icebergEnabledConfig: "yes please"},
+		{icebergModeConfig: "columns"},
+		{icebergModeConfig: icebergModeSchemaLatest},
+		{icebergIntervalConfig: "5"},
+		{icebergTableLocationConfig: "/abs"},
+		{icebergTableLocationConfig: "s3://x/y"},
+		{icebergNamespaceConfig: "a/b"},
+		{icebergPartitionSpecConfig: "minute(timestamp)"},
+	} {
+		if err := validateTopicConfigs(bad); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	if err := validateTopicConfigs(map[string]string{icebergEnabledConfig: "true", icebergModeConfig: "key_value", icebergIntervalConfig: "1000", icebergTableLocationConfig: "lake/t", icebergNamespaceConfig: "lake"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (tb *testBroker) createTopicWithPartitions(name string, partitions int32, configs map[string]string) {
+	tb.t.Helper()
+	cfgs := make(map[string]*string, len(configs))
+	for k, v := range configs {
+		cfgs[k] = ptr(v)
+	}
+	tb.createTopic(name, partitions, cfgs)
+}
+
+func catalogGet(t *testing.T, base, path string, wantCode int, out any) {
+	t.Helper()
+	resp, err := http.Get(base + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != wantCode {
+		t.Fatalf("GET %s: %s, want %d", path, resp.Status, wantCode)
+	}
+	if out != nil {
+		if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+			t.Fatalf("GET %s: %v", path, err)
+		}
+	}
+}
+
+func TestIcebergRESTCatalog(t *testing.T) {
+	storeDir := t.TempDir()
+	tb := startTestBroker(t, func(c *Config) { c.ObjectStore = "file://" + storeDir })
+	tb.createTopicWithPartitions("events", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000", icebergNamespaceConfig: "lake"})
+	tb.createTopicWithPartitions("plain", 1, nil)
+	if err := tb.client().ProduceSync(testContext(t), &kgo.Record{Topic: "events", Key: []byte("a")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	for _, base := range []string{"http://" + tb.srv.icebergCatalogAddr, "http://" + tb.srv.httpAddr + icebergCatalogPrefix} {
+		var cfg map[string]any
+		catalogGet(t, base, "/v1/config", http.StatusOK, &cfg)
+		if _, ok := cfg["defaults"]; !ok {
+			t.Fatalf("config %v", cfg)
+		}
+		// Before the first commit the table has no metadata.
+		catalogGet(t, base, "/v1/namespaces/lake/tables/events", http.StatusNotFound, nil)
+	}
+	icebergCommitNow(t, tb, "events")
+	base := "http://" + tb.srv.icebergCatalogAddr
+	var nss struct{ Namespaces [][]string }
+	catalogGet(t, base, "/v1/namespaces", http.StatusOK, &nss)
+	if fmt.Sprint(nss.Namespaces) != "[[lake]]" {
+		t.Fatalf("namespaces %v", nss.Namespaces)
+	}
+	var ids struct {
+		Identifiers []struct {
+			Namespace []string
+			Name      string
+		}
+	}
+	catalogGet(t, base, "/v1/namespaces/lake/tables", http.StatusOK, &ids)
+	if len(ids.Identifiers) != 1 || ids.Identifiers[0].Name != "events" {
+		t.Fatalf("tables %+v", ids)
+	}
+	var load struct {
+		MetadataLocation string          `json:"metadata-location"`
+		Metadata         json.RawMessage `json:"metadata"`
+	}
+	catalogGet(t, base, "/v1/namespaces/lake/tables/events", http.StatusOK, &load)
+	if !strings.HasSuffix(load.MetadataLocation, "/iceberg/lake/events/metadata/v2.metadata.json") {
+		t.Fatalf("metadata-location %s", load.MetadataLocation)
+	}
+	md, err := table.ParseMetadataBytes(load.Metadata)
+	if err != nil || md.CurrentSnapshot() == nil {
+		t.Fatalf("loadTable metadata: %v", err)
+	}
+	catalogGet(t, base, "/v1/namespaces/lake/tables/plain", http.StatusNotFound, nil)
+	catalogGet(t, base, "/v1/namespaces/nope/tables", http.StatusNotFound, nil)
+	resp, err := http.Post(base+"/v1/namespaces/lake/tables", "application/json", strings.NewReader(`{"name":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e icebergRESTError
+	_ = json.NewDecoder(resp.Body).Decode(&e)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden || e.Error.Type != "ForbiddenException" || e.Error.Code != 403 {
+		t.Fatalf("createTable: %s %+v", resp.Status, e)
+	}
+}
+
+// A leader change in a three-node cluster sharing one store: the new leader
+// resumes from the table's offsets, so the table holds every committed
+// record exactly once.
+func TestIcebergLeaderChangeResumesFromTheTable(t *testing.T) {
+	storeDir := t.TempDir()
+	c := startTestCluster(t, 3, func(cfg *Config) {
+		cfg.ObjectStore = "file://" + storeDir
+		cfg.IcebergCatalogListen = ""
+	})
+	ctx := testContext(t)
+	cl := c.client(kgo.DefaultProduceTopic("ice3"), kgo.RequiredAcks(kgo.AllISRAcks()))
+	adm := kadm.NewClient(cl)
+	enabled, interval := "true", "3600000"
+	resp, err := adm.CreateTopic(ctx, 1, 3, map[string]*string{icebergEnabledConfig: &enabled, icebergIntervalConfig: &interval}, "ice3")
+	if err == nil {
+		err = resp.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	produce := func(from, to int) {
+		for i := from; i < to; i++ {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Key: fmt.Appendf(nil, "k%03d", i)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	commitOn := func(id int32) icebergTopicStatus {
+		t.Helper()
+		st, err := c.node(id).srv.iceberg.commitNow(ctx, "ice3")
+		if err != nil {
+			t.Fatalf("commit on node %d: %v", id, err)
+		}
+		return st
+	}
+	produce(0, 50)
+	first, _ := leaderOf(ctx, adm, "ice3", 0)
+	if st := commitOn(first); st.RowsCommitted != 50 {
+		t.Fatalf("first commit on node %d: %+v", first, st)
+	}
+	produce(50, 80) // committed to the log, not yet to the table
+	c.node(first).stop()
+	var next int32
+	waitUntil(t, 30*time.Second, "a new leader", func() bool {
+		next, _ = leaderOf(ctx, adm, "ice3", 0)
+		return next > 0 && next != first
+	})
+	produce(80, 100)
+	if st := commitOn(next); st.RowsCommitted != 50 || st.Partitions[0].TableNextOffset != 100 {
+		t.Fatalf("commit on the new leader %d: %+v", next, st)
+	}
+	var want []string
+	for i := range 100 {
+		want = append(want, fmt.Sprintf("0/%d/k%03d", i, i))
+	}
+	sort.Strings(want)
+	if got := icebergRows(t, storeDir, "ice3"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("table rows after a leader change\n got %v\nwant %v", got, want)
+	}
+}
+
+// A deleted topic leaves the status (its table stays in the bucket).
+func TestIcebergStatusForgetsDeletedTopics(t *testing.T) {
+	storeDir := t.TempDir()
+	tb := startTestBroker(t, func(c *Config) { c.ObjectStore = "file://" + storeDir })
+	tb.createTopicWithPartitions("gone", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000"})
+	icebergCommitNow(t, tb, "gone")
+	if n := len(tb.srv.iceberg.statuses()); n != 1 {
+		t.Fatalf("%d statuses, want 1", n)
+	}
+	if _, err := kadm.NewClient(tb.client()).DeleteTopics(testContext(t), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 10*time.Second, "the deleted topic's status gone", func() bool { return len(tb.srv.iceberg.statuses()) == 0 })
+}

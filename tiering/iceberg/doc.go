@@ -1,0 +1,40 @@
+// Package iceberg writes a topic as an Apache Iceberg v2 table in the object
+// store: Parquet data files (arrow-go's pqarrow), manifests, manifest lists
+// and table metadata (iceberg-go), put through tiering.ObjectStore. It knows
+// Parquet and Iceberg, not Kafka requests: the broker hands it decoded
+// records (Record) and decides when to commit.
+//
+// Layout under the table's prefix (iceberg/<namespace>/<topic> by default):
+//
+//	metadata/version-hint.text               N, for readers without a catalog
+//	metadata/v1.metadata.json                the empty table (schema, hour spec)
+//	metadata/vN.metadata.json                one per commit; snapshots, refs
+//	metadata/snap-<id>-1-<commit>.avro       manifest list of snapshot <id>
+//	metadata/<commit>-m0.avro                manifest of the files one commit added
+//	data/timestamp_hour=YYYY-MM-DD-HH/<n>-<commit>.parquet
+//
+// Table schema (iceberg.mode=key_value):
+//
+//	key        binary    (null key: null)
+//	value      binary    (tombstone: null)
+//	headers    list<struct<key string, value binary>>  (order and repeats kept)
+//	partition  int       required
+//	offset     long      required
+//	timestamp  timestamptz required, partitioned by hour(timestamp)
+//
+// Exactly once: every snapshot's summary carries SummaryLastOffsets, a JSON
+// object from Kafka partition to the last offset the table holds for it (the
+// whole map, carried forward). Append drops records at or below it before
+// writing, so re-appending after a crash, an unknown outcome or a leader
+// change never duplicates a row, and a writer resumes from
+// LastOffsets[p]+1.
+//
+// Commit order: data files, manifest, manifest list, vN+1.metadata.json,
+// version-hint.text. Until vN+1 exists nothing written is referenced, so a
+// crash leaves only unreferenced objects. Load reads the hint and then looks
+// for later versions, so a crash between the metadata and the hint loses
+// nothing. vN+1.metadata.json is created with PutIfAbsent
+// (tiering.ConditionalPutter; S3 If-None-Match): of writers racing for it
+// exactly one wins, the others reload and retry, so committers of one table
+// on several nodes (partitions led by different nodes) never lose a commit.
+package iceberg

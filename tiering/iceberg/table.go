@@ -1,0 +1,614 @@
+package iceberg
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"testing/fstest"
+	"time"
+
+	iceberg "github.com/apache/iceberg-go"
+	iceio "github.com/apache/iceberg-go/io"
+	"github.com/apache/iceberg-go/table"
+	"github.com/google/uuid"
+
+	"github.com/strata-streaming/strata/tiering"
+)
+
+// SummaryLastOffsets is the snapshot-summary property that carries, as a
+// JSON object from Kafka partition to offset, the last offset of each
+// partition the table holds. Every snapshot carries the whole map forward,
+// so the current snapshot alone says where each partition resumes.
+const SummaryLastOffsets = "strata.kafka.last-offsets"
+
+// Sentinel errors.
+var (
+	// ErrConflict: another writer committed the version this one was about
+	// to write. Append retries on it; it surfaces only when retries run out.
+	ErrConflict = errors.New("iceberg: concurrent commit")
+	// ErrCorruptTable: the table's metadata cannot be read as Iceberg.
+	ErrCorruptTable = errors.New("iceberg: corrupt table metadata")
+)
+
+// Config says where a table lives.
+type Config struct {
+	// Store holds the table's objects.
+	Store tiering.ObjectStore
+	// Prefix is the table's key prefix in Store, e.g. "iceberg/strata/orders".
+	Prefix string
+	// Location is the URI readers use for Prefix, written into the metadata,
+	// e.g. "s3://bucket/p/iceberg/strata/orders" or "file:///data/objects/iceberg/strata/orders".
+	Location string
+	// Properties are the table properties set when the table is created.
+	Properties map[string]string
+	// Partitioning is the partition spec of a table this creates: "hour"
+	// (hour(timestamp), the default when empty), "day" (day(timestamp)) or
+	// "none". An existing table keeps its spec.
+	Partitioning string
+	// SnapshotRetention, if > 0, expires snapshots older than this at each
+	// commit (the current one always stays): metadata stops growing with
+	// the number of commits. Rows stay: every data file is still listed by
+	// the current snapshot, since commits only append. No file is deleted.
+	SnapshotRetention time.Duration
+}
+
+// maxManifests bounds the manifests a snapshot lists: a commit that would
+// exceed it merges them all into its own (merge-append).
+const maxManifests = 32
+
+// maxMetadataLog bounds the metadata-log entries (previous metadata files)
+// each version lists.
+const maxMetadataLog = 100
+
+// Table writes one Iceberg v2 table. A Table is not safe for concurrent
+// Appends (the broker runs one committer per table per node); Tables of one
+// location on several nodes are: each commit is a compare-and-swap of the
+// next metadata version, retried on a lost race.
+type Table struct {
+	cfg Config
+}
+
+// Open returns the table at cfg; nothing is read or written until Load,
+// Create or Append.
+func Open(cfg Config) (*Table, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("iceberg: no object store")
+	}
+	cfg.Prefix = strings.Trim(cfg.Prefix, "/")
+	cfg.Location = strings.TrimRight(cfg.Location, "/")
+	if cfg.Prefix == "" || cfg.Location == "" {
+		return nil, errors.New("iceberg: a table needs a prefix and a location")
+	}
+	return &Table{cfg: cfg}, nil
+}
+
+// Location is the table's URI.
+func (t *Table) Location() string { return t.cfg.Location }
+
+// State is a table as of one metadata version.
+type State struct {
+	// Version is N of metadata/vN.metadata.json; 0 means no table yet.
+	Version          int
+	MetadataLocation string
+	Metadata         table.Metadata
+	// MetadataJSON is the metadata file as stored.
+	MetadataJSON []byte
+	// LastOffsets is, per Kafka partition, the last offset the current
+	// snapshot holds. A partition absent has nothing in the table.
+	LastOffsets map[int32]int64
+}
+
+func (t *Table) metadataKey(version int) string {
+	return fmt.Sprintf("%s/metadata/v%d.metadata.json", t.cfg.Prefix, version)
+}
+
+func (t *Table) hintKey() string { return t.cfg.Prefix + "/metadata/version-hint.text" }
+
+// keyOf maps a location inside the table back to its object key.
+func (t *Table) keyOf(location string) (string, error) {
+	rest, ok := strings.CutPrefix(location, t.cfg.Location+"/")
+	if !ok {
+		return "", fmt.Errorf("%w: %q is outside the table's location %q", ErrCorruptTable, location, t.cfg.Location)
+	}
+	return t.cfg.Prefix + "/" + rest, nil
+}
+
+func (t *Table) getAll(ctx context.Context, key string) ([]byte, error) {
+	rc, err := t.cfg.Store.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}
+
+func (t *Table) put(ctx context.Context, key string, data []byte) error {
+	return t.cfg.Store.Put(ctx, key, bytes.NewReader(data), int64(len(data)))
+}
+
+// Load reads the table's current metadata: version-hint.text names a
+// version, and any later vN.metadata.json (a writer that stopped between
+// the metadata and the hint) wins. No table is State{Version: 0}.
+func (t *Table) Load(ctx context.Context) (State, error) {
+	version := 0
+	hint, err := t.getAll(ctx, t.hintKey())
+	switch {
+	case err == nil:
+		v, perr := strconv.Atoi(strings.TrimSpace(string(hint)))
+		if perr != nil || v < 1 {
+			return State{}, fmt.Errorf("%w: version-hint.text holds %q", ErrCorruptTable, hint)
+		}
+		version = v
+	case errors.Is(err, tiering.ErrNotFound):
+		// A writer may have stopped after v1 but before the hint.
+	default:
+		return State{}, fmt.Errorf("iceberg: read version hint: %w", err)
+	}
+	for {
+		_, err := t.cfg.Store.Head(ctx, t.metadataKey(version+1))
+		if errors.Is(err, tiering.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return State{}, fmt.Errorf("iceberg: look for metadata v%d: %w", version+1, err)
+		}
+		version++
+	}
+	if version == 0 {
+		return State{LastOffsets: map[int32]int64{}}, nil
+	}
+	raw, err := t.getAll(ctx, t.metadataKey(version))
+	if err != nil {
+		return State{}, fmt.Errorf("iceberg: read metadata v%d: %w", version, err)
+	}
+	md, err := table.ParseMetadataBytes(raw)
+	if err != nil {
+		return State{}, fmt.Errorf("%w: v%d: %v", ErrCorruptTable, version, err)
+	}
+	offsets, err := lastOffsets(md.CurrentSnapshot())
+	if err != nil {
+		return State{}, err
+	}
+	return State{
+		Version:          version,
+		MetadataLocation: fmt.Sprintf("%s/metadata/v%d.metadata.json", t.cfg.Location, version),
+		Metadata:         md,
+		MetadataJSON:     raw,
+		LastOffsets:      offsets,
+	}, nil
+}
+
+func lastOffsets(snap *table.Snapshot) (map[int32]int64, error) {
+	out := map[int32]int64{}
+	if snap == nil || snap.Summary == nil {
+		return out, nil
+	}
+	raw, ok := snap.Summary.Properties[SummaryLastOffsets]
+	if !ok {
+		return out, nil
+	}
+	var byName map[string]int64
+	if err := json.Unmarshal([]byte(raw), &byName); err != nil {
+		return nil, fmt.Errorf("%w: snapshot %d: %s: %v", ErrCorruptTable, snap.SnapshotID, SummaryLastOffsets, err)
+	}
+	for name, off := range byName {
+		p, err := strconv.ParseInt(name, 10, 32)
+		if err != nil || p < 0 {
+			return nil, fmt.Errorf("%w: snapshot %d: partition %q", ErrCorruptTable, snap.SnapshotID, name)
+		}
+		out[int32(p)] = off
+	}
+	return out, nil
+}
+
+// writeVersion stores metadata as version v and points the hint at it. It
+// refuses (ErrConflict) if v exists already: with a store that is a
+// tiering.ConditionalPutter (all three of Strata's) through PutIfAbsent, so
+// of two writers racing for v exactly one wins; with another store by a
+// Head first, which leaves a small window.
+func (t *Table) writeVersion(ctx context.Context, v int, md table.Metadata) ([]byte, error) {
+	raw, err := json.Marshal(md)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: encode metadata: %w", err)
+	}
+	key := t.metadataKey(v)
+	if cp, ok := t.cfg.Store.(tiering.ConditionalPutter); ok {
+		err := cp.PutIfAbsent(ctx, key, bytes.NewReader(raw), int64(len(raw)))
+		if errors.Is(err, tiering.ErrExists) {
+			return nil, fmt.Errorf("%w: v%d exists", ErrConflict, v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("iceberg: write metadata v%d: %w", v, err)
+		}
+	} else {
+		if _, err := t.cfg.Store.Head(ctx, key); err == nil {
+			return nil, fmt.Errorf("%w: v%d exists", ErrConflict, v)
+		} else if !errors.Is(err, tiering.ErrNotFound) {
+			return nil, fmt.Errorf("iceberg: check metadata v%d: %w", v, err)
+		}
+		if err := t.put(ctx, key, raw); err != nil {
+			return nil, fmt.Errorf("iceberg: write metadata v%d: %w", v, err)
+		}
+	}
+	// The hint is a convenience for readers without a catalog; Load looks
+	// past it, so a failure here loses nothing.
+	if err := t.put(ctx, t.hintKey(), []byte(strconv.Itoa(v))); err != nil {
+		return raw, fmt.Errorf("%w: metadata v%d written, version hint not: %w", errHintOnly, v, err)
+	}
+	return raw, nil
+}
+
+// errHintOnly marks a commit whose metadata landed but whose hint did not.
+var errHintOnly = errors.New("iceberg: version hint not updated")
+
+// Create makes the table (key_value schema, partitioned by hour(timestamp))
+// if it does not exist, and returns its state.
+func (t *Table) Create(ctx context.Context) (State, error) {
+	st, err := t.Load(ctx)
+	if err != nil || st.Version > 0 {
+		return st, err
+	}
+	spec, err := PartitionSpecFor(t.cfg.Partitioning)
+	if err != nil {
+		return State{}, err
+	}
+	props := iceberg.Properties{table.PropertyFormatVersion: "2", "write.format.default": "parquet"}
+	for k, v := range t.cfg.Properties {
+		props[k] = v
+	}
+	md, err := table.NewMetadata(KeyValueSchema(), &spec, table.UnsortedSortOrder, t.cfg.Location, props)
+	if err != nil {
+		return State{}, fmt.Errorf("iceberg: new table metadata: %w", err)
+	}
+	if _, err := t.writeVersion(ctx, 1, md); err != nil && !errors.Is(err, ErrConflict) {
+		return State{}, err
+	}
+	return t.Load(ctx)
+}
+
+// CommitResult says what an Append committed.
+type CommitResult struct {
+	// Version is the metadata version written (the one before if nothing was).
+	Version    int
+	SnapshotID int64
+	Rows       int64
+	Files      int
+	Bytes      int64
+	// LastOffsets is the table's per-partition last offset after the commit.
+	LastOffsets map[int32]int64
+}
+
+// appendAttempts bounds the retries of a commit that lost a race.
+const appendAttempts = 5
+
+// Append commits records as one snapshot: one Parquet file per hour the
+// records span, a manifest, a manifest list, metadata vN+1 and the hint.
+// Records at or below a partition's last offset in the table are dropped
+// first, so appending the same records again (a retry after a failure whose
+// outcome was unknown, or a new leader re-reading) never duplicates a row.
+// Within a partition the records must be in offset order. read, if not
+// nil, is per partition the last offset the caller read (control batches
+// and aborted transactions past the last record included): the summary
+// records it when a snapshot is written, so the next reader starts after
+// it.
+func (t *Table) Append(ctx context.Context, records []Record, read map[int32]int64) (CommitResult, error) {
+	var lastErr error
+	for range appendAttempts {
+		res, err := t.appendOnce(ctx, records, read)
+		if !errors.Is(err, ErrConflict) {
+			return res, err
+		}
+		lastErr = err
+	}
+	return CommitResult{}, lastErr
+}
+
+func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32]int64) (CommitResult, error) {
+	st, err := t.Create(ctx)
+	if err != nil {
+		return CommitResult{}, err
+	}
+	fresh := make([]Record, 0, len(records))
+	newLast := map[int32]int64{}
+	for p, o := range st.LastOffsets {
+		newLast[p] = o
+	}
+	for _, r := range records {
+		if last, ok := newLast[r.Partition]; ok && r.Offset <= last {
+			continue
+		}
+		fresh = append(fresh, r)
+		newLast[r.Partition] = r.Offset
+	}
+	if len(fresh) > 0 {
+		for p, o := range read {
+			if last, ok := newLast[p]; !ok || o > last {
+				newLast[p] = o
+			}
+		}
+	}
+	res := CommitResult{Version: st.Version, LastOffsets: newLast}
+	if cur := st.Metadata.CurrentSnapshot(); cur != nil {
+		res.SnapshotID = cur.SnapshotID
+	}
+	if len(fresh) == 0 {
+		return res, nil
+	}
+	md := st.Metadata
+	schema := md.CurrentSchema()
+	spec := md.PartitionSpec()
+	asc, err := arrowSchema(schema)
+	if err != nil {
+		return CommitResult{}, err
+	}
+
+	// One data file per partition value of the table's spec.
+	grain, grainName, grainFormat := partitionGrain(spec)
+	byGroup := map[int64][]Record{}
+	for _, r := range fresh {
+		g := int64(0)
+		if grain > 0 {
+			g = floorDiv(r.Timestamp.Unix(), grain)
+		}
+		byGroup[g] = append(byGroup[g], r)
+	}
+	groups := make([]int64, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
+	}
+	sort.Slice(groups, func(i, j int) bool { return groups[i] < groups[j] })
+
+	snapshotID := newSnapshotID()
+	seq := md.LastSequenceNumber() + 1
+	commitID := uuid.NewString()
+	var entries []iceberg.ManifestEntry
+	for i, g := range groups {
+		rows := byGroup[g]
+		data, err := encodeParquet(asc, rows)
+		if err != nil {
+			return CommitResult{}, err
+		}
+		rel := fmt.Sprintf("data/%05d-%s.parquet", i, commitID)
+		if grain > 0 {
+			value := time.Unix(g*grain, 0).UTC().Format(grainFormat)
+			rel = fmt.Sprintf("data/%s=%s/%05d-%s.parquet", grainName, value, i, commitID)
+		}
+		location := t.cfg.Location + "/" + rel
+		if err := t.put(ctx, t.cfg.Prefix+"/"+rel, data); err != nil {
+			return CommitResult{}, fmt.Errorf("iceberg: write data file %s: %w", rel, err)
+		}
+		df, err := dataFile(ctx, location, data, schema, spec, md.Properties())
+		if err != nil {
+			return CommitResult{}, err
+		}
+		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snapshotID, nil, nil, df))
+		res.Rows += int64(len(rows))
+		res.Files++
+		res.Bytes += int64(len(data))
+	}
+
+	// The new manifest, then the manifest list: the new manifest first, the
+	// parent snapshot's manifests after it.
+	var old []iceberg.ManifestFile
+	var parentID *int64
+	totalRows, totalFiles, totalBytes := res.Rows, int64(res.Files), res.Bytes
+	if parent := md.CurrentSnapshot(); parent != nil {
+		id := parent.SnapshotID
+		parentID = &id
+		key, err := t.keyOf(parent.ManifestList)
+		if err != nil {
+			return CommitResult{}, err
+		}
+		raw, err := t.getAll(ctx, key)
+		if err != nil {
+			return CommitResult{}, fmt.Errorf("iceberg: read manifest list of snapshot %d: %w", id, err)
+		}
+		old, err = iceberg.ReadManifestList(bytes.NewReader(raw))
+		if err != nil {
+			return CommitResult{}, fmt.Errorf("%w: manifest list of snapshot %d: %v", ErrCorruptTable, id, err)
+		}
+		if parent.Summary != nil {
+			totalRows += summaryInt(parent.Summary, "total-records")
+			totalFiles += summaryInt(parent.Summary, "total-data-files")
+			totalBytes += summaryInt(parent.Summary, "total-files-size")
+		}
+	}
+	// Merge: past maxManifests, the new manifest also carries every live
+	// entry of the parent's manifests (as EXISTING), so readers open a
+	// bounded number of manifests however many commits there were.
+	kept := old
+	var existing []iceberg.ManifestEntry
+	if len(old)+1 > maxManifests {
+		for _, m := range old {
+			key, err := t.keyOf(m.FilePath())
+			if err != nil {
+				return CommitResult{}, err
+			}
+			raw, err := t.getAll(ctx, key)
+			if err != nil {
+				return CommitResult{}, fmt.Errorf("iceberg: read manifest %s: %w", m.FilePath(), err)
+			}
+			es, err := iceberg.ReadManifest(m, bytes.NewReader(raw), true)
+			if err != nil {
+				return CommitResult{}, fmt.Errorf("%w: manifest %s: %v", ErrCorruptTable, m.FilePath(), err)
+			}
+			existing = append(existing, es...)
+		}
+		kept = nil
+	}
+	manifestRel := fmt.Sprintf("metadata/%s-m0.avro", commitID)
+	var manifestBuf bytes.Buffer
+	mw, err := iceberg.NewManifestWriter(2, &manifestBuf, spec, schema, snapshotID)
+	if err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: manifest writer: %w", err)
+	}
+	for _, e := range entries {
+		if err := mw.Add(e); err != nil {
+			return CommitResult{}, fmt.Errorf("iceberg: manifest entry: %w", err)
+		}
+	}
+	for _, e := range existing {
+		if err := mw.Existing(e); err != nil {
+			return CommitResult{}, fmt.Errorf("iceberg: existing manifest entry: %w", err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: encode manifest: %w", err)
+	}
+	manifestBytes, err := uncompressedAvro(manifestBuf.Bytes())
+	if err != nil {
+		return CommitResult{}, err
+	}
+	mf, err := mw.ToManifestFile(t.cfg.Location+"/"+manifestRel, int64(len(manifestBytes)))
+	if err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: manifest file: %w", err)
+	}
+	if err := t.put(ctx, t.cfg.Prefix+"/"+manifestRel, manifestBytes); err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: write manifest: %w", err)
+	}
+	manifests := append([]iceberg.ManifestFile{mf}, kept...)
+	listRel := fmt.Sprintf("metadata/snap-%d-1-%s.avro", snapshotID, commitID)
+	var listBuf bytes.Buffer
+	if err := iceberg.WriteManifestList(2, &listBuf, snapshotID, parentID, &seq, 0, manifests); err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: encode manifest list: %w", err)
+	}
+	listBytes, err := uncompressedAvro(listBuf.Bytes())
+	if err != nil {
+		return CommitResult{}, err
+	}
+	if err := t.put(ctx, t.cfg.Prefix+"/"+listRel, listBytes); err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: write manifest list: %w", err)
+	}
+
+	offsetsJSON, err := encodeOffsets(newLast)
+	if err != nil {
+		return CommitResult{}, err
+	}
+	schemaID := schema.ID
+	snap := table.Snapshot{
+		SnapshotID:       snapshotID,
+		ParentSnapshotID: parentID,
+		SequenceNumber:   seq,
+		TimestampMs:      time.Now().UnixMilli(),
+		ManifestList:     t.cfg.Location + "/" + listRel,
+		SchemaID:         &schemaID,
+		Summary: &table.Summary{Operation: table.OpAppend, Properties: iceberg.Properties{
+			"added-data-files":   strconv.Itoa(res.Files),
+			"added-records":      strconv.FormatInt(res.Rows, 10),
+			"added-files-size":   strconv.FormatInt(res.Bytes, 10),
+			"total-data-files":   strconv.FormatInt(totalFiles, 10),
+			"total-records":      strconv.FormatInt(totalRows, 10),
+			"total-files-size":   strconv.FormatInt(totalBytes, 10),
+			"total-delete-files": "0",
+			SummaryLastOffsets:   offsetsJSON,
+		}},
+	}
+	builder, err := table.MetadataBuilderFromBase(md, st.MetadataLocation)
+	if err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: metadata builder: %w", err)
+	}
+	if err := builder.AddSnapshot(&snap); err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: add snapshot: %w", err)
+	}
+	if err := builder.SetSnapshotRef(table.MainBranch, snapshotID, table.BranchRef); err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: set main branch: %w", err)
+	}
+	if expired := expiredSnapshots(md, t.cfg.SnapshotRetention, snap.TimestampMs); len(expired) > 0 {
+		if err := builder.RemoveSnapshots(expired, false); err != nil {
+			return CommitResult{}, fmt.Errorf("iceberg: expire snapshots: %w", err)
+		}
+	}
+	builder.TrimMetadataLogs(maxMetadataLog)
+	next, err := builder.Build()
+	if err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: build metadata: %w", err)
+	}
+	if _, err := t.writeVersion(ctx, st.Version+1, next); err != nil && !isHintOnly(err) {
+		return CommitResult{}, err
+	}
+	res.Version = st.Version + 1
+	res.SnapshotID = snapshotID
+	return res, nil
+}
+
+// partitionGrain is the width in seconds of one partition value of spec
+// (hour or day of timestamp; 0 for an unpartitioned table), with the
+// partition field's name and how its value is written in paths.
+func partitionGrain(spec iceberg.PartitionSpec) (seconds int64, name, format string) {
+	for _, f := range spec.Fields() {
+		switch f.Transform.(type) {
+		case iceberg.HourTransform:
+			return 3600, f.Name, "2006-01-02-15"
+		case iceberg.DayTransform:
+			return 86400, f.Name, "2006-01-02"
+		}
+	}
+	return 0, "", ""
+}
+
+// floorDiv is a/b rounded down (Unix times before 1970 are negative).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
+// expiredSnapshots are the snapshots of md older than retention at nowMs;
+// none without a retention. The caller's new snapshot becomes current, so
+// every old one may go.
+func expiredSnapshots(md table.Metadata, retention time.Duration, nowMs int64) []int64 {
+	if retention <= 0 {
+		return nil
+	}
+	var out []int64
+	for _, s := range md.Snapshots() {
+		if nowMs-s.TimestampMs > retention.Milliseconds() {
+			out = append(out, s.SnapshotID)
+		}
+	}
+	return out
+}
+
+func isHintOnly(err error) bool { return errors.Is(err, errHintOnly) }
+
+func summaryInt(s *table.Summary, key string) int64 {
+	v, _ := strconv.ParseInt(s.Properties[key], 10, 64)
+	return v
+}
+
+func encodeOffsets(m map[int32]int64) (string, error) {
+	byName := make(map[string]int64, len(m))
+	for p, o := range m {
+		byName[strconv.Itoa(int(p))] = o
+	}
+	raw, err := json.Marshal(byName)
+	return string(raw), err
+}
+
+// newSnapshotID is a random positive int64, as Iceberg writers use.
+func newSnapshotID() int64 {
+	return rand.Int64N(1<<62) + 1
+}
+
+// dataFile describes a Parquet file for the manifest: counts, sizes and
+// column bounds from its footer, and its partition value (iceberg-go infers
+// hour(timestamp) from the timestamp bounds, all in one hour by design).
+func dataFile(ctx context.Context, location string, data []byte, schema *iceberg.Schema, spec iceberg.PartitionSpec, props iceberg.Properties) (iceberg.DataFile, error) {
+	const name = "file.parquet"
+	fsys := iceio.FSPreProcName(fstest.MapFS{name: &fstest.MapFile{Data: data, Mode: fs.ModePerm}}, func(string) string { return name })
+	df, err := table.FileToDataFile(ctx, fsys, location, schema, spec, 0, props)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: describe data file %s: %w", location, err)
+	}
+	return df, nil
+}
