@@ -176,6 +176,13 @@ type Config struct {
 	GroupConsumerMaxSessionTimeoutMs    int64 // group.consumer.max.session.timeout.ms
 	GroupConsumerMinHeartbeatIntervalMs int64 // group.consumer.min.heartbeat.interval.ms
 	GroupConsumerMaxHeartbeatIntervalMs int64 // group.consumer.max.heartbeat.interval.ms
+	// KIP-932 share groups (share_coordinator.go).
+	GroupShareEnable                  bool  // group.share.enable (default true): serve and advertise the share group APIs
+	GroupShareRecordLockDurationMs    int64 // group.share.record.lock.duration.ms
+	GroupShareDeliveryCountLimit      int32 // group.share.delivery.count.limit
+	GroupSharePartitionMaxRecordLocks int32 // group.share.partition.max.record.locks
+	GroupShareSessionTimeoutMs        int64 // group.share.session.timeout.ms
+	GroupShareHeartbeatIntervalMs     int64 // group.share.heartbeat.interval.ms
 
 	// objectStore, if set (tests), is used instead of opening ObjectStore.
 	objectStore tiering.ObjectStore
@@ -275,6 +282,13 @@ func DefaultConfig() Config {
 		GroupConsumerSessionTimeoutMs:    45000,
 		GroupConsumerHeartbeatIntervalMs: 5000,
 		GroupConsumerAssignor:            "uniform",
+
+		GroupShareEnable:                  true,
+		GroupShareRecordLockDurationMs:    30000,
+		GroupShareDeliveryCountLimit:      5,
+		GroupSharePartitionMaxRecordLocks: 2000,
+		GroupShareSessionTimeoutMs:        45000,
+		GroupShareHeartbeatIntervalMs:     5000,
 
 		GroupConsumerMinSessionTimeoutMs:    45000,
 		GroupConsumerMaxSessionTimeoutMs:    60000,
@@ -571,6 +585,12 @@ var brokerProperties = map[string]brokerProperty{
 	"group.consumer.max.session.timeout.ms":    intProp(func(c *Config) *int64 { return &c.GroupConsumerMaxSessionTimeoutMs }, 1),
 	"group.consumer.min.heartbeat.interval.ms": intProp(func(c *Config) *int64 { return &c.GroupConsumerMinHeartbeatIntervalMs }, 1),
 	"group.consumer.max.heartbeat.interval.ms": intProp(func(c *Config) *int64 { return &c.GroupConsumerMaxHeartbeatIntervalMs }, 1),
+	"group.share.enable":                       boolProp(func(c *Config) *bool { return &c.GroupShareEnable }),
+	"group.share.record.lock.duration.ms":      intProp(func(c *Config) *int64 { return &c.GroupShareRecordLockDurationMs }, 1),
+	"group.share.delivery.count.limit":         int32Prop(func(c *Config) *int32 { return &c.GroupShareDeliveryCountLimit }, 1),
+	"group.share.partition.max.record.locks":   int32Prop(func(c *Config) *int32 { return &c.GroupSharePartitionMaxRecordLocks }, 1),
+	"group.share.session.timeout.ms":           intProp(func(c *Config) *int64 { return &c.GroupShareSessionTimeoutMs }, 1),
+	"group.share.heartbeat.interval.ms":        intProp(func(c *Config) *int64 { return &c.GroupShareHeartbeatIntervalMs }, 1),
 
 	"listeners":                                 stringProp(func(c *Config) *string { return &c.Listeners }),
 	"advertised.listeners":                      stringProp(func(c *Config) *string { return &c.AdvertisedListeners }),

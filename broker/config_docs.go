@@ -126,6 +126,12 @@ var configDocs = map[string]string{
 	"group.consumer.max.session.timeout.ms":        "The largest consumer.session.timeout.ms a group config may set.",
 	"group.consumer.min.heartbeat.interval.ms":     "The smallest consumer.heartbeat.interval.ms a group config may set.",
 	"group.consumer.max.heartbeat.interval.ms":     "The largest consumer.heartbeat.interval.ms a group config may set.",
+	"group.share.enable":                           "Serve the KIP-932 share group APIs (queues).",
+	"group.share.record.lock.duration.ms":          "How long a share group member holds an acquired record before it is delivered again (a group's share.record.lock.duration.ms overrides it).",
+	"group.share.delivery.count.limit":             "Deliveries after which a share group record that comes back is archived (a group's share.delivery.count.limit overrides it).",
+	"group.share.partition.max.record.locks":       "The most records in flight (acquired or waiting between acknowledged ones) per share-partition.",
+	"group.share.session.timeout.ms":               "Session timeout of share group members.",
+	"group.share.heartbeat.interval.ms":            "Heartbeat interval of share group members.",
 }
 
 // configDoc returns the documentation of a topic config or broker

@@ -168,18 +168,20 @@ func (p *Partition) Lag(highWatermark int64) int64 {
 
 // Expire returns the records whose lock ended at or before now: each
 // becomes available again, or archived once it reached the delivery
-// limit. It returns how many became available (a fetch may take them).
-func (p *Partition) Expire(now time.Time) (released int) {
+// limit. It returns how many locks ended and how many of those records
+// became available (a fetch may take them).
+func (p *Partition) Expire(now time.Time) (ended, released int) {
 	for i := range p.records {
 		r := &p.records[i]
 		if r.state == Acquired && !now.Before(r.deadline) {
+			ended++
 			if p.releaseLocked(r) {
 				released++
 			}
 		}
 	}
 	p.advance()
-	return released
+	return ended, released
 }
 
 // NextDeadline is the earliest lock end, zero if nothing is acquired.

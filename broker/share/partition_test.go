@@ -79,7 +79,7 @@ func TestLockTimeoutRedeliversAndLimitArchives(t *testing.T) {
 		if d := p.NextDeadline(); !d.Equal(now.Add(time.Second)) {
 			t.Fatalf("deadline %v", d)
 		}
-		if n := p.Expire(now.Add(999 * time.Millisecond)); n != 0 {
+		if n, _ := p.Expire(now.Add(999 * time.Millisecond)); n != 0 {
 			t.Fatalf("expired early")
 		}
 		now = now.Add(time.Second)
