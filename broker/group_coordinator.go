@@ -37,7 +37,7 @@ const consumerOffsetsTopic = "__consumer_offsets"
 
 // isInternalTopic reports topics only the broker writes.
 func isInternalTopic(name string) bool {
-	return name == consumerOffsetsTopic || name == transactionStateTopic
+	return name == consumerOffsetsTopic || name == transactionStateTopic || name == shareStateTopic
 }
 
 type groupCoordinator struct {

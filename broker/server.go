@@ -484,6 +484,7 @@ func (s *Server) Close() error {
 	s.fetchers.close()
 	s.tasks.Wait()
 	s.groups.close()
+	s.shares.state.close()
 	s.roleTasks.Wait()
 	s.peers.close()
 	err := s.topics.close()

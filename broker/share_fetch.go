@@ -118,6 +118,7 @@ func (c *shareCoordinator) acknowledge(group, member string, t shareTarget, acks
 		return t.code
 	}
 	settings := c.settings(group)
+	c.state.ready()
 	now := c.now()
 	key := sharePartitionKey{group: group, topic: metadata.TopicID(t.tp.TopicID), partition: t.tp.Partition}
 	c.mu.Lock()
@@ -157,6 +158,7 @@ func (c *shareCoordinator) acquire(group, member string, t shareTarget, settings
 		upTo = p.LastStableOffset()
 	}
 	saves := &shareSaves{}
+	c.state.ready()
 	c.mu.Lock()
 	sp, code := c.partitionLocked(key, settings, now, saves)
 	if code != nil {
