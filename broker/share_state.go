@@ -93,18 +93,10 @@ func (st *shareStateStore) ready() []*shareStateShard {
 		if st.shards() != nil {
 			return
 		}
-		t := st.s.topics.get(shareStateTopic)
+		t := st.s.internalTopic(shareStateTopic, st.s.cfg.ShareCoordinatorStateTopicNumPartitions, st.s.cfg.ShareCoordinatorStateTopicReplicationFactor,
+			map[string]string{"cleanup.policy": "compact", "segment.bytes": "104857600"})
 		if t == nil {
-			configs := map[string]string{"cleanup.policy": "compact", "segment.bytes": "104857600"}
-			var terr *topicError
-			t, terr = st.s.topics.create(shareStateTopic, st.s.cfg.ShareCoordinatorStateTopicNumPartitions, st.s.internalReplicationFactor(st.s.cfg.ShareCoordinatorStateTopicReplicationFactor), configs, false)
-			if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
-				t, terr = st.s.topics.get(shareStateTopic), nil
-			}
-			if terr != nil || t == nil {
-				st.s.logger.Error("cannot create "+shareStateTopic, "err", terr)
-				return
-			}
+			return
 		}
 		parts, _, _ := st.s.topics.snapshot(t)
 		shards := make([]*shareStateShard, len(parts))
