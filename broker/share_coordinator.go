@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -190,25 +191,33 @@ func (c *shareCoordinator) list() []listedGroup {
 }
 
 // deleteGroup deletes an empty share group and the state of its
-// share-partitions held here; found is false if group is no share group
-// here.
+// share-partitions held here (live and persisted); found is false if
+// group is neither a share group here nor has share-partition state.
 func (c *shareCoordinator) deleteGroup(group string) (found bool, code *kerr.Error) {
+	persisted := c.state.snapshotsOf(group)
 	c.mu.Lock()
 	g := c.mu.groups[group]
-	if g == nil {
+	if g == nil && len(persisted) == 0 {
 		c.mu.Unlock()
 		return false, nil
 	}
-	g.Expire(c.groupConfig(), c.now())
-	if !g.Empty() {
-		c.mu.Unlock()
-		return true, kerr.NonEmptyGroup
+	if g != nil {
+		g.Expire(c.groupConfig(), c.now())
+		if !g.Empty() {
+			c.mu.Unlock()
+			return true, kerr.NonEmptyGroup
+		}
 	}
 	delete(c.mu.groups, group)
 	var gone []sharePartitionKey
 	for k := range c.mu.partitions {
 		if k.group == group {
 			delete(c.mu.partitions, k)
+			gone = append(gone, k)
+		}
+	}
+	for k := range persisted {
+		if !slices.Contains(gone, k) {
 			gone = append(gone, k)
 		}
 	}
@@ -271,4 +280,133 @@ func (s *shareSaves) await() error {
 		}
 	}
 	return first
+}
+
+// shareOffset is one share-partition as the share-group offset admin
+// APIs show it.
+type shareOffset struct {
+	key   sharePartitionKey
+	topic string
+	start int64 // -1: not initialized
+	lag   int64 // records up to the high watermark not acknowledged or archived; -1 unknown
+}
+
+// offsets lists group's share-partitions here (live or persisted), sorted
+// by topic and partition. found is false if group is neither a share
+// group here nor has share-partition state.
+func (c *shareCoordinator) offsets(group string) (out []shareOffset, found bool, code *kerr.Error) {
+	if code := c.coordinates(group); code != nil {
+		return nil, false, code
+	}
+	c.state.ready()
+	persisted := c.state.snapshotsOf(group)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, found = c.mu.groups[group]
+	seen := map[sharePartitionKey]bool{}
+	add := func(key sharePartitionKey, start int64, lag func(hw int64) int64) {
+		seen[key] = true
+		o := shareOffset{key: key, start: start, lag: -1}
+		if ts := c.s.topics.getByID(key.topic); ts != nil {
+			o.topic = ts.name
+			if p := c.s.topics.partition(ts.name, key.partition); p != nil && start >= 0 {
+				o.lag = lag(p.HighWatermark())
+			}
+		}
+		out = append(out, o)
+	}
+	for key, sp := range c.mu.partitions {
+		if key.group != group {
+			continue
+		}
+		start := sp.Start()
+		if !sp.Initialized() {
+			start = -1
+		}
+		add(key, start, sp.Lag)
+	}
+	for key, snap := range persisted {
+		if seen[key] {
+			continue
+		}
+		sp := share.NewPartition(share.PartitionConfig{})
+		sp.Restore(snap)
+		add(key, snap.Start, sp.Lag)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].topic != out[j].topic {
+			return out[i].topic < out[j].topic
+		}
+		return out[i].key.partition < out[j].key.partition
+	})
+	return out, found || len(out) > 0, nil
+}
+
+// alterOffsets sets the start offset of group's share-partitions
+// (AlterShareGroupOffsets); the group must have no members. Records in
+// flight are forgotten.
+func (c *shareCoordinator) alterOffsets(group string, starts map[sharePartitionKey]int64) *kerr.Error {
+	if code := c.coordinates(group); code != nil {
+		return code
+	}
+	c.state.ready()
+	now := c.now()
+	settings := c.settings(group)
+	saves := &shareSaves{}
+	c.mu.Lock()
+	if g := c.mu.groups[group]; g != nil {
+		g.Expire(c.groupConfig(), now)
+		if !g.Empty() {
+			c.mu.Unlock()
+			return kerr.NonEmptyGroup
+		}
+	}
+	for key, start := range starts {
+		sp, code := c.partitionLocked(key, settings, now, saves)
+		if code != nil {
+			c.mu.Unlock()
+			return code
+		}
+		sp.Reset(start)
+		saves.add(c.state.queueLocked(key, sp.Snapshot()))
+	}
+	c.mu.Unlock()
+	if err := saves.await(); err != nil {
+		c.s.logger.Warn("share offsets not persisted", "group", group, "err", err)
+		return kerr.CoordinatorNotAvailable
+	}
+	return nil
+}
+
+// deleteOffsets forgets group's share-partitions of topics
+// (DeleteShareGroupOffsets); the group must have no members.
+func (c *shareCoordinator) deleteOffsets(group string, topics map[metadata.TopicID]bool) *kerr.Error {
+	if code := c.coordinates(group); code != nil {
+		return code
+	}
+	c.state.ready()
+	persisted := c.state.snapshotsOf(group)
+	c.mu.Lock()
+	if g := c.mu.groups[group]; g != nil {
+		g.Expire(c.groupConfig(), c.now())
+		if !g.Empty() {
+			c.mu.Unlock()
+			return kerr.NonEmptyGroup
+		}
+	}
+	var gone []sharePartitionKey
+	for key := range c.mu.partitions {
+		if key.group == group && topics[key.topic] {
+			delete(c.mu.partitions, key)
+			gone = append(gone, key)
+		}
+	}
+	for key := range persisted {
+		if topics[key.topic] && !slices.Contains(gone, key) {
+			gone = append(gone, key)
+		}
+	}
+	c.mu.Unlock()
+	c.state.forget(gone)
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -399,4 +400,116 @@ func TestShareGroupRestartKeepsAcknowledgements(t *testing.T) {
 		start, _, lag, ok := sharePartitionState(tb, group, topic, 0)
 		return ok && start == 20 && lag == 0
 	})
+}
+
+// TestShareGroupAdminOffsets: describe, alter and delete share-group
+// offsets through kadm, and list and delete the group.
+func TestShareGroupAdminOffsets(t *testing.T) {
+	tb := startShareBroker(t)
+	const topic, group = "queue-admin", "workers-admin"
+	tb.createTopic(topic, 2, nil)
+	setShareGroupConfigs(t, tb, group, map[string]string{"share.auto.offset.reset": "earliest"})
+	produceOnePerBatch(t, tb, topic, 2, 10)
+	ctx := testContext(t)
+	adm := tb.admin()
+	var ackErrs ackErrors
+
+	cl := shareClient(tb, group, topic, &ackErrs)
+	consumed := 0
+	for consumed < 20 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Partition == 0 && r.Offset >= 5 {
+				r.Ack(kgo.AckRelease) // partition 0: 5 records not acknowledged
+			} else {
+				r.Ack(kgo.AckAccept)
+			}
+			consumed++
+		})
+	}
+	if err := cl.FlushAcks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	listed, err := adm.ListGroupsByType(ctx, []string{"share"})
+	if err != nil || len(listed.Groups()) != 1 || listed.Groups()[0] != group {
+		t.Fatalf("share groups listed: %v %v", listed.Groups(), err)
+	}
+	described, err := adm.DescribeShareGroups(ctx, group)
+	if err != nil || len(described[group].Members) != 1 {
+		t.Fatalf("describe: %+v %v", described, err)
+	}
+	// Partition 1: all accepted; partition 0: start 5, 5 to go.
+	waitFor(t, 10*time.Second, "share offsets", func() bool {
+		offs, err := adm.DescribeShareGroupOffsets(ctx, group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o0, o1 := offs[group].Offsets[topic][0], offs[group].Offsets[topic][1]
+		return o0.StartOffset == 5 && o1.StartOffset == 10 && o1.Lag == 0 && o0.Lag == 5
+	})
+
+	// Altering needs an empty group.
+	if _, err := adm.AlterShareGroupOffsets(ctx, group, kadm.Offsets{topic: {1: {Topic: topic, Partition: 1, At: 2}}}); err == nil {
+		t.Fatal("altered the offsets of a group with members")
+	}
+	if resp, err := adm.DeleteGroups(ctx, group); err != nil || resp[group].Err == nil {
+		t.Fatalf("deleted a share group with members: %+v %v", resp, err)
+	}
+	cl.Close() // leaves the group
+	resp, err := adm.AlterShareGroupOffsets(ctx, group, kadm.Offsets{topic: {1: {Topic: topic, Partition: 1, At: 2}}})
+	if err != nil {
+		t.Fatalf("alter: %v", err)
+	}
+	for _, ps := range resp {
+		for p, err := range ps {
+			if err != nil {
+				t.Fatalf("alter partition %d: %v", p, err)
+			}
+		}
+	}
+	offs, err := adm.DescribeShareGroupOffsets(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o1 := offs[group].Offsets[topic][1]; o1.StartOffset != 2 || o1.Lag != 8 {
+		t.Fatalf("after the alter: %+v", o1)
+	}
+	// A new member reads partition 1 again from offset 2.
+	again := shareClient(tb, group, topic, &ackErrs)
+	seen := map[int64]bool{}
+	for len(seen) < 8 {
+		fs := again.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("partition 1 again: %v (%v)", seen, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			if r.Partition == 1 {
+				if r.Offset < 2 {
+					t.Errorf("offset %d before the altered start", r.Offset)
+				}
+				seen[r.Offset] = true
+			}
+		})
+	}
+	again.Close()
+	if dresp, err := adm.DeleteShareGroupOffsets(ctx, group, topic); err != nil || dresp.Error() != nil {
+		t.Fatalf("delete offsets: %v %v", err, dresp.Error())
+	}
+	offs, err = adm.DescribeShareGroupOffsets(ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(offs[group].Offsets[topic]); n != 0 {
+		t.Fatalf("share-partitions after the delete: %+v", offs[group].Offsets)
+	}
+	if dresp, err := adm.DeleteGroups(ctx, group); err != nil || dresp[group].Err != nil {
+		t.Fatalf("delete the empty group: %+v %v", dresp, err)
+	}
+	if listed, _ := adm.ListGroupsByType(ctx, []string{"share"}); len(listed.Groups()) != 0 {
+		t.Fatalf("share groups after the delete: %v", listed.Groups())
+	}
+	ackErrs.check(t)
 }

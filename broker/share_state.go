@@ -312,3 +312,21 @@ func decodeShareStateRecord(k, v []byte) (key sharePartitionKey, snap *share.Sna
 	}
 	return key, s, nil
 }
+
+// snapshotsOf returns the persisted snapshots of group's
+// share-partitions in the partitions loaded here.
+func (st *shareStateStore) snapshotsOf(group string) map[sharePartitionKey]share.Snapshot {
+	out := map[sharePartitionKey]share.Snapshot{}
+	for _, sh := range st.shards() {
+		sh.mu.Lock()
+		if sh.mu.state == shardActive {
+			for k, s := range sh.coord.snaps {
+				if k.group == group {
+					out[k] = s
+				}
+			}
+		}
+		sh.mu.Unlock()
+	}
+	return out
+}
