@@ -15,7 +15,8 @@ package broker
 //     partition's AcknowledgeErrorCode carries INVALID_RECORD_STATE or
 //     INVALID_REQUEST.
 //   - Acquisition: from each share-partition's first available record,
-//     whole batches, up to MaxRecords records, MaxBytes bytes and
+//     whole batches (v2 ShareAcquireMode 1, KIP-1206: split at
+//     MaxRecords), up to MaxRecords records, MaxBytes bytes and
 //     group.share.partition.max.record.locks records in flight, locked
 //     for the lock duration (AcquisitionLockTimeoutMillis). The records
 //     are read by the same log read as Fetch, from the remote log below
@@ -149,7 +150,7 @@ func handleShareFetch(rc *requestContext, req *kmsg.ShareFetchRequest) kmsg.Resp
 				continue // named for its acknowledgements only
 			}
 			watched, watchedHW = append(watched, t.p), append(watchedHW, t.p.HighWatermark())
-			r := c.acquire(group, member, t, settings, maxRecords-acquired, maxBytes-bytes, remote)
+			r := c.acquire(group, member, t, settings, maxRecords-acquired, maxBytes-bytes, req.Version >= 2 && req.ShareAcquireMode == 1, remote)
 			if r.code != 0 {
 				out.partition(t.tp).ErrorCode = rc.countError(r.code)
 				continue

@@ -146,9 +146,10 @@ type shareRead struct {
 }
 
 // acquire reads t's partition from the share-partition's fetch offset
-// and acquires for member up to maxRecords records of at most maxBytes.
+// and acquires for member up to maxRecords records of at most maxBytes
+// (strict: ShareAcquireMode 1, KIP-1206, never more than maxRecords).
 // notify is signalled when a background remote read started here ends.
-func (c *shareCoordinator) acquire(group, member string, t shareTarget, settings shareGroupSettings, maxRecords, maxBytes int, remote *remoteFetch) shareRead {
+func (c *shareCoordinator) acquire(group, member string, t shareTarget, settings shareGroupSettings, maxRecords, maxBytes int, strict bool, remote *remoteFetch) shareRead {
 	now := c.now()
 	key := sharePartitionKey{group: group, topic: metadata.TopicID(t.tp.TopicID), partition: t.tp.Partition}
 	p := t.p
@@ -199,7 +200,7 @@ func (c *shareCoordinator) acquire(group, member string, t shareTarget, settings
 		c.mu.Unlock()
 		return shareRead{code: code.Code}
 	}
-	ranges, used := sp.Acquire(member, batches, maxRecords, c.now())
+	ranges, used := sp.Acquire(member, batches, maxRecords, strict, c.now())
 	c.mu.Unlock()
 	if used == 0 {
 		return shareRead{}

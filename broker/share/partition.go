@@ -267,11 +267,13 @@ type AcquiredRange struct {
 
 // Acquire gives member the available records of batches (in log order,
 // as read from the log from FetchOffset) until maxRecords are taken,
-// whole batches at a time, locking them until now+LockDuration. Offsets
+// whole batches at a time (strict: no more than maxRecords, splitting a
+// batch; the member's client keeps only the records it acquired of it),
+// locking them until now+LockDuration. Offsets
 // between batches (removed by compaction) and skipped batches are
 // archived. It returns the acquired ranges and how many batches of the
 // input hold an acquired record (the fetch returns that prefix).
-func (p *Partition) Acquire(member string, batches []Batch, maxRecords int, now time.Time) (ranges []AcquiredRange, usedBatches int) {
+func (p *Partition) Acquire(member string, batches []Batch, maxRecords int, strict bool, now time.Time) (ranges []AcquiredRange, usedBatches int) {
 	if !p.initialized || member == "" {
 		return nil, 0
 	}
@@ -316,6 +318,9 @@ func (p *Partition) Acquire(member string, batches []Batch, maxRecords int, now 
 			if b.Skip {
 				r.state = Archived
 				continue
+			}
+			if strict && taken+got >= maxRecords {
+				break
 			}
 			r.state, r.member, r.deadline = Acquired, member, deadline
 			r.deliveries++
