@@ -26,7 +26,7 @@ func startShareBroker(t *testing.T, tune ...func(*Config)) *testBroker {
 }
 
 // setShareGroupConfigs sets GROUP configs of a share group.
-func setShareGroupConfigs(t *testing.T, tb *testBroker, group string, cfgs map[string]string) {
+func setShareGroupConfigs(t testing.TB, tb *testBroker, group string, cfgs map[string]string) {
 	t.Helper()
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	r := kmsg.NewIncrementalAlterConfigsRequestResource()
