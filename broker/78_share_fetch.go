@@ -23,10 +23,13 @@ package broker
 //     the local one; read_committed (share.isolation.level) reads up to
 //     the last stable offset and archives aborted batches; control
 //     batches are archived.
+//   - A session ends with the connection that opened it: what its member
+//     holds is released (Kafka's behaviour, which clients rely on).
 //   - Long poll: with nothing acquired the request waits up to
 //     MaxWaitMillis for appends, released records or a lock's end.
 
 import (
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -87,10 +90,18 @@ func handleShareFetch(rc *requestContext, req *kmsg.ShareFetchRequest) kmsg.Resp
 		resp.ErrorMessage = kmsg.StringPtr("a renew acknowledgement goes in a ShareFetch without fetching")
 		return resp
 	}
-	sessionParts, err := c.shareSessionStart(group, member, req.ShareSessionEpoch, named, forgotten)
+	sessionParts, sess, err := c.shareSessionStart(group, member, req.ShareSessionEpoch, named, forgotten)
 	if err != nil {
 		resp.ErrorCode = rc.countError(err.Code)
 		return resp
+	}
+	if req.ShareSessionEpoch == share.SessionOpenEpoch {
+		// Ended with the connection; one entry per member (a reopened
+		// session replaces its predecessor).
+		rc.conn.shareSessions = slices.DeleteFunc(rc.conn.shareSessions, func(o *share.Session) bool {
+			return o.Group == sess.Group && o.Member == sess.Member
+		})
+		rc.conn.shareSessions = append(rc.conn.shareSessions, sess)
 	}
 
 	out := newShareFetchOut(resp)

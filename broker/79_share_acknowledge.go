@@ -36,7 +36,7 @@ func handleShareAcknowledge(rc *requestContext, req *kmsg.ShareAcknowledgeReques
 		resp.ErrorCode = rc.countError(kerr.InvalidShareSessionEpoch.Code)
 		return resp
 	}
-	if _, err := c.shareSessionStart(group, member, req.ShareSessionEpoch, nil, nil); err != nil {
+	if _, _, err := c.shareSessionStart(group, member, req.ShareSessionEpoch, nil, nil); err != nil {
 		resp.ErrorCode = rc.countError(err.Code)
 		return resp
 	}

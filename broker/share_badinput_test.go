@@ -7,10 +7,13 @@ package broker
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/strata-streaming/strata/broker/share"
 )
 
 func TestShareBadInputErrorCodes(t *testing.T) {
@@ -145,4 +148,55 @@ func TestShareBadInputErrorCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	want("a consumer group's id", resp.ErrorCode, kerr.GroupIDNotFound)
+}
+
+// TestShareSessionEndsWithItsConnection: records a member holds come back
+// at once when the connection that opened its share session closes, not
+// only when their lock ends.
+func TestShareSessionEndsWithItsConnection(t *testing.T) {
+	tb := startShareBroker(t)
+	const topic, group = "queue-conn", "workers-conn"
+	topicID := tb.createTopic(topic, 1, nil)
+	setShareGroupConfigs(t, tb, group, map[string]string{"share.auto.offset.reset": "earliest"})
+	produceOnePerBatch(t, tb, topic, 1, 3)
+	ctx := testContext(t)
+	cl := tb.client()
+	req := kmsg.NewPtrShareFetchRequest()
+	req.Version = 1
+	req.GroupID, req.MemberID = kmsg.StringPtr(group), kmsg.StringPtr("m1")
+	req.MaxWaitMillis, req.MaxBytes, req.MaxRecords, req.BatchSize = 100, 1<<20, 100, 100
+	p := kmsg.NewShareFetchRequestTopicPartition()
+	p.PartitionMaxBytes = 1 << 20
+	req.Topics = []kmsg.ShareFetchRequestTopic{{TopicID: topicID, Partitions: []kmsg.ShareFetchRequestTopicPartition{p}}}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions[0].AcquiredRecords) == 0 {
+		t.Fatalf("fetch: %+v %v", resp, err)
+	}
+	acquired := func() int {
+		ts := tb.srv.topics.get(topic)
+		c := tb.srv.shares
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		sp := c.mu.partitions[sharePartitionKey{group: group, topic: ts.id, partition: 0}]
+		n := 0
+		for o := int64(0); o < 3; o++ {
+			if st, _ := sp.State(o); st == share.Acquired {
+				n++
+			}
+		}
+		return n
+	}
+	if n := acquired(); n != 3 {
+		t.Fatalf("%d records acquired, want 3", n)
+	}
+	cl.Close() // the lock lasts 30 s: only the close can release them
+	waitFor(t, 10*time.Second, "records released by the connection's close", func() bool { return acquired() == 0 })
+	if st, dc := func() (share.RecordState, int16) {
+		ts := tb.srv.topics.get(topic)
+		tb.srv.shares.mu.Lock()
+		defer tb.srv.shares.mu.Unlock()
+		return tb.srv.shares.mu.partitions[sharePartitionKey{group: group, topic: ts.id, partition: 0}].State(0)
+	}(); st != share.Available || dc != 1 {
+		t.Fatalf("record 0 after the close: %v, delivery count %d", st, dc)
+	}
 }

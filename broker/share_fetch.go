@@ -52,12 +52,12 @@ func (rc *requestContext) resolveShareTarget(tp share.TopicPartition) shareTarge
 // session, adds the partitions named and drops the forgotten ones, and
 // returns the session's partitions. A replaced session's records are
 // released.
-func (c *shareCoordinator) shareSessionStart(group, member string, epoch int32, add, forget []share.TopicPartition) ([]share.TopicPartition, *kerr.Error) {
+func (c *shareCoordinator) shareSessionStart(group, member string, epoch int32, add, forget []share.TopicPartition) ([]share.TopicPartition, *share.Session, *kerr.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sess, replaced, code := c.mu.sessions.Begin(group, member, epoch)
 	if code != nil {
-		return nil, code
+		return nil, nil, code
 	}
 	if replaced != nil {
 		c.releaseLocked(group, member)
@@ -81,7 +81,21 @@ func (c *shareCoordinator) shareSessionStart(group, member string, epoch int32, 
 		}
 		return out[i].Partition < out[j].Partition
 	})
-	return out, nil
+	return out, sess, nil
+}
+
+// closeConnSessions ends the share sessions a closing connection opened
+// that are still current, releasing what their members hold (Kafka ties a
+// share session to its connection; clients count on the release).
+func (c *shareCoordinator) closeConnSessions(sessions []*share.Session) {
+	for _, sess := range sessions {
+		c.mu.Lock()
+		current := c.mu.sessions.Get(sess.Group, sess.Member) == sess
+		c.mu.Unlock()
+		if current {
+			c.closeSession(sess.Group, sess.Member)
+		}
+	}
 }
 
 // closeSession ends the member's session and releases what it holds.
