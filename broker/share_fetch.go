@@ -301,18 +301,31 @@ func shareBatches(data []byte, aborted []storage.AbortedTxn) (batches []share.Ba
 }
 
 // nextLockEnd is the earliest lock end of group's share-partitions here
-// (zero: none).
+// (zero: none). It first ends the locks already due, so a parked fetch
+// never waits for a deadline in the past (which would spin).
 func (c *shareCoordinator) nextLockEnd(group string) time.Time {
+	now := c.now()
+	saves := &shareSaves{}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	var next time.Time
 	for key, sp := range c.mu.partitions {
 		if key.group != group {
 			continue
 		}
+		ended, released := sp.Expire(now)
+		if released > 0 {
+			c.wakeLocked()
+		}
+		if ended > 0 {
+			saves.add(c.state.queueLocked(key, sp.Snapshot()))
+		}
 		if d := sp.NextDeadline(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
 			next = d
 		}
+	}
+	c.mu.Unlock()
+	if err := saves.await(); err != nil {
+		c.s.logger.Warn("share state not persisted", "group", group, "err", err)
 	}
 	return next
 }
