@@ -3,9 +3,10 @@ package broker
 // ListGroups (key 16), v0–v5.
 //
 //   - Every group this node coordinates, with its protocol type ("" for
-//     offsets-only groups), state (v4+) and type (v5+: "classic", or
+//     offsets-only groups), state (v4+) and type (v5+: "classic",
 //     "consumer" for KIP-848 groups, whose states are Empty, Assigning,
-//     Reconciling and Stable).
+//     Reconciling and Stable, or "share" for KIP-932 share groups, Empty
+//     or Stable, protocol type "share").
 //   - The states (v4+) and types (v5+) filters match case-insensitively.
 //   - COORDINATOR_LOAD_IN_PROGRESS, with the groups known so far, while a
 //     __consumer_offsets partition is still loading.
@@ -39,6 +40,9 @@ func handleListGroups(rc *requestContext, req *kmsg.ListGroupsRequest) kmsg.Resp
 	listed, err := rc.s.groups.list()
 	if err != nil {
 		resp.ErrorCode = rc.countError(err.Code)
+	}
+	if rc.s.conf().GroupShareEnable {
+		listed = append(listed, rc.s.shares.list()...)
 	}
 	// DESCRIBE on the cluster lists every group, else those with DESCRIBE.
 	all := rc.authorizeCluster(acl.OpDescribe)

@@ -6,6 +6,8 @@ package broker
 //     offsets and metadata get tombstones in __consumer_offsets, written
 //     before the answer.
 //   - GROUP_ID_NOT_FOUND for a group that does not exist; v3 adds a message.
+//   - A share group (KIP-932) is deleted with its share-partitions' state
+//     held on this node, NON_EMPTY_GROUP while it has members.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -24,6 +26,15 @@ func handleDeleteGroups(rc *requestContext, req *kmsg.DeleteGroupsRequest) kmsg.
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group = id
 		if g.ErrorCode = rc.groupDenied(acl.OpDelete, id); g.ErrorCode != 0 {
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
+		if found, err := rc.s.shares.deleteGroup(id); found {
+			// A share group: its members and the state of its
+			// share-partitions here go.
+			if err != nil {
+				g.ErrorCode = rc.countError(err.Code)
+			}
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}

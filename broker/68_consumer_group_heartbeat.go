@@ -21,7 +21,6 @@ package broker
 //     UNRELEASED_INSTANCE_ID as Kafka.
 
 import (
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -54,15 +53,7 @@ func handleConsumerGroupHeartbeat(rc *requestContext, req *kmsg.ConsumerGroupHea
 		return resp
 	}
 	// As in Kafka: every subscribed topic must be describable.
-	var hidden []string
-	for _, topic := range req.SubscribedTopicNames {
-		if !rc.authorize(acl.OpDescribe, acl.ResourceTopic, topic) {
-			hidden = append(hidden, topic)
-		}
-	}
-	if len(hidden) > 0 {
-		resp.ErrorCode = rc.countError(kerr.TopicAuthorizationFailed.Code)
-		resp.ErrorMessage = kmsg.StringPtr("not authorized to describe the subscribed topics " + strings.Join(hidden, ", "))
+	if resp.ErrorCode, resp.ErrorMessage = rc.subscriptionDenied(req.SubscribedTopicNames); resp.ErrorCode != 0 {
 		return resp
 	}
 	memberID := req.MemberID

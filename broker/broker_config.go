@@ -180,6 +180,16 @@ type Config struct {
 	GroupConsumerMaxSessionTimeoutMs    int64 // group.consumer.max.session.timeout.ms
 	GroupConsumerMinHeartbeatIntervalMs int64 // group.consumer.min.heartbeat.interval.ms
 	GroupConsumerMaxHeartbeatIntervalMs int64 // group.consumer.max.heartbeat.interval.ms
+	// KIP-932 share groups (share_coordinator.go).
+	GroupShareEnable                  bool  // group.share.enable (default true): serve and advertise the share group APIs
+	GroupShareRecordLockDurationMs    int64 // group.share.record.lock.duration.ms
+	GroupShareDeliveryCountLimit      int32 // group.share.delivery.count.limit
+	GroupSharePartitionMaxRecordLocks int32 // group.share.partition.max.record.locks
+	GroupShareSessionTimeoutMs        int64 // group.share.session.timeout.ms
+	GroupShareHeartbeatIntervalMs     int64 // group.share.heartbeat.interval.ms
+	// __share_group_state (share_state.go).
+	ShareCoordinatorStateTopicNumPartitions     int32 // share.coordinator.state.topic.num.partitions
+	ShareCoordinatorStateTopicReplicationFactor int16 // share.coordinator.state.topic.replication.factor
 
 	// objectStore, if set (tests), is used instead of opening ObjectStore.
 	objectStore tiering.ObjectStore
@@ -280,6 +290,16 @@ func DefaultConfig() Config {
 		GroupConsumerSessionTimeoutMs:    45000,
 		GroupConsumerHeartbeatIntervalMs: 5000,
 		GroupConsumerAssignor:            "uniform",
+
+		GroupShareEnable:                  true,
+		GroupShareRecordLockDurationMs:    30000,
+		GroupShareDeliveryCountLimit:      5,
+		GroupSharePartitionMaxRecordLocks: 2000,
+		GroupShareSessionTimeoutMs:        45000,
+		GroupShareHeartbeatIntervalMs:     5000,
+
+		ShareCoordinatorStateTopicNumPartitions:     50,
+		ShareCoordinatorStateTopicReplicationFactor: 3,
 
 		GroupConsumerMinSessionTimeoutMs:    45000,
 		GroupConsumerMaxSessionTimeoutMs:    60000,
@@ -560,23 +580,31 @@ var brokerProperties = map[string]brokerProperty{
 	"compression.lz4.level":                        int32RangeProp(func(c *Config) *int32 { return &c.CompressionLz4Level }, lz4Levels),
 	"compression.zstd.level":                       int32RangeProp(func(c *Config) *int32 { return &c.CompressionZstdLevel }, zstdLevels),
 
-	"offsets.topic.num.partitions":             int32Prop(func(c *Config) *int32 { return &c.OffsetsTopicNumPartitions }, 1),
-	"offsets.topic.segment.bytes":              intProp(func(c *Config) *int64 { return &c.OffsetsTopicSegmentBytes }, 1),
-	"offsets.retention.minutes":                intProp(func(c *Config) *int64 { return &c.OffsetsRetentionMs }, 60*1000),
-	"offsets.retention.check.interval.ms":      intProp(func(c *Config) *int64 { return &c.OffsetsRetentionCheckIntervalMs }, 1),
-	"offset.metadata.max.bytes":                int32Prop(func(c *Config) *int32 { return &c.OffsetMetadataMaxBytes }, 0),
-	"group.initial.rebalance.delay.ms":         intProp(func(c *Config) *int64 { return &c.GroupInitialRebalanceDelayMs }, 1),
-	"group.min.session.timeout.ms":             intProp(func(c *Config) *int64 { return &c.GroupMinSessionTimeoutMs }, 1),
-	"group.max.session.timeout.ms":             intProp(func(c *Config) *int64 { return &c.GroupMaxSessionTimeoutMs }, 1),
-	"group.max.size":                           int32Prop(func(c *Config) *int32 { return &c.GroupMaxSize }, 1),
-	"group.consumer.protocol.enable":           boolProp(func(c *Config) *bool { return &c.GroupConsumerProtocolEnable }),
-	"group.consumer.session.timeout.ms":        intProp(func(c *Config) *int64 { return &c.GroupConsumerSessionTimeoutMs }, 1),
-	"group.consumer.heartbeat.interval.ms":     intProp(func(c *Config) *int64 { return &c.GroupConsumerHeartbeatIntervalMs }, 1),
-	"group.consumer.assignors":                 consumerAssignorsProp(),
-	"group.consumer.min.session.timeout.ms":    intProp(func(c *Config) *int64 { return &c.GroupConsumerMinSessionTimeoutMs }, 1),
-	"group.consumer.max.session.timeout.ms":    intProp(func(c *Config) *int64 { return &c.GroupConsumerMaxSessionTimeoutMs }, 1),
-	"group.consumer.min.heartbeat.interval.ms": intProp(func(c *Config) *int64 { return &c.GroupConsumerMinHeartbeatIntervalMs }, 1),
-	"group.consumer.max.heartbeat.interval.ms": intProp(func(c *Config) *int64 { return &c.GroupConsumerMaxHeartbeatIntervalMs }, 1),
+	"offsets.topic.num.partitions":                     int32Prop(func(c *Config) *int32 { return &c.OffsetsTopicNumPartitions }, 1),
+	"offsets.topic.segment.bytes":                      intProp(func(c *Config) *int64 { return &c.OffsetsTopicSegmentBytes }, 1),
+	"offsets.retention.minutes":                        intProp(func(c *Config) *int64 { return &c.OffsetsRetentionMs }, 60*1000),
+	"offsets.retention.check.interval.ms":              intProp(func(c *Config) *int64 { return &c.OffsetsRetentionCheckIntervalMs }, 1),
+	"offset.metadata.max.bytes":                        int32Prop(func(c *Config) *int32 { return &c.OffsetMetadataMaxBytes }, 0),
+	"group.initial.rebalance.delay.ms":                 intProp(func(c *Config) *int64 { return &c.GroupInitialRebalanceDelayMs }, 1),
+	"group.min.session.timeout.ms":                     intProp(func(c *Config) *int64 { return &c.GroupMinSessionTimeoutMs }, 1),
+	"group.max.session.timeout.ms":                     intProp(func(c *Config) *int64 { return &c.GroupMaxSessionTimeoutMs }, 1),
+	"group.max.size":                                   int32Prop(func(c *Config) *int32 { return &c.GroupMaxSize }, 1),
+	"group.consumer.protocol.enable":                   boolProp(func(c *Config) *bool { return &c.GroupConsumerProtocolEnable }),
+	"group.consumer.session.timeout.ms":                intProp(func(c *Config) *int64 { return &c.GroupConsumerSessionTimeoutMs }, 1),
+	"group.consumer.heartbeat.interval.ms":             intProp(func(c *Config) *int64 { return &c.GroupConsumerHeartbeatIntervalMs }, 1),
+	"group.consumer.assignors":                         consumerAssignorsProp(),
+	"group.consumer.min.session.timeout.ms":            intProp(func(c *Config) *int64 { return &c.GroupConsumerMinSessionTimeoutMs }, 1),
+	"group.consumer.max.session.timeout.ms":            intProp(func(c *Config) *int64 { return &c.GroupConsumerMaxSessionTimeoutMs }, 1),
+	"group.consumer.min.heartbeat.interval.ms":         intProp(func(c *Config) *int64 { return &c.GroupConsumerMinHeartbeatIntervalMs }, 1),
+	"group.consumer.max.heartbeat.interval.ms":         intProp(func(c *Config) *int64 { return &c.GroupConsumerMaxHeartbeatIntervalMs }, 1),
+	"group.share.enable":                               boolProp(func(c *Config) *bool { return &c.GroupShareEnable }),
+	"group.share.record.lock.duration.ms":              intProp(func(c *Config) *int64 { return &c.GroupShareRecordLockDurationMs }, 1),
+	"group.share.delivery.count.limit":                 int32Prop(func(c *Config) *int32 { return &c.GroupShareDeliveryCountLimit }, 1),
+	"group.share.partition.max.record.locks":           int32Prop(func(c *Config) *int32 { return &c.GroupSharePartitionMaxRecordLocks }, 1),
+	"group.share.session.timeout.ms":                   intProp(func(c *Config) *int64 { return &c.GroupShareSessionTimeoutMs }, 1),
+	"group.share.heartbeat.interval.ms":                intProp(func(c *Config) *int64 { return &c.GroupShareHeartbeatIntervalMs }, 1),
+	"share.coordinator.state.topic.num.partitions":     int32Prop(func(c *Config) *int32 { return &c.ShareCoordinatorStateTopicNumPartitions }, 1),
+	"share.coordinator.state.topic.replication.factor": int16Prop(func(c *Config) *int16 { return &c.ShareCoordinatorStateTopicReplicationFactor }),
 
 	"listeners":                                 stringProp(func(c *Config) *string { return &c.Listeners }),
 	"advertised.listeners":                      stringProp(func(c *Config) *string { return &c.AdvertisedListeners }),

@@ -500,7 +500,7 @@ type leadershipChange struct {
 // onLeadershipChange moves the coordinators of internal-topic partitions
 // with their leadership.
 func (s *Server) onLeadershipChange(c leadershipChange) {
-	if s.groups == nil || s.txns == nil {
+	if s.groups == nil || s.txns == nil || s.shares == nil {
 		return // at open: the coordinators adopt what they find
 	}
 	if c.leader && c.p.remote.enabled() {
@@ -518,6 +518,8 @@ func (s *Server) onLeadershipChange(c leadershipChange) {
 		s.groups.onLeadership(c.p, c.leader)
 	case transactionStateTopic:
 		s.txns.onLeadership(c.p, c.leader)
+	case shareStateTopic:
+		s.shares.state.onLeadership(c.p, c.leader)
 	}
 	if !c.leader {
 		s.logger.Info("leadership moved away", "topic", c.p.topic.name, "partition", c.p.index, "leader", c.p.Role().Leader, "epoch", c.p.LeaderEpoch())

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/strata-streaming/strata/broker/acl"
+	"github.com/strata-streaming/strata/broker/share"
 	"github.com/strata-streaming/strata/broker/storage"
 )
 
@@ -51,6 +52,9 @@ type clientConn struct {
 	// errLog bounds the request-path error lines of this connection (one
 	// line per cause, then a count); nil until the first one.
 	errLog *logLimiter
+	// shareSessions are the share sessions this connection opened
+	// (78_share_fetch.go), ended when it closes.
+	shareSessions []*share.Session
 }
 
 // frameSafeToReuse reports whether the request's handler is known to keep
@@ -150,6 +154,9 @@ func (c *clientConn) serve() {
 	defer func() {
 		if c.errLog != nil {
 			c.errLog.flush(true)
+		}
+		if len(c.shareSessions) > 0 {
+			c.s.shares.closeConnSessions(c.shareSessions)
 		}
 	}()
 	if c.listener.sasl != nil && c.s.authFailures.blocked(hostOf(c.remote), time.Now()) {

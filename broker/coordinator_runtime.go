@@ -696,6 +696,25 @@ func (g *taskGroup) close() {
 	g.running.Wait()
 }
 
+// internalTopic returns the internal topic name, creating it with
+// partitions, replication factor rf (capped by the nodes there are) and
+// configs if it does not exist; nil (logged) if it cannot be created.
+// It proposes through the quorum: call it with no lock held.
+func (s *Server) internalTopic(name string, partitions int32, rf int16, configs map[string]string) *topicState {
+	if t := s.topics.get(name); t != nil {
+		return t
+	}
+	t, terr := s.topics.create(name, partitions, s.internalReplicationFactor(rf), configs, false)
+	if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
+		t, terr = s.topics.get(name), nil
+	}
+	if terr != nil || t == nil {
+		s.logger.Error("cannot create "+name, "err", terr)
+		return nil
+	}
+	return t
+}
+
 // creation lets one caller create an internal topic while the others
 // wait for it, with no lock held across the quorum proposal.
 type creation struct {

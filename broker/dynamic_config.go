@@ -389,8 +389,14 @@ func (c *Config) groupConfigBounds(name string) (lo, hi int64, synonym string, d
 func (c *Config) validateGroupConfigs(configs map[string]string) error {
 	vals := map[string]int64{}
 	for k, v := range configs {
+		if check, ok := shareGroupConfigs[k]; ok {
+			if err := check(v); err != nil {
+				return fmt.Errorf("invalid value for %s: %w", k, err)
+			}
+			continue
+		}
 		if !slices.Contains(groupConfigNames, k) {
-			return fmt.Errorf("unknown group config %q (known: %s)", k, strings.Join(groupConfigNames, ", "))
+			return fmt.Errorf("unknown group config %q (known: %s, %s)", k, strings.Join(groupConfigNames, ", "), strings.Join(slices.Sorted(maps.Keys(shareGroupConfigs)), ", "))
 		}
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 		if err != nil {
@@ -491,4 +497,37 @@ func (rc *requestContext) alterGroupConfigs(name string, next map[string]string,
 // currentConfigs is a resource's dynamic configs now (a copy).
 func (rc *requestContext) currentConfigs(kind, name string) map[string]string {
 	return maps.Clone(rc.s.clusterState().ResourceConfig(kind, name))
+}
+
+// shareGroupConfigs are the GROUP configs of share groups (KIP-932) and
+// their checks; share_coordinator.go reads them.
+var shareGroupConfigs = map[string]func(v string) error{
+	"share.auto.offset.reset": oneOf("earliest", "latest"),
+	"share.isolation.level":   oneOf("read_uncommitted", "read_committed"),
+	// Kafka bounds it by group.share.{min,max}.record.lock.duration.ms
+	// (15 s–60 s); Strata allows from 100 ms so tests can be quick.
+	"share.record.lock.duration.ms": intIn(100, 3_600_000),
+	"share.delivery.count.limit":    intIn(2, 10),
+}
+
+func oneOf(values ...string) func(string) error {
+	return func(v string) error {
+		if !slices.Contains(values, v) {
+			return fmt.Errorf("%q is not one of %s", v, strings.Join(values, ", "))
+		}
+		return nil
+	}
+}
+
+func intIn(lo, hi int64) func(string) error {
+	return func(v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", v)
+		}
+		if n < lo || n > hi {
+			return fmt.Errorf("%d is outside [%d, %d]", n, lo, hi)
+		}
+		return nil
+	}
 }

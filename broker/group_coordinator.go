@@ -37,7 +37,7 @@ const consumerOffsetsTopic = "__consumer_offsets"
 
 // isInternalTopic reports topics only the broker writes.
 func isInternalTopic(name string) bool {
-	return name == consumerOffsetsTopic || name == transactionStateTopic
+	return name == consumerOffsetsTopic || name == transactionStateTopic || name == shareStateTopic
 }
 
 type groupCoordinator struct {
@@ -133,21 +133,12 @@ func (c *groupCoordinator) ensureTopic() []*groupShard {
 		if c.shards() != nil {
 			return
 		}
-		t := c.s.topics.get(consumerOffsetsTopic)
+		t := c.s.internalTopic(consumerOffsetsTopic, c.s.cfg.OffsetsTopicNumPartitions, c.s.cfg.OffsetsTopicReplicationFactor, map[string]string{
+			"cleanup.policy": "compact",
+			"segment.bytes":  strconv.FormatInt(c.s.cfg.OffsetsTopicSegmentBytes, 10),
+		})
 		if t == nil {
-			configs := map[string]string{
-				"cleanup.policy": "compact",
-				"segment.bytes":  strconv.FormatInt(c.s.cfg.OffsetsTopicSegmentBytes, 10),
-			}
-			var terr *topicError
-			t, terr = c.s.topics.create(consumerOffsetsTopic, c.s.cfg.OffsetsTopicNumPartitions, c.s.internalReplicationFactor(c.s.cfg.OffsetsTopicReplicationFactor), configs, false)
-			if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
-				t, terr = c.s.topics.get(consumerOffsetsTopic), nil
-			}
-			if terr != nil || t == nil {
-				c.s.logger.Error("cannot create "+consumerOffsetsTopic, "err", terr)
-				return
-			}
+			return
 		}
 		for _, sh := range c.adopt(t) {
 			sh.mu.Lock()

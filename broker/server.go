@@ -63,6 +63,7 @@ type Server struct {
 	pids               *producerIDBlocks
 	groups             *groupCoordinator // consumer groups and committed offsets (group_coordinator.go)
 	txns               *txnCoordinator   // transactions (txn_coordinator.go)
+	shares             *shareCoordinator // share groups, KIP-932 (share_coordinator.go)
 	lag                *lagMonitor       // consumer lag for /metrics and /v1/groups (lag_metrics.go); nil without the admin listener
 
 	// Cluster membership (cluster.go): this process's incarnation id, the
@@ -248,6 +249,7 @@ func NewServer(cfg Config, logger *slog.Logger) (*Server, error) {
 	logger.Info("log directories opened", "dirs", cfg.LogDirs(), "topics", s.topics.count(), "took", time.Since(start).Round(time.Millisecond))
 	s.groups = newGroupCoordinator(s)
 	s.txns = newTxnCoordinator(s)
+	s.shares = newShareCoordinator(s)
 	s.fetchers = newFetcherManager(s)
 	s.peers.s = s
 	s.goTask(s.isrLoop)
@@ -488,6 +490,7 @@ func (s *Server) Close() error {
 	s.fetchers.close()
 	s.tasks.Wait()
 	s.groups.close()
+	s.shares.state.close()
 	s.roleTasks.Wait()
 	s.peers.close()
 	err := s.topics.close()

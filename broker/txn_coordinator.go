@@ -132,18 +132,10 @@ func (c *txnCoordinator) ensureTopic() []*txnShard {
 		if c.shards() != nil {
 			return
 		}
-		t := c.s.topics.get(transactionStateTopic)
+		t := c.s.internalTopic(transactionStateTopic, c.s.cfg.TransactionStateLogNumPartitions, c.s.cfg.TransactionStateLogReplicationFactor,
+			map[string]string{"cleanup.policy": "compact", "segment.bytes": "104857600"})
 		if t == nil {
-			configs := map[string]string{"cleanup.policy": "compact", "segment.bytes": "104857600"}
-			var terr *topicError
-			t, terr = c.s.topics.create(transactionStateTopic, c.s.cfg.TransactionStateLogNumPartitions, c.s.internalReplicationFactor(c.s.cfg.TransactionStateLogReplicationFactor), configs, false)
-			if terr != nil && terr.code == kerr.TopicAlreadyExists.Code {
-				t, terr = c.s.topics.get(transactionStateTopic), nil
-			}
-			if terr != nil || t == nil {
-				c.s.logger.Error("cannot create "+transactionStateTopic, "err", terr)
-				return
-			}
+			return
 		}
 		parts, _, _ := c.s.topics.snapshot(t)
 		shards := make([]*txnShard, len(parts))

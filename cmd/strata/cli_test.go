@@ -19,7 +19,7 @@ import (
 func newTestRoot() *cobra.Command {
 	root := &cobra.Command{Use: "strata", SilenceUsage: true, SilenceErrors: true}
 	addClientFlags(root)
-	root.AddCommand(newTopicCmd(), newProduceCmd(), newConsumeCmd(), newPerfCmd(), newGroupCmd(), newACLCmd(), newUserCmd(), newQuotaCmd(), newLogDirsCmd(), newProducersCmd(), newLeaderCmd(), newQuorumCmd(), newConfigCmd(), newClusterCmd(), newSchemaCmd())
+	root.AddCommand(newTopicCmd(), newProduceCmd(), newConsumeCmd(), newPerfCmd(), newGroupCmd(), newShareGroupCmd(), newACLCmd(), newUserCmd(), newQuotaCmd(), newLogDirsCmd(), newProducersCmd(), newLeaderCmd(), newQuorumCmd(), newConfigCmd(), newClusterCmd(), newSchemaCmd())
 	return root
 }
 
