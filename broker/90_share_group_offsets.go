@@ -84,6 +84,9 @@ func handleDescribeShareGroupOffsets(rc *requestContext, req *kmsg.DescribeShare
 		}
 		// Partitions asked for that the group has no state of: start -1.
 		for _, t := range rg.Topics {
+			// Without DESCRIBE on the topic the answer says only that,
+			// not whether the topic exists (Kafka's rule).
+			denied := !rc.authorize(acl.OpDescribe, acl.ResourceTopic, t.Topic)
 			ts := rc.s.topics.get(t.Topic)
 			for _, part := range t.Partitions {
 				if _, ok := byTopic[t.Topic]; ok && hasSharePartition(g.Topics[byTopic[t.Topic]].Partitions, part) {
@@ -95,14 +98,17 @@ func handleDescribeShareGroupOffsets(rc *requestContext, req *kmsg.DescribeShare
 					byTopic[t.Topic] = i
 					nt := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
 					nt.Topic = t.Topic
-					if ts != nil {
+					if ts != nil && !denied {
 						nt.TopicID = [16]byte(ts.id)
 					}
 					g.Topics = append(g.Topics, nt)
 				}
 				p := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
 				p.Partition, p.StartOffset, p.LeaderEpoch, p.Lag = part, -1, -1, -1
-				if ts == nil || !rc.s.topics.exists(t.Topic, part) {
+				switch {
+				case denied:
+					p.ErrorCode = rc.countError(kerr.TopicAuthorizationFailed.Code)
+				case ts == nil || !rc.s.topics.exists(t.Topic, part):
 					p.ErrorCode = rc.countError(kerr.UnknownTopicOrPartition.Code)
 				}
 				g.Topics[i].Partitions = append(g.Topics[i].Partitions, p)

@@ -214,13 +214,23 @@ func (s *Server) serveIcebergCatalog() {
 	if addr == "" {
 		return
 	}
+	// The admin listener's protection (admin.http.* TLS and
+	// authentication, DESCRIBE on the cluster with an authorizer) applies
+	// here too: table names and locations are not for every local process.
+	guard, err := s.adminHTTPGuard()
+	if err != nil {
+		s.logger.Warn("iceberg catalog not served on iceberg.catalog.listen", "addr", addr, "err", err)
+		return
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		guard.Close()
 		s.logger.Warn("iceberg catalog not served on iceberg.catalog.listen (the admin listener serves it under /iceberg)", "addr", addr, "err", err)
 		return
 	}
-	srv := &http.Server{Handler: icebergCatalog{s: s}.handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: guard.Handler(icebergCatalog{s: s}.handler()), ReadHeaderTimeout: 10 * time.Second}
 	s.icebergCatalogAddr = ln.Addr().String()
+	ln = guard.Listener(ln)
 	s.goTask(func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.logger.Error("iceberg catalog stopped", "err", err)
@@ -231,6 +241,7 @@ func (s *Server) serveIcebergCatalog() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(ctx)
+		guard.Close()
 	})
 }
 

@@ -271,7 +271,9 @@ func (s *shareSaves) add(wait func() error) {
 	}
 }
 
-// await waits for every write (no lock held); the first error.
+// await waits for every write queued so far (no lock held) and forgets
+// them; the first error. A write queued in an idle shard is sent only by
+// the one who waits for it, so every queued write must be awaited.
 func (s *shareSaves) await() error {
 	var first error
 	for _, w := range s.waits {
@@ -279,6 +281,7 @@ func (s *shareSaves) await() error {
 			first = err
 		}
 	}
+	s.waits = nil
 	return first
 }
 
@@ -365,6 +368,7 @@ func (c *shareCoordinator) alterOffsets(group string, starts map[sharePartitionK
 		sp, code := c.partitionLocked(key, settings, now, saves)
 		if code != nil {
 			c.mu.Unlock()
+			_ = saves.await() // what earlier partitions queued; the error is code's
 			return code
 		}
 		sp.Reset(start)

@@ -53,6 +53,12 @@ func (rc *requestContext) resolveShareTarget(tp share.TopicPartition) shareTarge
 // returns the session's partitions. A replaced session's records are
 // released.
 func (c *shareCoordinator) shareSessionStart(group, member string, epoch int32, add, forget []share.TopicPartition) ([]share.TopicPartition, *share.Session, *kerr.Error) {
+	released := &shareSaves{}
+	defer func() { // after the unlock below: the release's writes are waited for
+		if err := released.await(); err != nil {
+			c.s.logger.Warn("share state not persisted", "group", group, "err", err)
+		}
+	}()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	sess, replaced, code := c.mu.sessions.Begin(group, member, epoch)
@@ -60,7 +66,7 @@ func (c *shareCoordinator) shareSessionStart(group, member string, epoch int32, 
 		return nil, nil, code
 	}
 	if replaced != nil {
-		c.releaseLocked(group, member)
+		released = c.releaseLocked(group, member)
 	}
 	if epoch != share.SessionFinalEpoch {
 		sess.Advance()
@@ -212,10 +218,15 @@ func (c *shareCoordinator) acquire(group, member string, t shareTarget, settings
 	sp, code = c.partitionLocked(key, settings, c.now(), saves)
 	if code != nil {
 		c.mu.Unlock()
+		_ = saves.await()
 		return shareRead{code: code.Code}
 	}
 	ranges, used := sp.Acquire(member, batches, maxRecords, strict, c.now())
 	c.mu.Unlock()
+	// Locks that ended during the read were released with a write queued.
+	if err := saves.await(); err != nil {
+		c.s.logger.Warn("share state not persisted", "group", group, "topic", t.topic, "partition", t.tp.Partition, "err", err)
+	}
 	if used == 0 {
 		return shareRead{}
 	}

@@ -278,10 +278,11 @@ func TestShareGroupReleaseRejectAndLockExpiry(t *testing.T) {
 		})
 	}
 	for v, dc := range redelivered {
-		// 0-0 may have gone to the first member's prefetch first (its
-		// lock then ended too): delivery count 2 or 3.
-		if dc != 2 && !(v == "0-0" && dc == 3) {
-			t.Errorf("redelivery of %s has delivery count %d, want 2", v, dc)
+		// The first member's client keeps fetching in the background, so a
+		// record may go to its buffer once more first (released, or its
+		// lock ended there too): delivery count 2, or 3 after that detour.
+		if dc != 2 && dc != 3 {
+			t.Errorf("redelivery of %s has delivery count %d, want 2 (3 after the first member's prefetch)", v, dc)
 		}
 	}
 	if d := lateAt.Sub(lockedAt); d < 900*time.Millisecond {
