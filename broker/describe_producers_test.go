@@ -3,6 +3,7 @@ package broker
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/IBM/sarama"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -78,14 +79,24 @@ func TestDescribeProducers(t *testing.T) {
 	if err := txn.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
-	described, err = adm.DescribeProducers(ctx, kadm.TopicsSet{"producers": {0: {}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ap := range described["producers"].Partitions[0].ActiveProducers {
-		if ap.CurrentTxnStartOffset != -1 {
-			t.Fatalf("after the commit: %+v", ap)
+	// EndTxn returns once the commit is decided; the markers reach the
+	// partition right after, as in Kafka: wait for them.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		described, err = adm.DescribeProducers(ctx, kadm.TopicsSet{"producers": {0: {}}})
+		if err != nil {
+			t.Fatal(err)
 		}
+		open := false
+		for _, ap := range described["producers"].Partitions[0].ActiveProducers {
+			open = open || ap.CurrentTxnStartOffset != -1
+		}
+		if !open {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the commit: %+v", described["producers"].Partitions[0].ActiveProducers)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if d, err := adm.DescribeProducers(ctx, kadm.TopicsSet{"no-such-topic": {0: {}}}); err == nil && !errors.Is(d["no-such-topic"].Partitions[0].Err, kerr.UnknownTopicOrPartition) {
 		t.Fatalf("unknown topic: %+v", d)
