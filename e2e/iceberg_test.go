@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -150,7 +151,13 @@ func TestIcebergTopicE2E(t *testing.T) {
 	}
 	err = json.NewDecoder(resp.Body).Decode(&load)
 	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK || load.MetadataLocation != tableURL+"/metadata/v2.metadata.json" {
+	// The table's current version: the one `strata iceberg commit` printed
+	// (a timed commit may have come first, so not always v2).
+	version := regexp.MustCompile(`at metadata (v\d+) `).FindStringSubmatch(res.stdout)
+	if version == nil {
+		t.Fatalf("no metadata version in %q", res.stdout)
+	}
+	if err != nil || resp.StatusCode != http.StatusOK || load.MetadataLocation != tableURL+"/metadata/"+version[1]+".metadata.json" {
 		t.Fatalf("loadTable: %s %+v %v", resp.Status, load, err)
 	}
 
