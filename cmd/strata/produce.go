@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -282,6 +283,12 @@ func runProduce(cmd *cobra.Command, topic string, opts produceOptions) error {
 		fmt.Fprintf(stderr, "%d records produced to %s\n", delivered, topic)
 	}
 	if failed > 0 {
+		if errors.Is(firstErr, kerr.UnknownTopicOrPartition) {
+			// Whether the client gave up after its metadata retries or
+			// the delivery timeout came first (a slow broker), the cause
+			// is the same and is what the user needs to read.
+			firstErr = fmt.Errorf("%w (topic %q)", kerr.UnknownTopicOrPartition, topic)
+		}
 		return fmt.Errorf("%d of %d records failed: %w", failed, produced, firstErr)
 	}
 	return nil
