@@ -63,7 +63,7 @@ func newShareCoordinator(s *Server) *shareCoordinator {
 	c := &shareCoordinator{s: s, now: time.Now}
 	c.mu.groups = map[string]*share.Group{}
 	c.mu.partitions = map[sharePartitionKey]*share.Partition{}
-	c.mu.sessions = share.NewSessions(0)
+	c.mu.sessions = share.NewSessions(0, time.Duration(s.conf().GroupShareSessionTimeoutMs)*time.Millisecond)
 	c.mu.changed = make(chan struct{})
 	c.state = newShareStateStore(s)
 	return c

@@ -61,12 +61,12 @@ func (c *shareCoordinator) shareSessionStart(group, member string, epoch int32, 
 	}()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	sess, replaced, code := c.mu.sessions.Begin(group, member, epoch)
+	sess, replaced, code := c.mu.sessions.Begin(group, member, epoch, c.now())
 	if code != nil {
 		return nil, nil, code
 	}
-	if replaced != nil {
-		released = c.releaseLocked(group, member)
+	if replaced != nil { // the member's old session, or an idle one evicted
+		released = c.releaseLocked(replaced.Group, replaced.Member)
 	}
 	if epoch != share.SessionFinalEpoch {
 		sess.Advance()
@@ -221,7 +221,7 @@ func (c *shareCoordinator) acquire(group, member string, t shareTarget, settings
 		_ = saves.await()
 		return shareRead{code: code.Code}
 	}
-	ranges, used := sp.Acquire(member, batches, maxRecords, strict, c.now())
+	ranges, used := sp.Acquire(member, offset, batches, maxRecords, strict, c.now())
 	c.mu.Unlock()
 	// Locks that ended during the read were released with a write queued.
 	if err := saves.await(); err != nil {

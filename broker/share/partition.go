@@ -266,14 +266,17 @@ type AcquiredRange struct {
 }
 
 // Acquire gives member the available records of batches (in log order,
-// as read from the log from FetchOffset) until maxRecords are taken,
+// as read from the log from fetchOffset, what FetchOffset returned) until
+// maxRecords are taken,
 // whole batches at a time (strict: no more than maxRecords, splitting a
 // batch; the member's client keeps only the records it acquired of it),
 // locking them until now+LockDuration. Offsets
-// between batches (removed by compaction) and skipped batches are
-// archived. It returns the acquired ranges and how many batches of the
+// from fetchOffset to the first batch and between batches (removed by
+// compaction or retention) and skipped batches are archived: left
+// available, they would hold the start offset back and be read again by
+// every fetch. It returns the acquired ranges and how many batches of the
 // input hold an acquired record (the fetch returns that prefix).
-func (p *Partition) Acquire(member string, batches []Batch, maxRecords int, strict bool, now time.Time) (ranges []AcquiredRange, usedBatches int) {
+func (p *Partition) Acquire(member string, fetchOffset int64, batches []Batch, maxRecords int, strict bool, now time.Time) (ranges []AcquiredRange, usedBatches int) {
 	if !p.initialized || member == "" {
 		return nil, 0
 	}
@@ -282,7 +285,7 @@ func (p *Partition) Acquire(member string, batches []Batch, maxRecords int, stri
 	}
 	deadline := now.Add(p.cfg.LockDuration)
 	taken := 0
-	expected := int64(-1) // the offset after the previous batch
+	expected := fetchOffset // the offset after the previous batch
 	for i, b := range batches {
 		if taken >= maxRecords {
 			break
