@@ -240,6 +240,27 @@ func TestACLs(t *testing.T) {
 	if r, err := uv.RequestWith(ctx, alice); err != nil || r.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
 		t.Fatalf("alice UpdateRaftVoter: %v %+v", err, r)
 	}
+	// The share coordinator's state APIs are between brokers: CLUSTER_ACTION.
+	rs := kmsg.NewPtrReadShareGroupStateRequest()
+	rs.GroupID = "g-alice"
+	rst := kmsg.NewReadShareGroupStateRequestTopic()
+	rst.Partitions = append(rst.Partitions, kmsg.NewReadShareGroupStateRequestTopicPartition())
+	rs.Topics = append(rs.Topics, rst)
+	if r, err := rs.RequestWith(ctx, alice.Broker(int(tb.srv.cfg.NodeID))); err != nil || r.Topics[0].Partitions[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice ReadShareGroupState: %v %+v", err, r)
+	}
+	ws := kmsg.NewPtrWriteShareGroupStateRequest()
+	ws.GroupID = "g-alice"
+	wst := kmsg.NewWriteShareGroupStateRequestTopic()
+	wsp := kmsg.NewWriteShareGroupStateRequestTopicPartition()
+	wst.Partitions = append(wst.Partitions, wsp)
+	ws.Topics = append(ws.Topics, wst)
+	if r, err := ws.RequestWith(ctx, alice.Broker(int(tb.srv.cfg.NodeID))); err != nil || r.Topics[0].Partitions[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alice WriteShareGroupState: %v %+v", err, r)
+	}
+	if r, err := ws.RequestWith(ctx, adminCl.Broker(int(tb.srv.cfg.NodeID))); err != nil || r.Topics[0].Partitions[0].ErrorCode == kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("the super user's WriteShareGroupState: %v %+v", err, r)
+	}
 
 	// bob has no ACL: not even an idempotent producer id.
 	bob := aclClient(t, tb, "bob")

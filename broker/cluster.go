@@ -520,6 +520,10 @@ func (s *Server) onLeadershipChange(c leadershipChange) {
 		s.txns.onLeadership(c.p, c.leader)
 	case shareStateTopic:
 		s.shares.state.onLeadership(c.p, c.leader)
+	default:
+		// Share-partitions follow their data partition's leader: the
+		// state held for the old leader epoch goes either way.
+		s.shares.dropPartition(c.p.topic.id, c.p.index)
 	}
 	if !c.leader {
 		s.logger.Info("leadership moved away", "topic", c.p.topic.name, "partition", c.p.index, "leader", c.p.Role().Leader, "epoch", c.p.LeaderEpoch())

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"slices"
 	"sort"
 	"strconv"
@@ -31,9 +32,14 @@ import (
 //     partitions and when records are released (changed), so no timer
 //     goroutine is needed.
 //   - Persistence: each share-partition's snapshot (start offset, states
-//     and delivery counts of the records in flight) goes to the compacted
-//     __share_group_state topic after every change an acknowledgement or
-//     a lock's end makes (share_state.go); a new leader restores it.
+//     and delivery counts of the records in flight) goes to its share
+//     coordinator (the leader of its __share_group_state partition,
+//     share_state.go) after every change an acknowledgement or a lock's
+//     end makes, through the persister (share_persister.go). A
+//     share-partition is held in memory for one leader epoch of its data
+//     partition: a leadership change drops it (dropPartition), and the
+//     next leader reads it back from the share coordinator, which fences
+//     the writes of older leaders.
 //
 // Locks: mu guards groups, partitions and sessions, and is held for CPU
 // only; log reads, persistence writes and waits happen without it.
@@ -43,13 +49,21 @@ type shareCoordinator struct {
 	mu  struct {
 		sync.Mutex
 		groups     map[string]*share.Group
-		partitions map[sharePartitionKey]*share.Partition
+		partitions map[sharePartitionKey]*heldSharePartition
 		sessions   *share.Sessions
 		// changed is closed (and replaced) when records become
 		// available again, waking parked share fetches.
 		changed chan struct{}
 	}
-	state *shareStateStore
+	state     *shareStateStore
+	persister *sharePersister
+}
+
+// heldSharePartition is a share-partition in memory, for the leader epoch
+// of its data partition it was loaded in.
+type heldSharePartition struct {
+	*share.Partition
+	leaderEpoch int32
 }
 
 // sharePartitionKey names a share-partition: a group on a topic partition.
@@ -62,10 +76,11 @@ type sharePartitionKey struct {
 func newShareCoordinator(s *Server) *shareCoordinator {
 	c := &shareCoordinator{s: s, now: time.Now}
 	c.mu.groups = map[string]*share.Group{}
-	c.mu.partitions = map[sharePartitionKey]*share.Partition{}
+	c.mu.partitions = map[sharePartitionKey]*heldSharePartition{}
 	c.mu.sessions = share.NewSessions(0, time.Duration(s.conf().GroupShareSessionTimeoutMs)*time.Millisecond)
 	c.mu.changed = make(chan struct{})
 	c.state = newShareStateStore(s)
+	c.persister = newSharePersister(s, c.state)
 	return c
 }
 
@@ -222,7 +237,7 @@ func (c *shareCoordinator) deleteGroup(group string) (found bool, code *kerr.Err
 		}
 	}
 	c.mu.Unlock()
-	c.state.forget(gone)
+	c.persister.forget(gone)
 	return true, nil
 }
 
@@ -232,34 +247,89 @@ func (c *shareCoordinator) wakeLocked() {
 	c.mu.changed = make(chan struct{})
 }
 
-// partitionLocked returns the share-partition of key, created (and
-// restored from its persisted snapshot, if any) on first use, with the
-// locks due expired; saves collects the persistence writes that expiry
-// makes. COORDINATOR_LOAD_IN_PROGRESS while the persisted state is not
-// readable yet. Needs mu.
-func (c *shareCoordinator) partitionLocked(key sharePartitionKey, settings shareGroupSettings, now time.Time, saves *shareSaves) (*share.Partition, *kerr.Error) {
-	sp := c.mu.partitions[key]
-	if sp == nil {
-		snap, ok, code := c.state.load(key)
-		if code != nil {
-			return nil, code
-		}
-		sp = share.NewPartition(settings.partition)
+// ensurePartition makes sure the share-partition of key is in memory for
+// leaderEpoch, the current leader epoch of its data partition, reading
+// its state from the share coordinator (no lock held) if it is not; the
+// read fences the writes of older leaders. NOT_LEADER_OR_FOLLOWER if a
+// newer leader read it, COORDINATOR_NOT_AVAILABLE if the share
+// coordinator cannot be reached.
+func (c *shareCoordinator) ensurePartition(key sharePartitionKey, settings shareGroupSettings, leaderEpoch int32) *kerr.Error {
+	c.mu.Lock()
+	held := c.mu.partitions[key]
+	c.mu.Unlock()
+	if held != nil && held.leaderEpoch == leaderEpoch {
+		return nil
+	}
+	snap, ok, err := c.persister.read(key, leaderEpoch)
+	if err != nil {
+		c.s.logger.Warn("share-partition state not read", "group", key.group, "topic_id", key.topic.String(), "partition", key.partition, "err", err)
+		return shareStateCode(err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if held := c.mu.partitions[key]; held == nil || held.leaderEpoch < leaderEpoch {
+		sp := share.NewPartition(settings.partition)
 		if ok {
 			sp.Restore(snap)
 		}
-		c.mu.partitions[key] = sp
-	} else {
-		sp.SetConfig(settings.partition)
+		c.mu.partitions[key] = &heldSharePartition{Partition: sp, leaderEpoch: leaderEpoch}
 	}
+	return nil
+}
+
+// shareStateCode is the error a share request answers for a failed
+// persister call: a fenced leader epoch means another node leads now.
+func shareStateCode(err error) *kerr.Error {
+	if errors.Is(err, kerr.FencedLeaderEpoch) {
+		return kerr.NotLeaderForPartition
+	}
+	return kerr.CoordinatorNotAvailable
+}
+
+// partitionLocked returns the share-partition of key that ensurePartition
+// loaded for leaderEpoch, with the locks due expired; saves collects the
+// persistence writes that expiry makes. NOT_LEADER_OR_FOLLOWER if it was
+// dropped since (leadership moved). Needs mu.
+func (c *shareCoordinator) partitionLocked(key sharePartitionKey, settings shareGroupSettings, leaderEpoch int32, now time.Time, saves *shareSaves) (*share.Partition, *kerr.Error) {
+	held := c.mu.partitions[key]
+	if held == nil || held.leaderEpoch != leaderEpoch {
+		return nil, kerr.NotLeaderForPartition
+	}
+	sp := held.Partition
+	sp.SetConfig(settings.partition)
 	ended, released := sp.Expire(now)
 	if released > 0 {
 		c.wakeLocked()
 	}
 	if ended > 0 {
-		saves.add(c.state.queueLocked(key, sp.Snapshot()))
+		saves.add(c.queueLocked(key, held))
 	}
 	return sp, nil
+}
+
+// queueLocked queues held's snapshot for its share coordinator. Needs mu
+// (snapshots queue in the order of the changes).
+func (c *shareCoordinator) queueLocked(key sharePartitionKey, held *heldSharePartition) func() error {
+	return c.persister.queue(key, held.leaderEpoch, held.Snapshot())
+}
+
+// dropPartition forgets the share-partitions of a topic partition whose
+// leadership changed: a deposed leader must not serve or persist stale
+// state, and a new one reads the state from the share coordinator.
+// Parked share fetches wake and find they no longer lead it.
+func (c *shareCoordinator) dropPartition(topic metadata.TopicID, partition int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	dropped := false
+	for key := range c.mu.partitions {
+		if key.topic == topic && key.partition == partition {
+			delete(c.mu.partitions, key)
+			dropped = true
+		}
+	}
+	if dropped {
+		c.wakeLocked()
+	}
 }
 
 // shareSaves are persistence writes queued under mu, awaited after it.
@@ -347,39 +417,69 @@ func (c *shareCoordinator) offsets(group string) (out []shareOffset, found bool,
 
 // alterOffsets sets the start offset of group's share-partitions
 // (AlterShareGroupOffsets); the group must have no members. Records in
-// flight are forgotten.
+// flight are forgotten. A share-partition led here is reset in memory
+// and persisted; one led elsewhere is written at its share coordinator
+// (its leader's memory, if it holds it, is not reached: see
+// ARCHITECTURE.md).
 func (c *shareCoordinator) alterOffsets(group string, starts map[sharePartitionKey]int64) *kerr.Error {
 	if code := c.coordinates(group); code != nil {
 		return code
 	}
 	c.state.ready()
-	now := c.now()
 	settings := c.settings(group)
-	saves := &shareSaves{}
 	c.mu.Lock()
 	if g := c.mu.groups[group]; g != nil {
-		g.Expire(c.groupConfig(), now)
+		g.Expire(c.groupConfig(), c.now())
 		if !g.Empty() {
 			c.mu.Unlock()
 			return kerr.NonEmptyGroup
 		}
 	}
+	c.mu.Unlock()
+	saves := &shareSaves{}
 	for key, start := range starts {
-		sp, code := c.partitionLocked(key, settings, now, saves)
-		if code != nil {
+		leaderEpoch, led := c.leaderEpochOf(key)
+		if !led {
+			c.mu.Lock()
+			delete(c.mu.partitions, key)
 			c.mu.Unlock()
+			saves.add(func() error { return c.persister.write(key, -1, &share.Snapshot{Start: start}) })
+			continue
+		}
+		code := c.ensurePartition(key, settings, leaderEpoch)
+		if code == nil {
+			c.mu.Lock()
+			var sp *share.Partition
+			if sp, code = c.partitionLocked(key, settings, leaderEpoch, c.now(), saves); code == nil {
+				sp.Reset(start)
+				saves.add(c.queueLocked(key, c.mu.partitions[key]))
+			}
+			c.mu.Unlock()
+		}
+		if code != nil {
 			_ = saves.await() // what earlier partitions queued; the error is code's
 			return code
 		}
-		sp.Reset(start)
-		saves.add(c.state.queueLocked(key, sp.Snapshot()))
 	}
-	c.mu.Unlock()
 	if err := saves.await(); err != nil {
 		c.s.logger.Warn("share offsets not persisted", "group", group, "err", err)
-		return kerr.CoordinatorNotAvailable
+		return shareStateCode(err)
 	}
 	return nil
+}
+
+// leaderEpochOf is the leader epoch of key's data partition if this node
+// leads it.
+func (c *shareCoordinator) leaderEpochOf(key sharePartitionKey) (int32, bool) {
+	ts := c.s.topics.getByID(key.topic)
+	if ts == nil {
+		return 0, false
+	}
+	p, _ := c.s.topics.leaderPartition(ts.name, key.partition)
+	if p == nil {
+		return 0, false
+	}
+	return p.LeaderEpoch(), true
 }
 
 // deleteOffsets forgets group's share-partitions of topics
@@ -411,6 +511,6 @@ func (c *shareCoordinator) deleteOffsets(group string, topics map[metadata.Topic
 		}
 	}
 	c.mu.Unlock()
-	c.state.forget(gone)
+	c.persister.forget(gone)
 	return nil
 }

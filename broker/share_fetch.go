@@ -119,13 +119,13 @@ func (c *shareCoordinator) closeSession(group, member string) {
 // share-partitions here available again. Needs mu.
 func (c *shareCoordinator) releaseLocked(group, member string) *shareSaves {
 	saves := &shareSaves{}
-	for key, sp := range c.mu.partitions {
+	for key, held := range c.mu.partitions {
 		if key.group != group {
 			continue
 		}
-		if n := sp.ReleaseMember(member); n > 0 {
+		if n := held.ReleaseMember(member); n > 0 {
 			c.wakeLocked()
-			saves.add(c.state.queueLocked(key, sp.Snapshot()))
+			saves.add(c.queueLocked(key, held))
 		}
 	}
 	return saves
@@ -137,13 +137,19 @@ func (c *shareCoordinator) acknowledge(group, member string, t shareTarget, acks
 	if t.code != 0 {
 		return t.code
 	}
+	if !t.p.IsLeader() {
+		return kerr.NotLeaderForPartition.Code
+	}
+	leaderEpoch := t.p.LeaderEpoch()
 	settings := c.settings(group)
-	c.state.ready()
-	now := c.now()
 	key := sharePartitionKey{group: group, topic: metadata.TopicID(t.tp.TopicID), partition: t.tp.Partition}
+	if code := c.ensurePartition(key, settings, leaderEpoch); code != nil {
+		return code.Code
+	}
+	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	sp, code := c.partitionLocked(key, settings, now, saves)
+	sp, code := c.partitionLocked(key, settings, leaderEpoch, now, saves)
 	if code != nil {
 		return code.Code
 	}
@@ -154,7 +160,7 @@ func (c *shareCoordinator) acknowledge(group, member string, t shareTarget, acks
 	if released > 0 {
 		c.wakeLocked()
 	}
-	saves.add(c.state.queueLocked(key, sp.Snapshot()))
+	saves.add(c.queueLocked(key, c.mu.partitions[key]))
 	return 0
 }
 
@@ -178,12 +184,19 @@ func (c *shareCoordinator) acquire(group, member string, t shareTarget, settings
 	if settings.readCommitted {
 		upTo = p.LastStableOffset()
 	}
+	if !p.IsLeader() {
+		return shareRead{code: kerr.NotLeaderForPartition.Code}
+	}
+	leaderEpoch := p.LeaderEpoch()
+	if code := c.ensurePartition(key, settings, leaderEpoch); code != nil {
+		return shareRead{code: code.Code}
+	}
 	saves := &shareSaves{}
-	c.state.ready()
 	c.mu.Lock()
-	sp, code := c.partitionLocked(key, settings, now, saves)
+	sp, code := c.partitionLocked(key, settings, leaderEpoch, now, saves)
 	if code != nil {
 		c.mu.Unlock()
+		_ = saves.await()
 		return shareRead{code: code.Code}
 	}
 	if !sp.Initialized() {
@@ -192,10 +205,10 @@ func (c *shareCoordinator) acquire(group, member string, t shareTarget, settings
 			start = p.logStartOffset()
 		}
 		sp.Initialize(start)
-		saves.add(c.state.queueLocked(key, sp.Snapshot()))
+		saves.add(c.queueLocked(key, c.mu.partitions[key]))
 	} else if logStart := p.logStartOffset(); sp.Start() < logStart {
 		sp.Reset(logStart) // retention removed records not yet delivered
-		saves.add(c.state.queueLocked(key, sp.Snapshot()))
+		saves.add(c.queueLocked(key, c.mu.partitions[key]))
 	}
 	offset, room := sp.FetchOffset()
 	c.mu.Unlock()
@@ -215,7 +228,7 @@ func (c *shareCoordinator) acquire(group, member string, t shareTarget, settings
 		return shareRead{}
 	}
 	c.mu.Lock()
-	sp, code = c.partitionLocked(key, settings, c.now(), saves)
+	sp, code = c.partitionLocked(key, settings, leaderEpoch, c.now(), saves)
 	if code != nil {
 		c.mu.Unlock()
 		_ = saves.await()
@@ -328,7 +341,7 @@ func (c *shareCoordinator) nextLockEnd(group string) time.Time {
 			c.wakeLocked()
 		}
 		if ended > 0 {
-			saves.add(c.state.queueLocked(key, sp.Snapshot()))
+			saves.add(c.queueLocked(key, sp))
 		}
 		if d := sp.NextDeadline(); !d.IsZero() && (next.IsZero() || d.Before(next)) {
 			next = d

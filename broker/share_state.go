@@ -15,32 +15,36 @@ import (
 	"github.com/strata-streaming/strata/metadata"
 )
 
-// Persistence of share-partitions: the internal, compacted topic
+// The share coordinator's store: the internal, compacted topic
 // __share_group_state (share.coordinator.state.topic.num.partitions
 // partitions, replicated like __consumer_offsets), run by the coordinator
 // runtime (coordinator_runtime.go). A share-partition's record goes to
 // partition abs(javaHash("group:topicId:partition")) % partitions; each
 // record is the share-partition's whole snapshot, so compaction keeps the
-// latest and a replay restores it. A leader of the partition replays it
-// into a map (load) before serving; share-partitions created after a
-// restart or a leader change read their snapshot from it.
+// latest and a replay restores it. A leader of the partition (the share
+// coordinator of its keys) replays it into a map before serving, and
+// answers the share-partition leaders' ReadShareGroupState and
+// WriteShareGroupState from it (83_share_group_state.go), locally through
+// readLocal and writeLocal, from other nodes over the Kafka protocol
+// (share_persister.go).
+//
+// Each snapshot carries the leader epoch of the data partition whose
+// leader wrote it: a write or read with an older leader epoch is fenced
+// (FENCED_LEADER_EPOCH), so a deposed leader cannot overwrite what its
+// successor loaded; a read with a newer one raises it (and persists it).
 //
 // Record layout (Strata's own; Kafka's ShareSnapshot/ShareUpdate are a
 // snapshot-plus-deltas scheme, not used):
 //
 //	key:   int16 version (0x7F10) | int16 len | group | [16]byte topic id | int32 partition
-//	value: int16 version (0) | int64 start offset | int32 n |
+//	value: int16 version (1) | int32 leader epoch | int64 start offset | int32 n |
 //	       n × (int64 first | int64 last | int8 state | int16 delivery count)
-//	       (a null value deletes the share-partition: its group was deleted)
+//	       (version 0: no leader epoch; a null value deletes the
+//	       share-partition: its group or offsets were deleted)
 //
 // Records acquired when the snapshot was taken are written as available,
-// with their delivery count: after a restart they are delivered again,
-// acknowledged ones never.
-//
-// Limitation: a share-partition is persisted only where its
-// __share_group_state partition is led by the same node as its data
-// partition (always on a single node). Elsewhere it lives in memory only
-// (logged once per partition).
+// with their delivery count: after a restart or a leader change they are
+// delivered again, acknowledged ones never.
 const shareStateTopic = "__share_group_state"
 
 const shareStateKeyVersion = 0x7F10
@@ -51,7 +55,6 @@ type shareStateStore struct {
 	mu       struct {
 		sync.Mutex
 		shards []*shareStateShard // nil until the topic exists
-		warned map[int32]bool     // partitions led elsewhere, logged once
 	}
 	tasks taskGroup
 }
@@ -63,15 +66,16 @@ type shareStateShard struct {
 }
 
 // shareStateData is a loaded partition: the latest snapshot of each
-// share-partition in it.
+// share-partition in it, and the leader epoch of the data partition
+// leader that last wrote or read it.
 type shareStateData struct {
-	snaps map[sharePartitionKey]share.Snapshot
+	snaps  map[sharePartitionKey]share.Snapshot
+	epochs map[sharePartitionKey]int32
 }
 
 func newShareStateStore(s *Server) *shareStateStore {
 	st := &shareStateStore{s: s}
 	st.tasks.ctx = s.ctx
-	st.mu.warned = map[int32]bool{}
 	return st
 }
 
@@ -145,86 +149,114 @@ func (st *shareStateStore) shardOf(key sharePartitionKey) *shareStateShard {
 	return shards[groupPartition(name, len(shards))]
 }
 
-// load returns key's persisted snapshot; ok is false when there is none.
-// COORDINATOR_LOAD_IN_PROGRESS while its partition is loading here.
-func (st *shareStateStore) load(key sharePartitionKey) (snap share.Snapshot, ok bool, code *kerr.Error) {
+// activeShard returns key's shard if this node serves it, else the
+// error to answer (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
+// COORDINATOR_NOT_AVAILABLE before the topic exists) and the shard. The
+// shard's mu is held on success: the caller unlocks it.
+func (st *shareStateStore) activeShard(key sharePartitionKey) (*shareStateShard, *kerr.Error) {
 	sh := st.shardOf(key)
 	if sh == nil {
-		return share.Snapshot{}, false, nil
+		return nil, kerr.CoordinatorNotAvailable
 	}
 	sh.mu.Lock()
+	if code := sh.stateErrLocked(); code != nil {
+		sh.mu.Unlock()
+		return sh, code
+	}
+	return sh, nil
+}
+
+// fencedLocked checks leaderEpoch (-1: not checked, an admin's call)
+// against the one key's state last saw; newer is true when it raises it.
+// Needs the shard's mu.
+func fencedLocked(d *shareStateData, key sharePartitionKey, leaderEpoch int32) (newer bool, code *kerr.Error) {
+	if leaderEpoch < 0 {
+		return false, nil
+	}
+	cur, ok := d.epochs[key]
+	if ok && leaderEpoch < cur {
+		return false, kerr.FencedLeaderEpoch
+	}
+	return !ok || leaderEpoch > cur, nil
+}
+
+// readLocal returns key's snapshot (ok false: none) from the shard this
+// node serves, fencing leaderEpoch; a newer leader epoch is recorded, and
+// persisted with the snapshot (wait, nil if nothing was written, waits for
+// it with no lock held).
+func (st *shareStateStore) readLocal(key sharePartitionKey, leaderEpoch int32) (snap share.Snapshot, ok bool, wait func() error, code *kerr.Error) {
+	sh, code := st.activeShard(key)
+	if code != nil {
+		return snap, false, nil, code
+	}
 	defer sh.mu.Unlock()
-	switch sh.mu.state {
-	case shardLoading:
-		return share.Snapshot{}, false, kerr.CoordinatorLoadInProgress
-	case shardUnloaded:
-		st.warnRemote(sh.index)
-		return share.Snapshot{}, false, nil
+	newer, code := fencedLocked(sh.coord, key, leaderEpoch)
+	if code != nil {
+		return snap, false, nil, code
 	}
 	snap, ok = sh.coord.snaps[key]
-	return snap, ok, nil
+	if newer && ok {
+		wait = st.queueShardLocked(sh, key, &snap, leaderEpoch)
+	} else if newer {
+		sh.coord.epochs[key] = leaderEpoch // persisted with the first write
+	}
+	return snap, ok, wait, nil
 }
 
-// warnRemote logs once that a share-partition's state partition is led
-// elsewhere (its state is not persisted).
-func (st *shareStateStore) warnRemote(index int32) {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if !st.mu.warned[index] {
-		st.mu.warned[index] = true
-		st.s.logger.Warn("share-partition state not persisted: its "+shareStateTopic+" partition is led by another node", "partition", index)
+// writeLocal replaces key's snapshot in the shard this node serves (snap
+// nil: deletes it), fencing leaderEpoch; wait waits for the write with no
+// lock held.
+func (st *shareStateStore) writeLocal(key sharePartitionKey, leaderEpoch int32, snap *share.Snapshot) (wait func() error, code *kerr.Error) {
+	sh, code := st.activeShard(key)
+	if code != nil {
+		return nil, code
 	}
+	defer sh.mu.Unlock()
+	if _, code := fencedLocked(sh.coord, key, leaderEpoch); code != nil {
+		return nil, code
+	}
+	return st.queueShardLocked(sh, key, snap, leaderEpoch), nil
 }
 
-// queueLocked queues key's snapshot for writing, under the share
-// coordinator's mu (so writes keep the order of the changes); the
-// returned function (nil: nothing to wait for) waits for it to be below
-// the high watermark, with no lock held.
-func (st *shareStateStore) queueLocked(key sharePartitionKey, snap share.Snapshot) func() error {
-	sh := st.shardOf(key)
-	if sh == nil {
-		return nil
+// queueShardLocked applies and queues key's record; leaderEpoch -1 keeps
+// the one recorded. Needs the shard's mu.
+func (st *shareStateStore) queueShardLocked(sh *shareStateShard, key sharePartitionKey, snap *share.Snapshot, leaderEpoch int32) func() error {
+	if leaderEpoch < 0 {
+		leaderEpoch = sh.coord.epochs[key]
 	}
-	sh.mu.Lock()
-	if sh.mu.state != shardActive {
-		sh.mu.Unlock()
-		return nil
+	if snap == nil {
+		delete(sh.coord.snaps, key)
+		delete(sh.coord.epochs, key)
+	} else {
+		sh.coord.snaps[key] = *snap
+		sh.coord.epochs[key] = leaderEpoch
 	}
-	sh.coord.snaps[key] = snap
-	k, v := encodeShareStateRecord(key, &snap)
+	k, v := encodeShareStateRecord(key, snap, leaderEpoch)
 	w := sh.queueLocked(storage.EncodeKVBatch([][]byte{k}, [][]byte{v}, -1, -1, false, time.Now().UnixMilli()), false)
-	sh.mu.Unlock()
 	return func() error { return sh.await(w) }
 }
 
-// forget writes tombstones for the share-partitions of a deleted group.
-func (st *shareStateStore) forget(keys []sharePartitionKey) {
-	var waits []func() error
-	for _, key := range keys {
-		sh := st.shardOf(key)
-		if sh == nil {
-			continue
-		}
-		sh.mu.Lock()
-		if sh.mu.state == shardActive {
-			delete(sh.coord.snaps, key)
-			k, _ := encodeShareStateRecord(key, nil)
-			w := sh.queueLocked(storage.EncodeKVBatch([][]byte{k}, [][]byte{nil}, -1, -1, false, time.Now().UnixMilli()), false)
-			waits = append(waits, func() error { return sh.await(w) })
-		}
-		sh.mu.Unlock()
+// summaryLocal is key's start offset, leader epoch and the records from
+// it on that are done (ReadShareGroupStateSummary); ok false: no state.
+func (st *shareStateStore) summaryLocal(key sharePartitionKey) (start int64, leaderEpoch int32, done int64, ok bool, code *kerr.Error) {
+	sh, code := st.activeShard(key)
+	if code != nil {
+		return 0, 0, 0, false, code
 	}
-	for _, w := range waits {
-		if err := w(); err != nil {
-			st.s.logger.Warn("share-partition tombstone not written", "err", err)
-		}
+	defer sh.mu.Unlock()
+	snap, ok := sh.coord.snaps[key]
+	if !ok {
+		return -1, 0, 0, false, nil
 	}
+	sp := share.NewPartition(share.PartitionConfig{})
+	sp.Restore(snap)
+	return snap.Start, sh.coord.epochs[key], sp.Done(), true, nil
 }
 
 // ---- the runtime's state machine hooks ----
 
 func (sh *shareStateShard) newState(int32) *shareStateData {
-	return &shareStateData{snaps: map[sharePartitionKey]share.Snapshot{}}
+	return &shareStateData{snaps: map[sharePartitionKey]share.Snapshot{}, epochs: map[sharePartitionKey]int32{}}
 }
 
 func (sh *shareStateShard) replay(d *shareStateData, batch []byte, h storage.BatchHeader) error {
@@ -236,16 +268,17 @@ func (sh *shareStateShard) replay(d *shareStateData, batch []byte, h storage.Bat
 		return err
 	}
 	for _, r := range recs {
-		key, snap, err := decodeShareStateRecord(r.Key, r.Value)
+		key, snap, leaderEpoch, err := decodeShareStateRecord(r.Key, r.Value)
 		if err != nil {
 			sh.st.s.logger.Warn("skipping undecodable "+shareStateTopic+" record", "partition", sh.index, "err", err)
 			continue
 		}
 		if snap == nil {
 			delete(d.snaps, key)
+			delete(d.epochs, key)
 			continue
 		}
-		d.snaps[key] = *snap
+		d.snaps[key], d.epochs[key] = *snap, leaderEpoch
 	}
 	return nil
 }
@@ -257,7 +290,7 @@ func (sh *shareStateShard) stoppedLocked(*shareStateData) func() { return nil }
 
 var errShareStateRecord = errors.New("broker: malformed " + shareStateTopic + " record")
 
-func encodeShareStateRecord(key sharePartitionKey, snap *share.Snapshot) (k, v []byte) {
+func encodeShareStateRecord(key sharePartitionKey, snap *share.Snapshot, leaderEpoch int32) (k, v []byte) {
 	k = binary.BigEndian.AppendUint16(nil, shareStateKeyVersion)
 	k = binary.BigEndian.AppendUint16(k, uint16(len(key.group)))
 	k = append(k, key.group...)
@@ -266,7 +299,8 @@ func encodeShareStateRecord(key sharePartitionKey, snap *share.Snapshot) (k, v [
 	if snap == nil {
 		return k, nil
 	}
-	v = binary.BigEndian.AppendUint16(nil, 0)
+	v = binary.BigEndian.AppendUint16(nil, 1)
+	v = binary.BigEndian.AppendUint32(v, uint32(leaderEpoch))
 	v = binary.BigEndian.AppendUint64(v, uint64(snap.Start))
 	v = binary.BigEndian.AppendUint32(v, uint32(len(snap.Batches)))
 	for _, b := range snap.Batches {
@@ -279,30 +313,43 @@ func encodeShareStateRecord(key sharePartitionKey, snap *share.Snapshot) (k, v [
 }
 
 // decodeShareStateRecord decodes a record; a nil snapshot is a tombstone.
-func decodeShareStateRecord(k, v []byte) (key sharePartitionKey, snap *share.Snapshot, err error) {
+// A version 0 value has leader epoch 0.
+func decodeShareStateRecord(k, v []byte) (key sharePartitionKey, snap *share.Snapshot, leaderEpoch int32, err error) {
 	if len(k) < 4 || binary.BigEndian.Uint16(k) != shareStateKeyVersion {
-		return key, nil, errShareStateRecord
+		return key, nil, 0, errShareStateRecord
 	}
 	n := int(binary.BigEndian.Uint16(k[2:]))
 	if len(k) != 4+n+16+4 {
-		return key, nil, errShareStateRecord
+		return key, nil, 0, errShareStateRecord
 	}
 	key.group = string(k[4 : 4+n])
 	copy(key.topic[:], k[4+n:])
 	key.partition = int32(binary.BigEndian.Uint32(k[4+n+16:]))
 	if v == nil {
-		return key, nil, nil
+		return key, nil, 0, nil
 	}
-	if len(v) < 14 || binary.BigEndian.Uint16(v) != 0 {
-		return key, nil, errShareStateRecord
+	if len(v) < 2 || binary.BigEndian.Uint16(v) > 1 {
+		return key, nil, 0, errShareStateRecord
 	}
-	s := &share.Snapshot{Start: int64(binary.BigEndian.Uint64(v[2:]))}
-	count := int(binary.BigEndian.Uint32(v[10:]))
+	head := 2
+	if binary.BigEndian.Uint16(v) == 1 {
+		if len(v) < 6 {
+			return key, nil, 0, errShareStateRecord
+		}
+		leaderEpoch = int32(binary.BigEndian.Uint32(v[2:]))
+		head = 6
+	}
+	if len(v) < head+12 {
+		return key, nil, 0, errShareStateRecord
+	}
+	s := &share.Snapshot{Start: int64(binary.BigEndian.Uint64(v[head:]))}
+	count := int(binary.BigEndian.Uint32(v[head+8:]))
 	const entry = 8 + 8 + 1 + 2
-	if count < 0 || len(v) != 14+count*entry {
-		return key, nil, fmt.Errorf("%w: %d state batches in %d bytes", errShareStateRecord, count, len(v))
+	head += 12
+	if count < 0 || len(v) != head+count*entry {
+		return key, nil, 0, fmt.Errorf("%w: %d state batches in %d bytes", errShareStateRecord, count, len(v))
 	}
-	for i, pos := 0, 14; i < count; i, pos = i+1, pos+entry {
+	for i, pos := 0, head; i < count; i, pos = i+1, pos+entry {
 		s.Batches = append(s.Batches, share.StateBatch{
 			First:         int64(binary.BigEndian.Uint64(v[pos:])),
 			Last:          int64(binary.BigEndian.Uint64(v[pos+8:])),
@@ -310,7 +357,7 @@ func decodeShareStateRecord(k, v []byte) (key sharePartitionKey, snap *share.Sna
 			DeliveryCount: int16(binary.BigEndian.Uint16(v[pos+17:])),
 		})
 	}
-	return key, s, nil
+	return key, s, leaderEpoch, nil
 }
 
 // snapshotsOf returns the persisted snapshots of group's

@@ -14,9 +14,9 @@ func TestShareStateRecordRoundTrip(t *testing.T) {
 		{Start: 42, Batches: []share.StateBatch{{First: 42, Last: 42, State: share.Available, DeliveryCount: 1}, {First: 43, Last: 50, State: share.Acknowledged, DeliveryCount: 2}, {First: 51, Last: 51, State: share.Archived, DeliveryCount: 5}}},
 		nil, // tombstone
 	} {
-		k, v := encodeShareStateRecord(key, snap)
-		gotKey, got, err := decodeShareStateRecord(k, v)
-		if err != nil || gotKey != key {
+		k, v := encodeShareStateRecord(key, snap, 7)
+		gotKey, got, epoch, err := decodeShareStateRecord(k, v)
+		if err != nil || gotKey != key || (snap != nil && epoch != 7) {
 			t.Fatalf("decode %+v: key %+v err %v", snap, gotKey, err)
 		}
 		if snap == nil {
@@ -30,21 +30,26 @@ func TestShareStateRecordRoundTrip(t *testing.T) {
 		}
 	}
 	// Malformed records are errors, never panics.
-	k, v := encodeShareStateRecord(key, &share.Snapshot{Start: 1, Batches: []share.StateBatch{{First: 1, Last: 2, State: share.Available, DeliveryCount: 1}}})
+	k, v := encodeShareStateRecord(key, &share.Snapshot{Start: 1, Batches: []share.StateBatch{{First: 1, Last: 2, State: share.Available, DeliveryCount: 1}}}, 3)
 	for _, c := range []struct{ k, v []byte }{
 		{nil, v}, {k[:3], v}, {k[:len(k)-1], v}, {append([]byte{0, 1}, k[2:]...), v},
-		{k, v[:5]}, {k, v[:len(v)-1]}, {k, append(v[:10:10], 0xff, 0xff, 0xff, 0xff)},
+		{k, v[:5]}, {k, v[:len(v)-1]}, {k, append(v[:14:14], 0xff, 0xff, 0xff, 0xff)}, {k, v[:3]}, {k, append([]byte{0, 2}, v[2:]...)},
 	} {
-		if _, _, err := decodeShareStateRecord(c.k, c.v); err == nil {
+		if _, _, _, err := decodeShareStateRecord(c.k, c.v); err == nil {
 			t.Errorf("malformed record %x / %x decoded", c.k, c.v)
 		}
+	}
+	// A version 0 value (no leader epoch) still decodes, with epoch 0.
+	v0 := append([]byte{0, 0}, v[6:]...)
+	if _, got, epoch, err := decodeShareStateRecord(k, v0); err != nil || epoch != 0 || got.Start != 1 || len(got.Batches) != 1 {
+		t.Fatalf("version 0 value: %+v epoch %d err %v", got, epoch, err)
 	}
 }
 
 func FuzzDecodeShareStateRecord(f *testing.F) {
-	k, v := encodeShareStateRecord(sharePartitionKey{group: "g", partition: 1}, &share.Snapshot{Start: 3, Batches: []share.StateBatch{{First: 3, Last: 4, State: share.Archived, DeliveryCount: 2}}})
+	k, v := encodeShareStateRecord(sharePartitionKey{group: "g", partition: 1}, &share.Snapshot{Start: 3, Batches: []share.StateBatch{{First: 3, Last: 4, State: share.Archived, DeliveryCount: 2}}}, 1)
 	f.Add(k, v)
 	f.Fuzz(func(t *testing.T, k, v []byte) {
-		_, _, _ = decodeShareStateRecord(k, v)
+		_, _, _, _ = decodeShareStateRecord(k, v)
 	})
 }

@@ -1,0 +1,219 @@
+package broker
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// shareLedger is what share consumers saw: every delivery of a record
+// and the acknowledgements the broker confirmed (their flush reported no
+// error for the record's partition).
+type shareLedger struct {
+	mu        sync.Mutex
+	delivered map[string]int // record value → deliveries seen
+	confirmed map[string]int // record value → acknowledgements confirmed
+	again     []string       // deliveries of a record after its confirmed acknowledgement
+	redeliver int            // deliveries with a delivery count above 1
+}
+
+func (l *shareLedger) counts() (delivered, confirmed int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.delivered), len(l.confirmed)
+}
+
+// runShareMember polls, acknowledges every record and flushes, one poll
+// at a time, so the ack results a flush reports are those of its poll.
+func runShareMember(ctx context.Context, cl *kgo.Client, failed *sync.Map, l *shareLedger) {
+	for ctx.Err() == nil {
+		fs := cl.PollRecords(ctx, 50)
+		var polled []*kgo.Record
+		fs.EachRecord(func(r *kgo.Record) {
+			polled = append(polled, r)
+			l.mu.Lock()
+			v := string(r.Value)
+			if l.confirmed[v] > 0 {
+				l.again = append(l.again, fmt.Sprintf("%s (p%d@%d, delivery %d)", v, r.Partition, r.Offset, r.DeliveryCount()))
+			}
+			l.delivered[v]++
+			if r.DeliveryCount() > 1 {
+				l.redeliver++
+			}
+			l.mu.Unlock()
+			r.Ack(kgo.AckAccept)
+		})
+		if len(polled) == 0 {
+			continue
+		}
+		failed.Clear()
+		if err := cl.FlushAcks(ctx); err != nil {
+			return
+		}
+		l.mu.Lock()
+		for _, r := range polled {
+			if _, bad := failed.Load(r.Partition); !bad {
+				l.confirmed[string(r.Value)]++
+			}
+		}
+		l.mu.Unlock()
+	}
+}
+
+// TestShareGroupClusterFailover: three nodes, a share group consuming a
+// 2-partition, RF=3 topic while it is written. The leader of partition 0
+// stops (its share-partition state moves to the next leader through the
+// share coordinator) and restarts, then a preferred election moves the
+// leadership from the live interim leader back to it (the interim leader
+// must drop its in-memory state). No record whose acknowledgement was
+// confirmed is delivered again, every produced record is acknowledged,
+// and each share-partition ends with nothing in flight.
+func TestShareGroupClusterFailover(t *testing.T) {
+	c := startTestCluster(t, 3, func(cfg *Config) {
+		mustSet(t, cfg, "auto.leader.rebalance.enable", "false")
+		cfg.GroupShareHeartbeatIntervalMs = 500
+		cfg.GroupShareSessionTimeoutMs = 10000
+	})
+	ctx := testContext(t)
+	adm := kadm.NewClient(c.client())
+	const topic, group = "sq", "sq-workers"
+	if res, err := adm.CreateTopic(ctx, 2, 3, map[string]*string{"min.insync.replicas": ptr("2")}, topic); err != nil || res.Err != nil {
+		t.Fatalf("create: %v %v", err, res.Err)
+	}
+	setShareGroupConfigs(t, c.node(1), group, map[string]string{"share.auto.offset.reset": "earliest", "share.delivery.count.limit": "10", "share.record.lock.duration.ms": "4000"})
+	var preferred int32
+	waitUntil(t, 10*time.Second, "partition 0 led by its preferred replica", func() bool {
+		md, err := adm.Metadata(ctx, topic)
+		if err != nil || len(md.Topics[topic].Partitions[0].Replicas) != 3 {
+			return false
+		}
+		preferred = md.Topics[topic].Partitions[0].Replicas[0]
+		l, _ := leaderOf(ctx, adm, topic, 0)
+		return l == preferred
+	})
+
+	prod := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(1000), kgo.MetadataMinAge(250*time.Millisecond),
+		kgo.RetryBackoffFn(func(int) time.Duration { return 50 * time.Millisecond }))
+	sp := startSteadyProducer(prod, topic, 5*time.Millisecond)
+
+	ledger := &shareLedger{delivered: map[string]int{}, confirmed: map[string]int{}}
+	cctx, stopConsumers := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for range 2 {
+		failed := &sync.Map{}
+		cl := c.client(kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(300*time.Millisecond),
+			kgo.MetadataMinAge(250*time.Millisecond), kgo.ShareMaxRecords(20),
+			kgo.ShareAckCallback(func(_ *kgo.Client, rs kgo.ShareAckResults) {
+				for _, r := range rs {
+					if r.Err != nil {
+						failed.Store(r.Partition, true)
+					}
+				}
+			}))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runShareMember(cctx, cl, failed, ledger)
+		}()
+	}
+	defer func() { stopConsumers(); wg.Wait() }()
+	progress := func(what string, more int) {
+		t.Helper()
+		_, base := ledger.counts()
+		waitUntil(t, 30*time.Second, what, func() bool { _, n := ledger.counts(); return n >= base+more })
+	}
+	progress("acknowledgements flowing", 200)
+
+	// Failover 1: the leader of partition 0 stops, and comes back.
+	c.node(preferred).stop()
+	var interim int32
+	waitUntil(t, 20*time.Second, "a new leader of partition 0", func() bool {
+		interim, _ = leaderOf(ctx, adm, topic, 0)
+		return interim > 0 && interim != preferred
+	})
+	progress("acknowledgements after the failover", 200)
+	c.startAll()
+	waitUntil(t, 30*time.Second, "the restarted node back in the ISR", func() bool {
+		_, isr := leaderOf(ctx, adm, topic, 0)
+		return len(isr) == 3
+	})
+
+	// A member that takes records of partition 0 and never acknowledges
+	// them: they are in flight at the next failover.
+	holder := c.client(kgo.ShareGroup(group), kgo.ConsumeTopics(topic), kgo.FetchMaxWait(300*time.Millisecond), kgo.ShareMaxRecords(20))
+	held := map[string]bool{}
+	waitUntil(t, 20*time.Second, "the holder acquiring records of partition 0", func() bool {
+		pctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		holder.PollRecords(pctx, 20).EachRecord(func(r *kgo.Record) {
+			if r.Partition == 0 {
+				held[string(r.Value)] = true
+			}
+		})
+		return len(held) > 0
+	})
+
+	// Failover 2: a preferred election takes partition 0 from the live
+	// interim leader.
+	if res, err := adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{topic: {0: {}}}); err != nil || res[topic][0].Err != nil {
+		t.Fatalf("preferred election: %v %+v", err, res)
+	}
+	waitUntil(t, 20*time.Second, "the preferred replica leading again", func() bool {
+		l, _ := leaderOf(ctx, adm, topic, 0)
+		return l == preferred
+	})
+	progress("acknowledgements after the election", 200)
+	if _, _, _, held := sharePartitionState(c.node(interim), group, topic, 0); held {
+		t.Errorf("node %d still holds the share-partition of partition 0 after losing its leadership", interim)
+	}
+
+	acked := sp.finish()
+	waitUntil(t, 60*time.Second, "every produced record acknowledged", func() bool {
+		l := ledger
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for k := range acked {
+			if l.confirmed[k] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	stopConsumers()
+	wg.Wait()
+
+	ledger.mu.Lock()
+	defer ledger.mu.Unlock()
+	for k := range held {
+		if ledger.confirmed[k] != 1 {
+			t.Errorf("record %s, in flight at the election, acknowledged %d times by the other members, want once", k, ledger.confirmed[k])
+		}
+	}
+	if len(ledger.again) > 0 {
+		t.Errorf("%d records delivered again after their acknowledgement was confirmed, e.g. %v", len(ledger.again), ledger.again[:min(5, len(ledger.again))])
+	}
+	for k, n := range ledger.confirmed {
+		if n != 1 {
+			t.Errorf("record %s acknowledged %d times", k, n)
+		}
+	}
+	// Every share-partition, at its current leader: everything up to the
+	// high watermark acknowledged, nothing in flight.
+	for p := int32(0); p < 2; p++ {
+		l, _ := leaderOf(ctx, adm, topic, p)
+		start, end, lag, ok := sharePartitionState(c.node(l), group, topic, p)
+		hw := c.node(l).srv.topics.partition(topic, p).HighWatermark()
+		if !ok || start != hw || end != hw || lag != 0 {
+			t.Errorf("partition %d at leader %d: start %d end %d lag %d (held %v), want all %d records done", p, l, start, end, lag, ok, hw)
+		}
+	}
+	if ledger.redeliver < len(held) {
+		t.Errorf("%d redeliveries, want at least the %d records held at the election", ledger.redeliver, len(held))
+	}
+	t.Logf("%d records produced and acknowledged once; %d deliveries were redeliveries (%d records held at the election)", len(acked), ledger.redeliver, len(held))
+}
