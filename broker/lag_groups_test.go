@@ -30,6 +30,13 @@ import (
 // e.g. `strata_group_lag_records{group="g",partition="0",topic="t"}`.
 func scrapeLag(t *testing.T, tb *testBroker) map[string]float64 {
 	t.Helper()
+	return scrapeSeries(t, tb, "strata_group_")
+}
+
+// scrapeSeries returns the samples of /metrics whose names start with
+// prefix, by series text.
+func scrapeSeries(t *testing.T, tb *testBroker, prefix string) map[string]float64 {
+	t.Helper()
 	resp, err := http.Get("http://" + tb.srv.HTTPAddr() + "/metrics")
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +48,7 @@ func scrapeLag(t *testing.T, tb *testBroker) map[string]float64 {
 	}
 	out := map[string]float64{}
 	for _, line := range strings.Split(string(body), "\n") {
-		if !strings.HasPrefix(line, "strata_group_") {
+		if !strings.HasPrefix(line, prefix) {
 			continue
 		}
 		i := strings.LastIndexByte(line, ' ')

@@ -100,7 +100,7 @@ func (s *Server) mountLag(mux *http.ServeMux) {
 		s.goTask(func() { <-s.ctx.Done(); m.cluster.close() })
 	}
 	s.lag = m // before the Kafka listener serves: the coordinator reports commits to it
-	s.metrics.registry.MustRegister(newLagCollector(m))
+	s.metrics.registry.MustRegister(newLagCollector(m), newShareLagCollector(s.shares))
 	m.mountLagRoutes(mux)
 	s.goTask(func() { m.run(s.ctx.Done(), lagSampleInterval) })
 }

@@ -518,3 +518,41 @@ func TestShareGroupAdminOffsets(t *testing.T) {
 	}
 	ackErrs.check(t)
 }
+
+// TestShareGroupLagMetrics: the leader of a share-partition exports its
+// lag (records up to the high watermark not acknowledged) and start
+// offset on /metrics.
+func TestShareGroupLagMetrics(t *testing.T) {
+	tb := startShareBroker(t)
+	const topic, group = "queue-lag", "workers-lag"
+	tb.createTopic(topic, 1, nil)
+	setShareGroupConfigs(t, tb, group, map[string]string{"share.auto.offset.reset": "earliest"})
+	produceOnePerBatch(t, tb, topic, 1, 10)
+	ctx := testContext(t)
+	var ackErrs ackErrors
+	cl := shareClient(tb, group, topic, &ackErrs, kgo.ShareMaxRecords(10))
+	polled := 0
+	for polled < 10 {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			polled++
+			if r.Offset < 6 {
+				r.Ack(kgo.AckAccept)
+			} else {
+				r.Ack(kgo.AckRelease)
+			}
+		})
+	}
+	if err := cl.FlushAcks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ackErrs.check(t)
+	labels := `{group="` + group + `",partition="0",topic="` + topic + `"}`
+	waitFor(t, 10*time.Second, "share lag series", func() bool {
+		got := scrapeSeries(t, tb, "strata_share_group_")
+		return got["strata_share_group_lag_records"+labels] == 4 && got["strata_share_group_start_offset"+labels] == 6
+	})
+}
