@@ -21,8 +21,9 @@ import (
 // the coordinator with the node's inter-broker identity. NOT_COORDINATOR,
 // COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE and network
 // errors are retried, the coordinator looked up again each time, with a
-// backoff from 25 ms doubling to 1 s, for at most shareStateRetryFor; a
-// fenced leader epoch is final.
+// backoff from 25 ms doubling to 1 s, for at most shareStateRetryFor (8 s:
+// a share fetch or acknowledgement waits for it, within clients' request
+// timeouts); a fenced leader epoch is final.
 //
 // Writes of one share-partition keep their order and coalesce: queue
 // records the latest snapshot under a sequence number; the first waiter
@@ -49,7 +50,7 @@ type shareWriter struct {
 	sending     chan struct{}
 }
 
-const shareStateRetryFor = 15 * time.Second
+const shareStateRetryFor = 8 * time.Second
 
 func newSharePersister(s *Server, st *shareStateStore) *sharePersister {
 	p := &sharePersister{s: s, st: st}
