@@ -14,8 +14,13 @@ package broker
 //     (NON_EMPTY_GROUP otherwise), and report UNKNOWN_TOPIC_OR_PARTITION
 //     for topics or partitions that do not exist, INVALID_REQUEST for a
 //     negative offset.
-//   - Share-partitions are held by their partition's leader: on a
-//     cluster, the coordinator answers for those it leads (a limitation).
+//   - Share-partitions are held by their partition's leader and stored by
+//     their share coordinator: Describe answers from those this node
+//     holds or stores, and asks the share coordinators of the other
+//     partitions of the topics the group's members subscribe to
+//     (ReadShareGroupStateSummary); the lag of a partition this node has
+//     no replica of is unknown (-1). Alter and Delete reach what this
+//     node holds and the share coordinators of the partitions named.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

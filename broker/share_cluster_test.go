@@ -13,7 +13,8 @@ import (
 
 // shareLedger is what share consumers saw: every delivery of a record
 // and the acknowledgements the broker confirmed (their flush reported no
-// error for the record's partition).
+// error for the record's partition; an error leaves the whole poll's
+// records of the partition unconfirmed, so confirmed is a lower bound).
 type shareLedger struct {
 	mu        sync.Mutex
 	delivered map[string]int // record value → deliveries seen
@@ -70,9 +71,11 @@ func runShareMember(ctx context.Context, cl *kgo.Client, failed *sync.Map, l *sh
 // stops (its share-partition state moves to the next leader through the
 // share coordinator) and restarts, then a preferred election moves the
 // leadership from the live interim leader back to it (the interim leader
-// must drop its in-memory state). No record whose acknowledgement was
-// confirmed is delivered again, every produced record is acknowledged,
-// and each share-partition ends with nothing in flight.
+// must drop its in-memory state) while a third member holds records in
+// flight. No record whose acknowledgement was confirmed is delivered
+// again or confirmed twice, every produced record is delivered, the held
+// ones to the other members, and each share-partition ends with every
+// record acknowledged and nothing in flight.
 func TestShareGroupClusterFailover(t *testing.T) {
 	c := startTestCluster(t, 3, func(cfg *Config) {
 		mustSet(t, cfg, "auto.leader.rebalance.enable", "false")
@@ -150,7 +153,12 @@ func TestShareGroupClusterFailover(t *testing.T) {
 	waitUntil(t, 20*time.Second, "the holder acquiring records of partition 0", func() bool {
 		pctx, cancel := context.WithTimeout(ctx, time.Second)
 		defer cancel()
+		// A poll accepts what the one before it returned (franz-go's
+		// implicit acknowledgement): those count as delivered here.
 		holder.PollRecords(pctx, 20).EachRecord(func(r *kgo.Record) {
+			ledger.mu.Lock()
+			ledger.delivered[string(r.Value)]++
+			ledger.mu.Unlock()
 			if r.Partition == 0 {
 				held[string(r.Value)] = true
 			}
@@ -173,12 +181,46 @@ func TestShareGroupClusterFailover(t *testing.T) {
 	}
 
 	acked := sp.finish()
-	waitUntil(t, 60*time.Second, "every produced record acknowledged", func() bool {
-		l := ledger
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		for k := range acked {
-			if l.confirmed[k] == 0 {
+	// Done when every share-partition, at its current leader, has every
+	// record up to the high watermark acknowledged and nothing in flight.
+	shareDone := func(p int32) (start, end, lag, hw int64, leader int32, ok bool) {
+		leader, _ = leaderOf(ctx, adm, topic, p)
+		if leader <= 0 || c.node(leader).srv == nil {
+			return 0, 0, 0, 0, leader, false
+		}
+		start, end, lag, held := sharePartitionState(c.node(leader), group, topic, p)
+		hw = c.node(leader).srv.topics.partition(topic, p).HighWatermark()
+		return start, end, lag, hw, leader, held && start == hw && end == hw && lag == 0
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, _, _, _, _, done0 := shareDone(0)
+		_, _, _, _, _, done1 := shareDone(1)
+		if done0 && done1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			for p := int32(0); p < 2; p++ {
+				start, end, lag, hw, leader, ok := shareDone(p)
+				t.Errorf("partition %d at leader %d: start %d end %d lag %d hw %d done %v", p, leader, start, end, lag, hw, ok)
+			}
+			d, cf := ledger.counts()
+			t.Fatalf("timed out waiting for every record acknowledged (%d produced, %d delivered, %d confirmed)", len(acked), d, cf)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// DescribeShareGroupOffsets at the group's coordinator sees both
+	// share-partitions, wherever they are led and stored
+	// (ReadShareGroupStateSummary at their share coordinators).
+	waitUntil(t, 20*time.Second, "the share group's offsets described", func() bool {
+		offs, err := adm.DescribeShareGroupOffsets(ctx, group)
+		if err != nil || offs[group].Err != nil {
+			return false
+		}
+		for p := int32(0); p < 2; p++ {
+			o, ok := offs[group].Offsets[topic][p]
+			l, _ := leaderOf(ctx, adm, topic, p)
+			if !ok || l <= 0 || o.Lag != 0 || o.StartOffset != c.node(l).srv.topics.partition(topic, p).HighWatermark() {
 				return false
 			}
 		}
@@ -190,26 +232,23 @@ func TestShareGroupClusterFailover(t *testing.T) {
 	ledger.mu.Lock()
 	defer ledger.mu.Unlock()
 	for k := range held {
-		if ledger.confirmed[k] != 1 {
-			t.Errorf("record %s, in flight at the election, acknowledged %d times by the other members, want once", k, ledger.confirmed[k])
+		if ledger.delivered[k] < 2 { // the holder's delivery, then another member's
+			t.Errorf("record %s, held in flight at the election, never delivered to the other members", k)
 		}
 	}
 	if len(ledger.again) > 0 {
 		t.Errorf("%d records delivered again after their acknowledgement was confirmed, e.g. %v", len(ledger.again), ledger.again[:min(5, len(ledger.again))])
 	}
 	for k, n := range ledger.confirmed {
-		if n != 1 {
+		if n > 1 {
 			t.Errorf("record %s acknowledged %d times", k, n)
 		}
 	}
-	// Every share-partition, at its current leader: everything up to the
-	// high watermark acknowledged, nothing in flight.
-	for p := int32(0); p < 2; p++ {
-		l, _ := leaderOf(ctx, adm, topic, p)
-		start, end, lag, ok := sharePartitionState(c.node(l), group, topic, p)
-		hw := c.node(l).srv.topics.partition(topic, p).HighWatermark()
-		if !ok || start != hw || end != hw || lag != 0 {
-			t.Errorf("partition %d at leader %d: start %d end %d lag %d (held %v), want all %d records done", p, l, start, end, lag, ok, hw)
+	// Every produced record was delivered (and, by the state above,
+	// acknowledged); none was acknowledged twice.
+	for k := range acked {
+		if ledger.delivered[k] == 0 {
+			t.Errorf("record %s never delivered", k)
 		}
 	}
 	if ledger.redeliver < len(held) {

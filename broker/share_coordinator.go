@@ -373,6 +373,7 @@ func (c *shareCoordinator) offsets(group string) (out []shareOffset, found bool,
 	}
 	c.state.ready()
 	persisted := c.state.snapshotsOf(group)
+	remote := c.remoteSummaries(group, persisted)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	_, found = c.mu.groups[group]
@@ -406,6 +407,17 @@ func (c *shareCoordinator) offsets(group string) (out []shareOffset, found bool,
 		sp.Restore(snap)
 		add(key, snap.Start, sp.Lag)
 	}
+	for key, sum := range remote {
+		if seen[key] {
+			continue
+		}
+		add(key, sum.start, func(hw int64) int64 {
+			if sum.done < 0 {
+				return -1
+			}
+			return max(hw-sum.start-sum.done, 0)
+		})
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].topic != out[j].topic {
 			return out[i].topic < out[j].topic
@@ -413,6 +425,53 @@ func (c *shareCoordinator) offsets(group string) (out []shareOffset, found bool,
 		return out[i].key.partition < out[j].key.partition
 	})
 	return out, found || len(out) > 0, nil
+}
+
+// shareSummary is a share-partition's state as its share coordinator
+// summarizes it: start offset and the records from it on that are done
+// (-1: not told).
+type shareSummary struct{ start, done int64 }
+
+// remoteSummaries asks the share coordinators of the partitions of the
+// topics group's members subscribe to for the state this node does not
+// hold or store (ReadShareGroupStateSummary), with no lock held; the
+// partitions without state, and those whose coordinator cannot be
+// reached, are left out.
+func (c *shareCoordinator) remoteSummaries(group string, stored map[sharePartitionKey]share.Snapshot) map[sharePartitionKey]shareSummary {
+	c.mu.Lock()
+	var topics []string
+	if g := c.mu.groups[group]; g != nil {
+		topics = g.Subscribed()
+	}
+	var keys []sharePartitionKey
+	for _, name := range topics {
+		ts := c.s.topics.get(name)
+		if ts == nil {
+			continue
+		}
+		parts, _, _ := c.s.topics.snapshot(ts)
+		for i := range parts {
+			key := sharePartitionKey{group: group, topic: ts.id, partition: int32(i)}
+			if _, held := c.mu.partitions[key]; !held {
+				if _, ok := stored[key]; !ok {
+					keys = append(keys, key)
+				}
+			}
+		}
+	}
+	c.mu.Unlock()
+	out := map[sharePartitionKey]shareSummary{}
+	for _, key := range keys {
+		start, done, ok, err := c.persister.summary(key)
+		if err != nil {
+			c.s.logger.Warn("share-partition state summary not read", "group", group, "partition", key.partition, "err", err)
+			continue
+		}
+		if ok {
+			out[key] = shareSummary{start: start, done: done}
+		}
+	}
+	return out
 }
 
 // alterOffsets sets the start offset of group's share-partitions
@@ -511,6 +570,20 @@ func (c *shareCoordinator) deleteOffsets(group string, topics map[metadata.Topic
 		}
 	}
 	c.mu.Unlock()
+	// The topics' other partitions: their state may be stored by other
+	// nodes' share coordinators.
+	for id := range topics {
+		ts := c.s.topics.getByID(id)
+		if ts == nil {
+			continue
+		}
+		parts, _, _ := c.s.topics.snapshot(ts)
+		for i := range parts {
+			if key := (sharePartitionKey{group: group, topic: id, partition: int32(i)}); !slices.Contains(gone, key) {
+				gone = append(gone, key)
+			}
+		}
+	}
 	c.persister.forget(gone)
 	return nil
 }

@@ -17,7 +17,8 @@ import (
 // and writes share-partition state at the share coordinator, the leader
 // of the key's __share_group_state partition. When that is this node, it
 // calls the store directly (readLocal, writeLocal); otherwise it sends
-// ReadShareGroupState, WriteShareGroupState or DeleteShareGroupState to
+// ReadShareGroupState, WriteShareGroupState, DeleteShareGroupState or
+// ReadShareGroupStateSummary (the admin side's offsets) to
 // the coordinator with the node's inter-broker identity. NOT_COORDINATOR,
 // COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE and network
 // errors are retried, the coordinator looked up again each time, with a
@@ -228,6 +229,46 @@ func (p *sharePersister) read(key sharePartitionKey, leaderEpoch int32) (snap sh
 		return nil
 	})
 	return snap, ok, err
+}
+
+// summary returns key's start offset and the records from it on that are
+// done (-1: the coordinator did not say) at the share coordinator; ok is
+// false when it has no state.
+func (p *sharePersister) summary(key sharePartitionKey) (start, done int64, ok bool, err error) {
+	p.st.ready()
+	err = p.retry(func() error {
+		s, _, d, found, code := p.st.summaryLocal(key)
+		if code == nil {
+			start, done, ok = s, d, found
+			return nil
+		}
+		if code != kerr.NotCoordinator {
+			return code
+		}
+		req := kmsg.NewPtrReadShareGroupStateSummaryRequest()
+		req.GroupID = key.group
+		rt := kmsg.NewReadShareGroupStateSummaryRequestTopic()
+		rt.TopicID = key.topic
+		rp := kmsg.NewReadShareGroupStateSummaryRequestTopicPartition()
+		rp.Partition, rp.LeaderEpoch = key.partition, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		kresp, err := p.request(key, req)
+		if err != nil {
+			return err
+		}
+		resp := kresp.(*kmsg.ReadShareGroupStateSummaryResponse)
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+			return fmt.Errorf("broker: ReadShareGroupStateSummary answered %d topics", len(resp.Topics))
+		}
+		part := resp.Topics[0].Partitions[0]
+		if err := kerr.ErrorForCode(part.ErrorCode); err != nil {
+			return err
+		}
+		start, done, ok = part.StartOffset, int64(part.DeliveryCompleteCount), part.StartOffset >= 0
+		return nil
+	})
+	return start, done, ok, err
 }
 
 // write stores snap (nil: deletes) as key's state at the share
