@@ -79,6 +79,10 @@ func runShareMember(ctx context.Context, cl *kgo.Client, failed *sync.Map, l *sh
 func TestShareGroupClusterFailover(t *testing.T) {
 	c := startTestCluster(t, 3, func(cfg *Config) {
 		mustSet(t, cfg, "auto.leader.rebalance.enable", "false")
+		// A stop whose controlled shutdown is not committed (the node
+		// led the quorum) leaves it in the ISRs until this lag: the
+		// __share_group_state writes wait for it meanwhile.
+		cfg.ReplicaLagTimeMaxMs = 3000
 		cfg.GroupShareHeartbeatIntervalMs = 500
 		cfg.GroupShareSessionTimeoutMs = 10000
 	})
