@@ -6,6 +6,8 @@ package broker
 //	GET /v1/groups/{group}/lag  per partition: committed offset, log end offset,
 //	                            lag in records and seconds, status and the window
 //
+// and the share groups' (share_lag_http.go) under /v1/share-groups.
+//
 // Every node answers for every group: one that another node coordinates
 // is asked of the cluster over the Kafka protocol (lag_remote.go), and the
 // list is the whole cluster's. When the cluster cannot be asked the answer
@@ -109,6 +111,7 @@ func (s *Server) mountLag(mux *http.ServeMux) {
 func (m *lagMonitor) mountLagRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("/v1/groups", adminGetOnly(m.serveGroups))
 	mux.HandleFunc("/v1/groups/{group}/lag", adminGetOnly(m.serveGroupLag))
+	m.mountShareLagRoutes(mux)
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		writeAdminJSON(w, http.StatusNotFound, adminErrorJSON{Error: "no such endpoint: " + r.URL.Path})
 	})

@@ -6,7 +6,10 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -560,4 +563,60 @@ func TestShareGroupLagMetrics(t *testing.T) {
 		got := scrapeSeries(t, tb, "strata_share_group_")
 		return got["strata_share_group_lag_records"+labels] == 4 && got["strata_share_group_start_offset"+labels] == 6
 	})
+
+	// The lag API answers the same from the admin listener.
+	var one struct {
+		Group      string `json:"group"`
+		State      string `json:"state"`
+		Members    int    `json:"members"`
+		TotalLag   int64  `json:"total_lag"`
+		Partitions []struct {
+			Topic        string `json:"topic"`
+			Partition    int32  `json:"partition"`
+			StartOffset  *int64 `json:"start_offset"`
+			LogEndOffset *int64 `json:"log_end_offset"`
+			LagRecords   *int64 `json:"lag_records"`
+		} `json:"partitions"`
+	}
+	if code := getAdminJSON(t, tb, "/v1/share-groups/"+group+"/lag", &one); code != http.StatusOK {
+		t.Fatalf("GET share lag = %d", code)
+	}
+	if one.Group != group || one.Members != 1 || one.TotalLag != 4 || len(one.Partitions) != 1 {
+		t.Fatalf("share lag = %+v", one)
+	}
+	if p := one.Partitions[0]; p.Topic != topic || p.Partition != 0 || p.StartOffset == nil || *p.StartOffset != 6 ||
+		p.LogEndOffset == nil || *p.LogEndOffset != 10 || p.LagRecords == nil || *p.LagRecords != 4 {
+		t.Errorf("share partition lag = %+v", p)
+	}
+	var list struct {
+		Groups []struct {
+			Group      string `json:"group"`
+			Partitions int    `json:"partitions"`
+			TotalLag   int64  `json:"total_lag"`
+		} `json:"groups"`
+	}
+	if code := getAdminJSON(t, tb, "/v1/share-groups", &list); code != http.StatusOK || len(list.Groups) != 1 ||
+		list.Groups[0].Group != group || list.Groups[0].Partitions != 1 || list.Groups[0].TotalLag != 4 {
+		t.Errorf("GET /v1/share-groups = %d %+v", code, list)
+	}
+	var notFound struct {
+		Error string `json:"error"`
+	}
+	if code := getAdminJSON(t, tb, "/v1/share-groups/nobody/lag", &notFound); code != http.StatusNotFound || !strings.Contains(notFound.Error, `"nobody"`) {
+		t.Errorf("unknown share group = %d %+v", code, notFound)
+	}
+}
+
+// getAdminJSON GETs path from the admin listener into v; the status code.
+func getAdminJSON(t *testing.T, tb *testBroker, path string, v any) int {
+	t.Helper()
+	resp, err := http.Get("http://" + tb.srv.HTTPAddr() + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	return resp.StatusCode
 }
