@@ -96,7 +96,7 @@ func startBroker(t *testing.T) *brokertest.Broker {
 	)
 }
 
-func createTopic(t *testing.T, addr, topic string, partitions int32) {
+func createTopic(t testing.TB, addr, topic string, partitions int32) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {

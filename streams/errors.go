@@ -141,10 +141,8 @@ func (p *processor) process(kr *kgo.Record) ([]*kgo.Record, error) {
 	for _, st := range p.ctx.touched {
 		if err != nil {
 			st.staged = st.staged[:0]
-		} else if aerr := st.applyStaged(); aerr != nil {
-			// The store cannot take writes: nothing more can be
-			// processed correctly.
-			err = fmt.Errorf("%w: %w", ErrRetriable, aerr)
+		} else {
+			st.applyStaged()
 		}
 	}
 	p.ctx.touched = p.ctx.touched[:0]

@@ -3,6 +3,7 @@ package streams
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -174,7 +175,14 @@ func windowAggregate[K, V, A any](wg WindowedGroup[K, V], kind string, f fold[K,
 		ts := r.Timestamp.UnixMilli()
 		st.streamTime = max(st.streamTime, ts)
 		closed := st.streamTime - wa.w.grace // windows ending at or before are closed
-		err = wa.w.starts(ts, func(start int64) error {
+		if wa.buffer != nil {
+			// Before this record's updates, which only touch open
+			// windows.
+			if err := wa.emitClosed(c, st, closed); err != nil {
+				return err
+			}
+		}
+		return wa.w.starts(ts, func(start int64) error {
 			end := start + wa.w.size
 			if end <= closed {
 				c.stats.lateDropped.Add(1)
@@ -187,30 +195,36 @@ func windowAggregate[K, V, A any](wg WindowedGroup[K, V], kind string, f fold[K,
 			if wa.buffer != nil {
 				buf := c.store(wa.buffer)
 				buf.put(c, bufferKey(kb, start, end), appendTime(nil, ts), r.Timestamp)
+				buf.nextDue = min(buf.nextDue, end)
 			}
 			return out.emit(c, carry(r, Windowed[K]{Key: r.Key, Start: time.UnixMilli(start), End: time.UnixMilli(end)}, agg))
 		})
-		if err != nil || wa.buffer == nil {
-			return err
-		}
-		return wa.emitClosed(c, st, closed)
 	})
 	return Table[Windowed[K], A]{top: top, node: out, src: g.s.src, name: name, win: wa}
 }
 
 // emitClosed emits the final result of every buffered window that ended at
-// or before closed, in end order, and forgets the window.
+// or before closed, in end order, and forgets the window. It sees committed
+// and uncommitted buffer entries, not the current record's.
 func (wa *windowAgg) emitClosed(c *procCtx, st *store, closed int64) error {
 	buf := c.store(wa.buffer)
 	if buf == nil {
 		return fmt.Errorf("%w: store %s is not open", ErrRetriable, wa.buffer.name)
+	}
+	if buf.nextDue != noStreamTime && closed < buf.nextDue {
+		return nil // nothing due: no scan
 	}
 	type due struct {
 		bufKey []byte
 		ts     int64
 	}
 	var dues []due
-	err := buf.scan(nil, appendTime(nil, closed+1), func(k, v []byte) (bool, error) {
+	buf.nextDue = math.MaxInt64
+	err := buf.scan(nil, nil, func(k, v []byte) (bool, error) {
+		if end := readTime(k); end > closed {
+			buf.nextDue = end
+			return false, nil
+		}
 		dues = append(dues, due{bufKey: append([]byte(nil), k...), ts: readTime(v)})
 		return true, nil
 	})
