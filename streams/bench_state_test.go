@@ -1,7 +1,6 @@
 package streams_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/strata-streaming/strata/internal/brokertest"
 	"github.com/strata-streaming/strata/streams"
+	"github.com/strata-streaming/strata/streams/internal/benchrun"
 )
 
 type clickEvent struct {
@@ -62,25 +62,9 @@ func BenchmarkWindowedCount(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan error, 1)
-				start := time.Now()
-				go func() { done <- app.Run(ctx) }()
-				for app.Stats().RecordsIn < n {
-					select {
-					case err := <-done:
-						cancel()
-						b.Fatalf("app ended early: %v", err)
-					case <-time.After(2 * time.Millisecond):
-					}
-				}
-				cancel() // Run commits what it processed before returning
-				if err := <-done; err != nil {
-					b.Fatal(err)
-				}
-				total += time.Since(start)
-				if s := app.Stats(); s.RecordsIn != n || s.LateDropped != 0 {
-					b.Fatalf("processed %d records (%d late), want %d and none late", s.RecordsIn, s.LateDropped, n)
+				total += benchrun.ToCompletion(b, app, n)
+				if s := app.Stats(); s.LateDropped != 0 {
+					b.Fatalf("%d records late, want none", s.LateDropped)
 				}
 			}
 			b.ReportMetric(float64(n*b.N)/total.Seconds(), "records/s")
