@@ -61,8 +61,12 @@ func runHelperInstance(brokers string) int {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	top := evenTopology("kill-in", "kill-out")
+	var static []kgo.Opt
 	if dir := os.Getenv(envHelperStateDir); dir != "" {
 		top = windowedTopology("win-in", "win-count", "win-sum")
+		// A static member: a restarted instance takes its killed
+		// predecessor's place without waiting for its session to expire.
+		static = append(static, kgo.InstanceID("static-"+os.Getenv(envHelperInstance)))
 	}
 	app, err := streams.NewApp(top,
 		streams.StateDir(os.Getenv(envHelperStateDir)),
@@ -75,6 +79,7 @@ func runHelperInstance(brokers string) int {
 		streams.Logger(logger),
 		streams.ClientOpts(kgo.SessionTimeout(3*time.Second), kgo.HeartbeatInterval(300*time.Millisecond),
 			kgo.RebalanceTimeout(10*time.Second)),
+		streams.ClientOpts(static...),
 	)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
