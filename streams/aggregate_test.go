@@ -130,6 +130,19 @@ func TestGroupByRepartitions(t *testing.T) {
 	}
 }
 
+// countDriver drives a windowed count of topic "ev" built by count,
+// writing its updates to "updates" and its suppressed final results to
+// "finals".
+func countDriver(t *testing.T, count func(streams.Grouped[string, string]) streams.Table[streams.Windowed[string], int64]) (*streams.TestDriver, streams.Serde[streams.Windowed[string]]) {
+	top := streams.NewTopology()
+	in := streams.From(top, streams.String, streams.String, []string{"ev"})
+	counts := count(in.GroupByKey(streams.String, streams.String))
+	wk := streams.WindowedSerde(streams.String)
+	counts.ToStream().To("updates", wk, streams.Int64)
+	counts.Suppress(streams.UntilWindowCloses()).ToStream().To("finals", wk, streams.Int64)
+	return newDriver(t, top), wk
+}
+
 type windowCount = streams.KeyValue[streams.Windowed[string], int64]
 
 func wc(key string, start, end, n int64) windowCount {
@@ -141,14 +154,9 @@ func wc(key string, start, end, n int64) windowCount {
 // output has one final result per window once stream time passes end +
 // grace.
 func TestTumblingWindowsGraceAndLateness(t *testing.T) {
-	top := streams.NewTopology()
-	in := streams.From(top, streams.String, streams.String, []string{"ev"})
-	counts := streams.WindowedBy(in.GroupByKey(streams.String, streams.String),
-		streams.TumblingWindows(10*time.Millisecond).Grace(5*time.Millisecond)).Count(streams.Named("wc"))
-	wk := streams.WindowedSerde(streams.String)
-	counts.ToStream().To("updates", wk, streams.Int64)
-	counts.Suppress(streams.UntilWindowCloses()).ToStream().To("finals", wk, streams.Int64)
-	d := newDriver(t, top)
+	d, wk := countDriver(t, func(g streams.Grouped[string, string]) streams.Table[streams.Windowed[string], int64] {
+		return streams.WindowedBy(g, streams.TumblingWindows(10*time.Millisecond).Grace(5*time.Millisecond)).Count()
+	})
 	for _, r := range []struct {
 		key string
 		ms  int64
@@ -208,6 +216,10 @@ func TestStatefulTopologyErrors(t *testing.T) {
 			in := streams.From(top, streams.String, streams.String, []string{"in"})
 			streams.WindowedBy(in.GroupByKey(streams.String, streams.String), streams.HoppingWindows(time.Second, 2*time.Second))
 		},
+		"session gap 0": func(top *streams.Topology) {
+			in := streams.From(top, streams.String, streams.String, []string{"in"})
+			streams.SessionWindowedBy(in.GroupByKey(streams.String, streams.String), streams.SessionWindows(0))
+		},
 		"suppress unwindowed": func(top *streams.Topology) {
 			in := streams.From(top, streams.String, streams.String, []string{"in"})
 			in.GroupByKey(streams.String, streams.String).Count().Suppress(streams.UntilWindowCloses())
@@ -218,5 +230,39 @@ func TestStatefulTopologyErrors(t *testing.T) {
 		if _, err := streams.NewApp(top, streams.Brokers("x:1"), streams.ApplicationID("x")); !errors.Is(err, streams.ErrTopology) {
 			t.Errorf("%s: NewApp = %v, want ErrTopology", name, err)
 		}
+	}
+}
+
+// TestSessionWindows: records within the gap join a session, a record
+// bridging two sessions merges them, suppressed output has each final
+// session once it can no longer grow, and a record that could only join a
+// closed session is dropped.
+func TestSessionWindows(t *testing.T) {
+	d, wk := countDriver(t, func(g streams.Grouped[string, string]) streams.Table[streams.Windowed[string], int64] {
+		return streams.SessionWindowedBy(g, streams.SessionWindows(10*time.Millisecond).Grace(20*time.Millisecond)).Count()
+	})
+	for _, r := range []struct {
+		key string
+		ms  int64
+	}{
+		{"u", 0}, {"u", 5}, {"u", 30}, {"u", 15}, // 15 joins [0,5] (in grace); 30 stays apart
+		{"u", 22},  // bridges [0,15] and [30,30]
+		{"u", 100}, // 100 >= 30+10+20: [0,30] can no longer grow, final
+		{"v", 200}, // so is [100,100]
+		{"u", 50},  // 50+10+20 < 200: late
+	} {
+		pipeAt(t, d, "ev", r.key, "x", r.ms)
+	}
+	wantUpdates := []windowCount{wc("u", 0, 0, 1), wc("u", 0, 5, 2), wc("u", 30, 30, 1), wc("u", 0, 15, 3),
+		wc("u", 0, 30, 5), wc("u", 100, 100, 1), wc("v", 200, 200, 1)}
+	if got := readKV(t, d, "updates", wk, streams.Int64); !reflect.DeepEqual(got, wantUpdates) {
+		t.Errorf("updates\n got %v\nwant %v", got, wantUpdates)
+	}
+	wantFinals := []windowCount{wc("u", 0, 30, 5), wc("u", 100, 100, 1)}
+	if got := readKV(t, d, "finals", wk, streams.Int64); !reflect.DeepEqual(got, wantFinals) {
+		t.Errorf("finals\n got %v\nwant %v", got, wantFinals)
+	}
+	if s := d.Stats(); s.LateDropped != 1 {
+		t.Errorf("late dropped %d, want 1", s.LateDropped)
 	}
 }

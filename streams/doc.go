@@ -87,7 +87,8 @@
 // Aggregate fold each key's records into a Table, whose ToStream emits
 // every update. WindowedBy cuts the groups into TumblingWindows or
 // HoppingWindows over record timestamps, with Grace for out-of-order
-// records; keys become Windowed[K] (WindowedSerde writes the key bytes and
+// records (SessionWindowedBy into SessionWindows, merged when a record
+// bridges them); keys become Windowed[K] (WindowedSerde writes the key bytes and
 // the start and end as 8-byte Unix milliseconds). A record later than its
 // window's end plus grace in stream time (the largest timestamp the
 // aggregation has seen in that partition) is dropped and counted in

@@ -138,22 +138,23 @@ func AggregateWindows[K, V, A any](wg WindowedGroup[K, V], init func() A, add fu
 // start + key bytes, ordered by end; values: 8-byte timestamp of the last
 // update) and the node final results go to.
 type windowAgg struct {
-	w      Windows
 	spec   *storeSpec
 	buffer *storeSpec
 	final  any // *node[Windowed[K], A]: where final results go
 	emit   func(c *procCtx, key []byte, start, end, ts int64, agg []byte) error
+	// take removes a due window (by its buffer key's fields) from the
+	// store and returns its aggregate and end.
+	take func(c *procCtx, st *store, kb []byte, start, due int64, ts time.Time) (agg []byte, end int64, ok bool, err error)
 }
 
-func windowAggregate[K, V, A any](wg WindowedGroup[K, V], kind string, f fold[K, V, A], aggs Serde[A], opts []OpOpt) Table[Windowed[K], A] {
-	g := wg.g
-	top := g.s.top
-	name := top.name("windowed-"+kind, opts)
-	wa := &windowAgg{w: wg.w, spec: top.addStore(name, g.s.src)}
-	out, final := &node[Windowed[K], A]{}, &node[Windowed[K], A]{}
+// newWindowAgg starts a windowed aggregation's state and the emission of
+// its final results (decoded with keys and aggs, sent to final).
+func newWindowAgg[K, A any](top *Topology, name string, src *source, keys Serde[K], aggs Serde[A]) (*windowAgg, *node[Windowed[K], A]) {
+	wa := &windowAgg{spec: top.addStore(name, src)}
+	final := &node[Windowed[K], A]{}
 	wa.final = final
 	wa.emit = func(c *procCtx, kb []byte, start, end, ts int64, aggBytes []byte) error {
-		k, err := g.keys.Decode(kb)
+		k, err := keys.Decode(kb)
 		if err != nil {
 			return &StageError{Stage: wa.buffer.name, Kind: KindDeserialize, Err: fmt.Errorf("stored key: %w", err)}
 		}
@@ -167,23 +168,47 @@ func windowAggregate[K, V, A any](wg WindowedGroup[K, V], kind string, f fold[K,
 			Timestamp: time.UnixMilli(ts),
 		})
 	}
+	return wa, final
+}
+
+// buffered notes a window's latest update in the suppression buffer (if
+// any): due is when it closes.
+func (wa *windowAgg) buffered(c *procCtx, kb []byte, start, due int64, r time.Time) {
+	if wa.buffer == nil {
+		return
+	}
+	buf := c.store(wa.buffer)
+	buf.put(c, bufferKey(kb, start, due), appendTime(nil, r.UnixMilli()), r)
+	buf.nextDue = min(buf.nextDue, due)
+}
+
+func windowAggregate[K, V, A any](wg WindowedGroup[K, V], kind string, f fold[K, V, A], aggs Serde[A], opts []OpOpt) Table[Windowed[K], A] {
+	g := wg.g
+	top := g.s.top
+	name := top.name("windowed-"+kind, opts)
+	wa, _ := newWindowAgg(top, name, g.s.src, g.keys, aggs)
+	w := wg.w
+	out := &node[Windowed[K], A]{}
+	wa.take = func(c *procCtx, st *store, kb []byte, start, due int64, ts time.Time) ([]byte, int64, bool, error) {
+		winKey := windowKey(kb, start)
+		agg, ok, err := st.get(winKey)
+		if ok {
+			st.put(c, winKey, nil, ts)
+		}
+		return agg, due, ok, err
+	}
 	g.s.node.children = append(g.s.node.children, func(c *procCtx, r Record[K, V]) error {
 		st, kb, err := storeAndKey(c, wa.spec, g.keys, r.Key)
 		if err != nil {
 			return err
 		}
 		ts := r.Timestamp.UnixMilli()
-		st.streamTime = max(st.streamTime, ts)
-		closed := st.streamTime - wa.w.grace // windows ending at or before are closed
-		if wa.buffer != nil {
-			// Before this record's updates, which only touch open
-			// windows.
-			if err := wa.emitClosed(c, st, closed); err != nil {
-				return err
-			}
+		closed, err := wa.advance(c, st, ts, w.grace)
+		if err != nil {
+			return err
 		}
-		return wa.w.starts(ts, func(start int64) error {
-			end := start + wa.w.size
+		return w.starts(ts, func(start int64) error {
+			end := start + w.size
 			if end <= closed {
 				c.stats.lateDropped.Add(1)
 				return nil
@@ -192,15 +217,32 @@ func windowAggregate[K, V, A any](wg WindowedGroup[K, V], kind string, f fold[K,
 			if err != nil {
 				return err
 			}
-			if wa.buffer != nil {
-				buf := c.store(wa.buffer)
-				buf.put(c, bufferKey(kb, start, end), appendTime(nil, ts), r.Timestamp)
-				buf.nextDue = min(buf.nextDue, end)
-			}
+			wa.buffered(c, kb, start, end, r.Timestamp)
 			return out.emit(c, carry(r, Windowed[K]{Key: r.Key, Start: time.UnixMilli(start), End: time.UnixMilli(end)}, agg))
 		})
 	})
 	return Table[Windowed[K], A]{top: top, node: out, src: g.s.src, name: name, win: wa}
+}
+
+// unbuffer removes a window that a record merged away from the
+// suppression buffer (if any).
+func (wa *windowAgg) unbuffer(c *procCtx, kb []byte, start, due int64, r time.Time) {
+	if wa.buffer != nil {
+		c.store(wa.buffer).put(c, bufferKey(kb, start, due), nil, r)
+	}
+}
+
+// advance moves the task's stream time to a record's timestamp ts and
+// returns the time at or before which windows are closed; with Suppress it
+// first emits the windows that closed (before the record's updates, which
+// only touch open windows).
+func (wa *windowAgg) advance(c *procCtx, st *store, ts, grace int64) (closed int64, err error) {
+	st.streamTime = max(st.streamTime, ts)
+	closed = st.streamTime - grace
+	if wa.buffer != nil {
+		err = wa.emitClosed(c, st, closed)
+	}
+	return closed, err
 }
 
 // emitClosed emits the final result of every buffered window that ended at
@@ -232,9 +274,8 @@ func (wa *windowAgg) emitClosed(c *procCtx, st *store, closed int64) error {
 		return &StageError{Stage: wa.buffer.name, Kind: KindOperator, Err: fmt.Errorf("%w: %w", ErrRetriable, err)}
 	}
 	for _, d := range dues {
-		end, start, kb := readTime(d.bufKey), readTime(d.bufKey[8:]), d.bufKey[16:]
-		winKey := windowKey(kb, start)
-		agg, ok, err := st.get(winKey)
+		due, start, kb := readTime(d.bufKey), readTime(d.bufKey[8:]), d.bufKey[16:]
+		agg, end, ok, err := wa.take(c, st, kb, start, due, time.UnixMilli(d.ts))
 		if err != nil {
 			return &StageError{Stage: wa.spec.name, Kind: KindOperator, Err: fmt.Errorf("%w: %w", ErrRetriable, err)}
 		}
@@ -242,7 +283,6 @@ func (wa *windowAgg) emitClosed(c *procCtx, st *store, closed int64) error {
 		if !ok {
 			continue
 		}
-		st.put(c, winKey, nil, time.UnixMilli(d.ts))
 		if err := wa.emit(c, kb, start, end, d.ts, agg); err != nil {
 			return err
 		}
