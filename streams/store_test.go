@@ -109,6 +109,7 @@ func BenchmarkStoreWrite(b *testing.B) {
 			}
 		}
 	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "updates/s")
 }
 
 // BenchmarkStoreRead: random point reads of 1M committed keys, more than
@@ -138,6 +139,7 @@ func BenchmarkStoreRead(b *testing.B) {
 			b.Fatal("missing key", err)
 		}
 	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "reads/s")
 }
 
 // BenchmarkStoreRestore: replaying a 500k-record changelog partition (16-byte
