@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/streams"
@@ -363,5 +364,49 @@ func TestStoresMoveWithTheirPartitions(t *testing.T) {
 	if s2.RestoredRecords == 0 || s1.RecordsIn <= uint64(half) || s2.RecordsIn == 0 {
 		t.Errorf("first processed %d, second %d after restoring %d records; want both to share the second half after a restore",
 			s1.RecordsIn, s2.RecordsIn, s2.RestoredRecords)
+	}
+}
+
+// TestGroupByCountOverBroker: GroupBy re-keys through a repartition topic
+// whose partitions are the count's tasks; the changelog gets as many
+// partitions, and the counts are exact (exactly-once).
+func TestGroupByCountOverBroker(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b.Addr, "words", 3)
+	const n, words = 3000, 30
+	if err := produceEach(b.Addr, 0, n, func(i int) *kgo.Record {
+		return &kgo.Record{Topic: "words", Key: fmt.Appendf(nil, "%d", i), Value: fmt.Appendf(nil, "word%d", i%words)}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	top := streams.NewTopology()
+	in := streams.From(top, streams.String, streams.String, []string{"words"})
+	streams.GroupBy(in, func(_ string, w string) (string, error) { return w, nil }, streams.String, streams.String, streams.Named("by-word")).
+		Count(streams.Named("word-count")).ToStream().To("word-counts", streams.String, streams.Int64)
+	app, err := streams.NewApp(top, streams.Brokers(b.Addr), streams.ApplicationID("wc"), streams.StateDir(t.TempDir()),
+		streams.WithGuarantee(streams.ExactlyOnceV2), streams.RepartitionPartitions(4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runApp(t, app)
+	last := map[string]int64{}
+	want := map[string]int64{}
+	for i := 0; i < words; i++ {
+		want[fmt.Sprintf("word%d", i)] = n / words
+	}
+	readAllRecords(t, b.Addr, "word-counts", n, func(r *kgo.Record) {
+		last[string(r.Key)] = int64(binary.BigEndian.Uint64(r.Value))
+	})
+	if !equalMaps(last, want) {
+		t.Fatalf("counts %v, want %d of each of %d words", last, n/words, words)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	topics, err := kadm.NewClient(cl).ListTopics(context.Background(), "wc-word-count-changelog")
+	if err != nil || len(topics["wc-word-count-changelog"].Partitions) != 4 {
+		t.Fatalf("changelog: %v %v, want 4 partitions like the repartition topic", topics, err)
 	}
 }
