@@ -190,7 +190,9 @@ func BeforeRun(fn func(ctx context.Context) error) Opt {
 }
 
 // ClientOpts adds franz-go options to the App's client (after the App's
-// own, so they win), e.g. kgo.SessionTimeout or kgo.FetchMaxBytes.
+// own, so they win), e.g. kgo.SessionTimeout or kgo.FetchMaxBytes. With
+// state stores, do not pass kgo.RecordPartitioner: the App's partitioner
+// sends each changelog record to its task's partition.
 func ClientOpts(opts ...kgo.Opt) Opt {
 	return optFunc(func(c *config) { c.clientOpts = append(c.clientOpts, opts...) })
 }
