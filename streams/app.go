@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -36,8 +38,14 @@ type App struct {
 		owned     map[string]map[int32]bool
 		processed map[string]map[int32]kgo.EpochOffset
 		lag       map[string]map[int32]int64
+		// revoked are partitions taken away whose tasks the run loop
+		// has yet to close.
+		revoked map[string][]int32
 	}
 	promise func(*kgo.Record, error)
+	// state is the current run's state manager (nil without stores);
+	// promises read it.
+	state atomic.Pointer[stateManager]
 }
 
 // NewApp validates the options and binds the topology; it does not connect.
@@ -63,7 +71,7 @@ func NewApp(t *Topology, opts ...Opt) (*App, error) {
 	a.mu.owned = map[string]map[int32]bool{}
 	a.mu.processed = map[string]map[int32]kgo.EpochOffset{}
 	a.mu.lag = map[string]map[int32]int64{}
-	a.promise = func(_ *kgo.Record, err error) {
+	a.promise = func(r *kgo.Record, err error) {
 		if err != nil {
 			a.produceErr.Lock()
 			if a.produceErr.err == nil {
@@ -73,6 +81,9 @@ func NewApp(t *Topology, opts ...Opt) (*App, error) {
 			return
 		}
 		a.stats.out.Add(1)
+		if st := a.state.Load(); st != nil {
+			st.noteAcked(r)
+		}
 	}
 	return a, nil
 }
@@ -85,7 +96,9 @@ func (a *App) Stats() Stats {
 		Errors: a.stats.errors.Load(), DeadLettered: a.stats.deadLettered.Load(),
 		Skipped: a.stats.skipped.Load(), Failed: a.stats.failed.Load(),
 		Aborted: a.stats.aborted.Load(), Restarts: a.stats.restarts.Load(),
-		Lag: a.stats.lag.Load(),
+		Lag:         a.stats.lag.Load(),
+		LateDropped: a.stats.lateDropped.Load(), RestoredRecords: a.stats.restoredRecords.Load(),
+		RestoredBytes: a.stats.restoredBytes.Load(), RestoreTime: time.Duration(a.stats.restoreNanos.Load()),
 	}
 }
 
@@ -153,6 +166,7 @@ func (a *App) run(ctx context.Context) error {
 	a.mu.owned = map[string]map[int32]bool{}
 	a.mu.processed = map[string]map[int32]kgo.EpochOffset{}
 	a.mu.lag = map[string]map[int32]int64{}
+	a.mu.revoked = nil
 	a.stats.lag.Store(0)
 	a.mu.Unlock()
 	for _, fn := range a.cfg.beforeRun {
@@ -163,10 +177,22 @@ func (a *App) run(ctx context.Context) error {
 	if err := a.createInternalTopics(ctx); err != nil {
 		return err
 	}
-	if a.cfg.guarantee == ExactlyOnceV2 {
-		return a.runExactlyOnce(ctx)
+	proc := &processor{top: a.top, mode: a.cfg.errorMode, dlq: a.cfg.deadLetter, stats: &a.stats}
+	if len(a.top.stores) > 0 {
+		rest := &restorer{app: a}
+		defer rest.close()
+		st := newStateManager(a.top, filepath.Join(a.cfg.stateDir, a.cfg.appID), nil, a.cfg.logger, rest.restore)
+		a.state.Store(st)
+		defer func() {
+			a.state.Store(nil)
+			st.close()
+		}()
+		proc.state = st
 	}
-	return a.runAtLeastOnce(ctx)
+	if a.cfg.guarantee == ExactlyOnceV2 {
+		return a.runExactlyOnce(ctx, proc)
+	}
+	return a.runAtLeastOnce(ctx, proc)
 }
 
 func (a *App) baseOpts() []kgo.Opt {
@@ -179,6 +205,14 @@ func (a *App) baseOpts() []kgo.Opt {
 		// Output and dead-letter topics are created on first produce
 		// when the brokers allow it (auto.create.topics.enable).
 		kgo.AllowAutoTopicCreation(),
+	}
+	if len(a.top.stores) > 0 {
+		changelogs := map[string]bool{}
+		for _, st := range a.top.stores {
+			changelogs[st.changelog] = true
+		}
+		opts = append(opts, kgo.RecordPartitioner(partitioner{changelogs: changelogs,
+			dflt: kgo.UniformBytesPartitioner(64<<10, true, true, nil)}))
 	}
 	if len(patterns) > 0 {
 		named := map[string]bool{}
@@ -207,7 +241,7 @@ func (a *App) baseOpts() []kgo.Opt {
 }
 
 func (a *App) createInternalTopics(ctx context.Context) error {
-	if len(a.top.internals) == 0 {
+	if len(a.top.internals) == 0 && len(a.top.stores) == 0 {
 		return nil
 	}
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(a.cfg.brokers...)}, a.cfg.clientOpts...)...)
@@ -227,6 +261,44 @@ func (a *App) createInternalTopics(ctx context.Context) error {
 		}
 		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
 			return fmt.Errorf("streams: creating repartition topic %s: %w", it.resolved, err)
+		}
+	}
+	return a.createChangelogs(ctx, adm)
+}
+
+// createChangelogs creates each store's compacted changelog with as many
+// partitions as the store's input topic, or checks the existing one.
+func (a *App) createChangelogs(ctx context.Context, adm *kadm.Client) error {
+	if len(a.top.stores) == 0 {
+		return nil
+	}
+	var names []string
+	for _, st := range a.top.stores {
+		names = append(names, st.inputTopic(), st.changelog)
+	}
+	topics, err := adm.ListTopics(ctx, names...)
+	if err != nil {
+		return fmt.Errorf("streams: describing state topics: %w", err)
+	}
+	compact := "compact"
+	for _, st := range a.top.stores {
+		in, ok := topics[st.inputTopic()]
+		if !ok || in.Err != nil || len(in.Partitions) == 0 {
+			return fmt.Errorf("streams: input topic %s of store %s does not exist; create it first", st.inputTopic(), st.name)
+		}
+		want := len(in.Partitions)
+		if cl, ok := topics[st.changelog]; ok && cl.Err == nil {
+			if len(cl.Partitions) != want {
+				return fmt.Errorf("%w: changelog %s has %d partitions, its input %s has %d", ErrConfig, st.changelog, len(cl.Partitions), st.inputTopic(), want)
+			}
+			continue
+		}
+		resp, err := adm.CreateTopic(ctx, int32(want), -1, map[string]*string{"cleanup.policy": &compact}, st.changelog)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+			return fmt.Errorf("streams: creating changelog %s: %w", st.changelog, err)
 		}
 	}
 	return nil
@@ -288,4 +360,51 @@ func (a *App) logFetchErrors(fetches kgo.Fetches) {
 // pollContext bounds a poll by the next commit deadline.
 func pollContext(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(ctx, deadline)
+}
+
+// noteRevokedLocked queues the tasks of partitions this instance lost for
+// the run loop to close.
+func (a *App) noteRevokedLocked(parts map[string][]int32) {
+	if len(a.top.stores) == 0 {
+		return
+	}
+	if a.mu.revoked == nil {
+		a.mu.revoked = map[string][]int32{}
+	}
+	for t, ps := range parts {
+		a.mu.revoked[t] = append(a.mu.revoked[t], ps...)
+	}
+}
+
+// settleTasks runs on the processing goroutine before a fetch is
+// processed: it closes the tasks of revoked partitions and opens (restores)
+// the tasks of fetched partitions that feed stores. First settle commits
+// (at-least-once) or ends the transaction (exactly-once), so closed stores
+// hold what was committed and a long restore never runs inside a
+// transaction.
+func (a *App) settleTasks(ctx context.Context, st *stateManager, fetches kgo.Fetches, settle func() error) error {
+	a.mu.Lock()
+	revoked := a.mu.revoked
+	a.mu.revoked = nil
+	var open []topicPartition
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		owned := a.cfg.guarantee == ExactlyOnceV2 || a.mu.owned[p.Topic][p.Partition]
+		if len(p.Records) > 0 && owned && st.needsOpen(p.Topic, p.Partition) {
+			open = append(open, topicPartition{p.Topic, p.Partition})
+		}
+	})
+	a.mu.Unlock()
+	if len(revoked) == 0 && len(open) == 0 {
+		return nil
+	}
+	if err := settle(); err != nil {
+		return err
+	}
+	st.closeTasks(revoked)
+	for _, tp := range open {
+		if err := st.open(ctx, tp.topic, tp.partition); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -27,6 +27,9 @@ const (
 	envHelperGuarantee = "STREAMS_TEST_HELPER_GUARANTEE"
 	envHelperInstance  = "STREAMS_TEST_HELPER_INSTANCE"
 	envHelperApp       = "STREAMS_TEST_HELPER_APP"
+	// envHelperStateDir selects the windowed topology (stateful) with its
+	// stores in that directory.
+	envHelperStateDir = "STREAMS_TEST_HELPER_STATE_DIR"
 )
 
 func TestMain(m *testing.M) {
@@ -57,7 +60,16 @@ func runHelperInstance(brokers string) int {
 		return 2
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	app, err := streams.NewApp(evenTopology("kill-in", "kill-out"),
+	top := evenTopology("kill-in", "kill-out")
+	var static []kgo.Opt
+	if dir := os.Getenv(envHelperStateDir); dir != "" {
+		top = windowedTopology("win-in", "win-count", "win-sum")
+		// A static member: a restarted instance takes its killed
+		// predecessor's place without waiting for its session to expire.
+		static = append(static, kgo.InstanceID("static-"+os.Getenv(envHelperInstance)))
+	}
+	app, err := streams.NewApp(top,
+		streams.StateDir(os.Getenv(envHelperStateDir)),
 		streams.Brokers(brokers),
 		streams.ApplicationID(os.Getenv(envHelperApp)),
 		streams.InstanceID(os.Getenv(envHelperInstance)),
@@ -67,6 +79,7 @@ func runHelperInstance(brokers string) int {
 		streams.Logger(logger),
 		streams.ClientOpts(kgo.SessionTimeout(3*time.Second), kgo.HeartbeatInterval(300*time.Millisecond),
 			kgo.RebalanceTimeout(10*time.Second)),
+		streams.ClientOpts(static...),
 	)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -88,7 +101,7 @@ func startBroker(t *testing.T) *brokertest.Broker {
 	)
 }
 
-func createTopic(t *testing.T, addr, topic string, partitions int32) {
+func createTopic(t testing.TB, addr, topic string, partitions int32) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
@@ -116,7 +129,16 @@ func produceNumbers(t *testing.T, addr, topic string, from, to int) {
 }
 
 func produceRange(addr, topic string, from, to int) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic))
+	return produceEach(addr, from, to, func(i int) *kgo.Record {
+		v := []byte(strconv.Itoa(i))
+		return &kgo.Record{Topic: topic, Key: v, Value: v}
+	})
+}
+
+// produceEach produces record(i) for every i in [from, to) asynchronously
+// and waits for all of them.
+func produceEach(addr string, from, to int, record func(i int) *kgo.Record) error {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ProducerLinger(5*time.Millisecond))
 	if err != nil {
 		return err
 	}
@@ -128,8 +150,7 @@ func produceRange(addr, topic string, from, to int) error {
 		firstErr error
 	)
 	for i := from; i < to; i++ {
-		v := []byte(strconv.Itoa(i))
-		cl.Produce(ctx, &kgo.Record{Key: v, Value: v}, func(_ *kgo.Record, err error) {
+		cl.Produce(ctx, record(i), func(_ *kgo.Record, err error) {
 			if err != nil {
 				mu.Lock()
 				if firstErr == nil {

@@ -81,13 +81,49 @@
 // exactly-once). A record's outputs are released only when all its stages
 // succeeded.
 //
+// # State: aggregations and windows
+//
+// GroupByKey (or GroupBy, which re-keys) groups a stream; Count, Reduce and
+// Aggregate fold each key's records into a Table, whose ToStream emits
+// every update. WindowedBy cuts the groups into TumblingWindows or
+// HoppingWindows over record timestamps, with Grace for out-of-order
+// records (SessionWindowedBy into SessionWindows, merged when a record
+// bridges them); keys become Windowed[K] (WindowedSerde writes the key bytes and
+// the start and end as 8-byte Unix milliseconds). A record later than its
+// window's end plus grace in stream time (the largest timestamp the
+// aggregation has seen in that partition) is dropped and counted in
+// Stats.LateDropped. Suppress(UntilWindowCloses()) emits one final result
+// per window instead of every update.
+//
+//	counts := streams.WindowedBy(clicks.GroupByKey(streams.String, streams.JSON[Click]()),
+//		streams.TumblingWindows(time.Minute).Grace(10*time.Second)).Count(streams.Named("clicks-per-minute"))
+//	counts.Suppress(streams.UntilWindowCloses()).ToStream().
+//		To("clicks-per-minute", streams.WindowedSerde(streams.String), streams.Int64)
+//
+// Each aggregation keeps a state store: one pebble database per input
+// partition (a task) under StateDir, written to the compacted changelog
+// topic <application id>-<store>-changelog (created by the App with the
+// input's partition count) among the record's outputs, so under
+// exactly-once store writes, outputs and input offsets commit in one
+// transaction. A store applies a commit period's writes only after the
+// commit (exactly-once: after the transaction committed), together with
+// the changelog offset they reach, so a partition's store is restored on
+// assignment by replaying its changelog from that offset (read_committed
+// under exactly-once); a crash or a deleted state directory costs a
+// restore, never a wrong count. Grouping a stream whose keys may have
+// changed, or that does not come from exactly one fixed topic, goes through
+// a repartition topic first, as in Kafka Streams.
+//
 // # Testing and metrics
 //
 // TestDriver runs a topology in memory, like Kafka Streams'
-// TopologyTestDriver. Running Apps report Stats and register Prometheus
+// TopologyTestDriver (stores on an in-memory file system; Close it).
+// Running Apps report Stats and register Prometheus
 // series on the default registry: strata_stream_records_in_total,
 // strata_stream_records_out_total, strata_stream_errors_total{outcome}
 // (dead_letter, skip, fail), strata_stream_transactions_aborted_total,
-// strata_stream_restarts_total and strata_stream_lag_records, all
-// labelled by job.
+// strata_stream_restarts_total, strata_stream_lag_records,
+// strata_stream_late_dropped_total and the restore counters
+// strata_stream_restored_records_total, _restored_bytes_total and
+// _restore_seconds_total, all labelled by job.
 package streams

@@ -1,9 +1,11 @@
 package streams
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -12,8 +14,15 @@ import (
 // dead-letter topic) produced. Repartition topics are looped back at once.
 // Error modes apply as in an App. It is for tests and examples; it is not
 // safe for concurrent use.
+//
+// State stores live in memory (pebble on an in-memory file system), one per
+// input topic with every record in partition 0; each piped record is
+// committed at once, and changelog records appear as the output of the
+// changelog topics (<application id>-<store>-changelog). Close releases the
+// stores.
 type TestDriver struct {
 	proc    *processor
+	state   *stateManager
 	outputs map[string][]*kgo.Record
 	offsets map[string]int64
 	stats   counters
@@ -37,6 +46,10 @@ func NewTestDriver(t *Topology, opts ...Opt) (*TestDriver, error) {
 	t.bind(cfg.appID, cfg.deadLetter)
 	d := &TestDriver{outputs: map[string][]*kgo.Record{}, offsets: map[string]int64{}, intern: map[string]bool{}}
 	d.proc = &processor{top: t, mode: cfg.errorMode, dlq: cfg.deadLetter, stats: &d.stats}
+	if len(t.stores) > 0 {
+		d.state = newStateManager(t, "/"+cfg.appID, vfs.NewMem(), cfg.logger, nil)
+		d.proc.state = d.state
+	}
 	for _, it := range t.internals {
 		d.intern[it.resolved] = true
 	}
@@ -56,9 +69,19 @@ func (d *TestDriver) Pipe(r *kgo.Record) error {
 		if in.Timestamp.IsZero() {
 			in.Timestamp = time.Unix(0, 0)
 		}
+		if d.state != nil && d.state.needsOpen(in.Topic, 0) {
+			if err := d.state.open(context.Background(), in.Topic, 0); err != nil {
+				return err
+			}
+		}
 		outs, err := d.proc.process(in)
 		if err != nil {
 			return err
+		}
+		if d.state != nil {
+			if err := d.state.commit(); err != nil {
+				return err
+			}
 		}
 		for _, o := range outs {
 			if d.intern[o.Topic] {
@@ -73,6 +96,15 @@ func (d *TestDriver) Pipe(r *kgo.Record) error {
 	return nil
 }
 
+// Close closes the driver's state stores.
+func (d *TestDriver) Close() {
+	if d.state != nil {
+		d.state.close()
+		d.state = nil
+		d.proc.state = nil
+	}
+}
+
 // Output returns and forgets the records produced to topic so far.
 func (d *TestDriver) Output(topic string) []*kgo.Record {
 	rs := d.outputs[topic]
@@ -84,7 +116,7 @@ func (d *TestDriver) Output(topic string) []*kgo.Record {
 func (d *TestDriver) Stats() Stats {
 	return Stats{Job: "test-driver", Instances: 1, RecordsIn: d.stats.in.Load(),
 		Errors: d.stats.errors.Load(), DeadLettered: d.stats.deadLettered.Load(), Skipped: d.stats.skipped.Load(),
-		Failed: d.stats.failed.Load()}
+		Failed: d.stats.failed.Load(), LateDropped: d.stats.lateDropped.Load()}
 }
 
 // PipeInput encodes key and value with the serdes and pipes them to topic.

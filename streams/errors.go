@@ -110,7 +110,10 @@ const (
 // Outputs are released only when the whole record succeeded, so a record
 // either yields all its outputs or goes to error handling.
 type procCtx struct {
-	out []*kgo.Record
+	out     []*kgo.Record
+	task    *task    // the input partition's stores, if it feeds any
+	touched []*store // stores the record wrote (staged until it succeeds)
+	stats   *counters
 }
 
 // processor runs records through a topology and applies the error mode.
@@ -120,6 +123,7 @@ type processor struct {
 	mode  ErrorMode
 	dlq   string
 	stats *counters
+	state *stateManager // nil when the topology has no stores
 	ctx   procCtx
 }
 
@@ -129,7 +133,19 @@ type processor struct {
 func (p *processor) process(kr *kgo.Record) ([]*kgo.Record, error) {
 	p.stats.in.Add(1)
 	p.ctx.out = p.ctx.out[:0]
+	p.ctx.stats = p.stats
+	if p.state != nil {
+		p.ctx.task = p.state.task(kr.Topic, kr.Partition)
+	}
 	err := p.run(kr)
+	for _, st := range p.ctx.touched {
+		if err != nil {
+			st.staged = st.staged[:0]
+		} else {
+			st.applyStaged()
+		}
+	}
+	p.ctx.touched = p.ctx.touched[:0]
 	if err == nil {
 		return p.ctx.out, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -13,6 +14,9 @@ type counters struct {
 	in, out, errors, deadLettered, skipped, failed, aborted atomic.Uint64
 	restarts                                                atomic.Uint64
 	lag                                                     atomic.Int64
+
+	lateDropped                                  atomic.Uint64
+	restoredRecords, restoredBytes, restoreNanos atomic.Uint64
 }
 
 // Stats is a snapshot of a job's counters. When several Apps in one process
@@ -29,6 +33,11 @@ type Stats struct {
 	Aborted      uint64 // exactly-once transactions aborted (rebalance, fencing, errors)
 	Restarts     uint64 // times RunWithRestarts ran the App again after an error
 	Lag          int64  // records behind the high watermarks of the fetched partitions
+
+	LateDropped     uint64        // (record, window) updates dropped: the window had closed
+	RestoredRecords uint64        // changelog records replayed into state stores
+	RestoredBytes   uint64        // their key and value bytes
+	RestoreTime     time.Duration // time spent restoring
 }
 
 var registry struct {
@@ -80,6 +89,10 @@ func Running() []Stats {
 		s.Restarts += one.Restarts
 		s.Aborted += one.Aborted
 		s.Lag += one.Lag
+		s.LateDropped += one.LateDropped
+		s.RestoredRecords += one.RestoredRecords
+		s.RestoredBytes += one.RestoredBytes
+		s.RestoreTime += one.RestoreTime
 	}
 	registry.Unlock()
 	out := make([]Stats, 0, len(byJob))
@@ -97,13 +110,17 @@ var (
 	descAborted = prometheus.NewDesc("strata_stream_transactions_aborted_total", "Exactly-once transactions aborted.", []string{"job"}, nil)
 	descRestart = prometheus.NewDesc("strata_stream_restarts_total", "Times the stream job was restarted after an error.", []string{"job"}, nil)
 	descLag     = prometheus.NewDesc("strata_stream_lag_records", "Records behind the high watermark over the job's fetched partitions.", []string{"job"}, nil)
+	descLate    = prometheus.NewDesc("strata_stream_late_dropped_total", "Record updates of windows that had closed (stream time past end + grace), dropped.", []string{"job"}, nil)
+	descRestRec = prometheus.NewDesc("strata_stream_restored_records_total", "Changelog records replayed into state stores.", []string{"job"}, nil)
+	descRestB   = prometheus.NewDesc("strata_stream_restored_bytes_total", "Key and value bytes of the changelog records replayed into state stores.", []string{"job"}, nil)
+	descRestSec = prometheus.NewDesc("strata_stream_restore_seconds_total", "Time spent restoring state stores from changelogs.", []string{"job"}, nil)
 )
 
 // collector exposes Running at scrape time.
 type collector struct{}
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descIn, descOut, descErrors, descAborted, descRestart, descLag} {
+	for _, d := range []*prometheus.Desc{descIn, descOut, descErrors, descAborted, descRestart, descLag, descLate, descRestRec, descRestB, descRestSec} {
 		ch <- d
 	}
 }
@@ -118,5 +135,9 @@ func (collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descAborted, prometheus.CounterValue, float64(s.Aborted), s.Job)
 		ch <- prometheus.MustNewConstMetric(descRestart, prometheus.CounterValue, float64(s.Restarts), s.Job)
 		ch <- prometheus.MustNewConstMetric(descLag, prometheus.GaugeValue, float64(s.Lag), s.Job)
+		ch <- prometheus.MustNewConstMetric(descLate, prometheus.CounterValue, float64(s.LateDropped), s.Job)
+		ch <- prometheus.MustNewConstMetric(descRestRec, prometheus.CounterValue, float64(s.RestoredRecords), s.Job)
+		ch <- prometheus.MustNewConstMetric(descRestB, prometheus.CounterValue, float64(s.RestoredBytes), s.Job)
+		ch <- prometheus.MustNewConstMetric(descRestSec, prometheus.CounterValue, s.RestoreTime.Seconds(), s.Job)
 	}
 }

@@ -86,10 +86,15 @@ func (s Stream[K, V]) Foreach(fn func(K, V) error, opts ...OpOpt) {
 // Merge returns a stream of the records of s and of others.
 func (s Stream[K, V]) Merge(others ...Stream[K, V]) Stream[K, V] {
 	out := &node[K, V]{}
+	merged := Stream[K, V]{top: s.top, node: out, src: s.src, rekeyed: s.rekeyed}
 	for _, in := range append([]Stream[K, V]{s}, others...) {
 		in.node.children = append(in.node.children, out.emit)
+		if in.src != merged.src {
+			merged.src = nil
+		}
+		merged.rekeyed = merged.rekeyed || in.rekeyed
 	}
-	return Stream[K, V]{top: s.top, node: out}
+	return merged
 }
 
 // Transform is the general record operator: fn returns zero or more output
@@ -97,7 +102,7 @@ func (s Stream[K, V]) Merge(others ...Stream[K, V]) Stream[K, V] {
 // other operators are special cases of it.
 func Transform[K, V, K2, V2 any](s Stream[K, V], fn func(Record[K, V]) ([]Record[K2, V2], error), opts ...OpOpt) Stream[K2, V2] {
 	stage := s.top.name("transform", opts)
-	return derive(s, func(out *node[K2, V2]) func(*procCtx, Record[K, V]) error {
+	return rekeyed(derive(s, func(out *node[K2, V2]) func(*procCtx, Record[K, V]) error {
 		return func(c *procCtx, r Record[K, V]) error {
 			rs, err := fn(r)
 			if err != nil {
@@ -110,14 +115,20 @@ func Transform[K, V, K2, V2 any](s Stream[K, V], fn func(Record[K, V]) ([]Record
 			}
 			return nil
 		}
-	})
+	}))
+}
+
+// rekeyed marks a stream whose keys an operator may have changed.
+func rekeyed[K, V any](s Stream[K, V]) Stream[K, V] {
+	s.rekeyed = true
+	return s
 }
 
 // MapRecord maps each record to one record, with access to headers,
 // timestamp and origin.
 func MapRecord[K, V, K2, V2 any](s Stream[K, V], fn func(Record[K, V]) (Record[K2, V2], error), opts ...OpOpt) Stream[K2, V2] {
 	stage := s.top.name("map", opts)
-	return derive(s, func(out *node[K2, V2]) func(*procCtx, Record[K, V]) error {
+	return rekeyed(derive(s, func(out *node[K2, V2]) func(*procCtx, Record[K, V]) error {
 		return func(c *procCtx, r Record[K, V]) error {
 			o, err := fn(r)
 			if err != nil {
@@ -125,7 +136,7 @@ func MapRecord[K, V, K2, V2 any](s Stream[K, V], fn func(Record[K, V]) (Record[K
 			}
 			return out.emit(c, o)
 		}
-	})
+	}))
 }
 
 func carry[K, V, K2, V2 any](r Record[K, V], k K2, v V2) Record[K2, V2] {
@@ -150,10 +161,12 @@ func MapValues[K, V, V2 any](s Stream[K, V], fn func(K, V) (V2, error), opts ...
 	if len(opts) == 0 {
 		opts = []OpOpt{Named(fmt.Sprintf("map-values-%d", s.top.nextID+1))}
 	}
-	return MapRecord(s, func(r Record[K, V]) (Record[K, V2], error) {
+	out := MapRecord(s, func(r Record[K, V]) (Record[K, V2], error) {
 		v, err := fn(r.Key, r.Value)
 		return carry(r, r.Key, v), err
 	}, opts...)
+	out.rekeyed = s.rekeyed
+	return out
 }
 
 // SelectKey sets a new key, keeping the value.
@@ -170,7 +183,7 @@ func SelectKey[K, V, K2 any](s Stream[K, V], fn func(K, V) (K2, error), opts ...
 // FlatMap maps each record to zero or more key-value pairs.
 func FlatMap[K, V, K2, V2 any](s Stream[K, V], fn func(K, V) ([]KeyValue[K2, V2], error), opts ...OpOpt) Stream[K2, V2] {
 	stage := s.top.name("flat-map", opts)
-	return derive(s, func(out *node[K2, V2]) func(*procCtx, Record[K, V]) error {
+	return rekeyed(derive(s, func(out *node[K2, V2]) func(*procCtx, Record[K, V]) error {
 		return func(c *procCtx, r Record[K, V]) error {
 			kvs, err := fn(r.Key, r.Value)
 			if err != nil {
@@ -183,7 +196,7 @@ func FlatMap[K, V, K2, V2 any](s Stream[K, V], fn func(K, V) ([]KeyValue[K2, V2]
 			}
 			return nil
 		}
-	})
+	}))
 }
 
 // FlatMapValues maps each value to zero or more values, keeping the key.
@@ -216,11 +229,13 @@ type Splitter[K, V any] struct {
 	preds    []func(Record[K, V]) (bool, error)
 	branches []*node[K, V]
 	dflt     *node[K, V]
+	src      *source
+	rekeyed  bool
 }
 
 // Split starts a split of s into named branches.
 func (s Stream[K, V]) Split(opts ...OpOpt) *Splitter[K, V] {
-	sp := &Splitter[K, V]{top: s.top, stage: s.top.name("split", opts)}
+	sp := &Splitter[K, V]{top: s.top, stage: s.top.name("split", opts), src: s.src, rekeyed: s.rekeyed}
 	s.node.children = append(s.node.children, sp.route)
 	return sp
 }
@@ -237,7 +252,7 @@ func (sp *Splitter[K, V]) BranchRecord(name string, pred func(Record[K, V]) (boo
 	sp.names = append(sp.names, name)
 	sp.preds = append(sp.preds, pred)
 	sp.branches = append(sp.branches, n)
-	return Stream[K, V]{top: sp.top, node: n}
+	return Stream[K, V]{top: sp.top, node: n, src: sp.src, rekeyed: sp.rekeyed}
 }
 
 // Default returns the branch of records no other branch took.
@@ -245,7 +260,7 @@ func (sp *Splitter[K, V]) Default() Stream[K, V] {
 	if sp.dflt == nil {
 		sp.dflt = &node[K, V]{}
 	}
-	return Stream[K, V]{top: sp.top, node: sp.dflt}
+	return Stream[K, V]{top: sp.top, node: sp.dflt, src: sp.src, rekeyed: sp.rekeyed}
 }
 
 func (sp *Splitter[K, V]) route(c *procCtx, r Record[K, V]) error {

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -64,6 +66,7 @@ type config struct {
 	deadLetter     string
 	txnTimeout     time.Duration
 	repartitions   int32
+	stateDir       string
 	logger         *slog.Logger
 	clientOpts     []kgo.Opt
 	beforeRun      []func(context.Context) error
@@ -104,6 +107,9 @@ func (c *config) validate() error {
 	}
 	if c.name == "" {
 		c.name = c.appID
+	}
+	if c.stateDir == "" {
+		c.stateDir = filepath.Join(os.TempDir(), "strata-streams")
 	}
 	return nil
 }
@@ -164,6 +170,13 @@ func TransactionTimeout(d time.Duration) Opt { return optFunc(func(c *config) { 
 // App creates (default: the broker's num.partitions).
 func RepartitionPartitions(n int32) Opt { return optFunc(func(c *config) { c.repartitions = n }) }
 
+// StateDir sets the directory under which the App keeps its state stores
+// (default os.TempDir()/strata-streams): <dir>/<application id>/<store>-<partition>,
+// one pebble database per store and input partition. Instances of one
+// application on one machine need different directories. The stores are a
+// cache of their changelog topics: deleting them costs a restore, not data.
+func StateDir(dir string) Opt { return optFunc(func(c *config) { c.stateDir = dir }) }
+
 // Logger sets the App's logger (default: discard).
 func Logger(l *slog.Logger) Opt { return optFunc(func(c *config) { c.logger = l }) }
 
@@ -177,7 +190,9 @@ func BeforeRun(fn func(ctx context.Context) error) Opt {
 }
 
 // ClientOpts adds franz-go options to the App's client (after the App's
-// own, so they win), e.g. kgo.SessionTimeout or kgo.FetchMaxBytes.
+// own, so they win), e.g. kgo.SessionTimeout or kgo.FetchMaxBytes. With
+// state stores, do not pass kgo.RecordPartitioner: the App's partitioner
+// sends each changelog record to its task's partition.
 func ClientOpts(opts ...kgo.Opt) Opt {
 	return optFunc(func(c *config) { c.clientOpts = append(c.clientOpts, opts...) })
 }

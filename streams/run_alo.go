@@ -17,7 +17,7 @@ import (
 // processed record of each owned partition. A crash loses at most the
 // uncommitted tail, which the next owner reprocesses.
 
-func (a *App) runAtLeastOnce(ctx context.Context) error {
+func (a *App) runAtLeastOnce(ctx context.Context, proc *processor) error {
 	opts := append(a.baseOpts(),
 		kgo.DisableAutoCommit(),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
@@ -39,11 +39,13 @@ func (a *App) runAtLeastOnce(ctx context.Context) error {
 				a.cfg.logger.Warn("commit before revocation failed; the next owner reprocesses", "err", err)
 			}
 			a.dropLocked(revoked)
+			a.noteRevokedLocked(revoked)
 		}),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, lost map[string][]int32) {
 			a.mu.Lock()
 			defer a.mu.Unlock()
 			a.dropLocked(lost)
+			a.noteRevokedLocked(lost)
 		}),
 	)
 	opts = append(opts, a.cfg.clientOpts...)
@@ -57,7 +59,17 @@ func (a *App) runAtLeastOnce(ctx context.Context) error {
 	// shutdown are still delivered before the last commit.
 	produceCtx, cancelProduce := context.WithCancel(context.Background())
 	defer cancelProduce()
-	proc := &processor{top: a.top, mode: a.cfg.errorMode, dlq: a.cfg.deadLetter, stats: &a.stats}
+	// commit delivers every produced record, commits the offsets and then
+	// the stores (whose changelog records are now all acknowledged).
+	commit := func() error {
+		a.mu.Lock()
+		err := a.flushAndCommitLocked(produceCtx, cl)
+		a.mu.Unlock()
+		if err == nil && proc.state != nil {
+			err = proc.state.commit()
+		}
+		return err
+	}
 	nextCommit := time.Now().Add(a.cfg.commitInterval)
 	for {
 		pollCtx, cancel := pollContext(ctx, nextCommit)
@@ -67,21 +79,24 @@ func (a *App) runAtLeastOnce(ctx context.Context) error {
 			return nil
 		}
 		a.logFetchErrors(fetches)
+		if proc.state != nil {
+			if err := a.settleTasks(ctx, proc.state, fetches, commit); err != nil {
+				if ctx.Err() != nil {
+					return commit()
+				}
+				return err
+			}
+		}
 		if err := a.processAtLeastOnce(produceCtx, cl, proc, fetches); err != nil {
 			// Deliver what the good records produced and commit up to
 			// (not including) the failed record.
-			a.mu.Lock()
-			if ferr := a.flushAndCommitLocked(produceCtx, cl); ferr != nil {
+			if ferr := commit(); ferr != nil {
 				err = errors.Join(err, ferr)
 			}
-			a.mu.Unlock()
 			return err
 		}
-		if ctx.Err() != nil || !time.Now().Before(nextCommit) {
-			a.mu.Lock()
-			err := a.flushAndCommitLocked(produceCtx, cl)
-			a.mu.Unlock()
-			if err != nil {
+		if ctx.Err() != nil || !time.Now().Before(nextCommit) || (proc.state != nil && proc.state.overBudget()) {
+			if err := commit(); err != nil {
 				return err
 			}
 			nextCommit = time.Now().Add(a.cfg.commitInterval)
@@ -173,10 +188,12 @@ func (a *App) dropLocked(parts map[string][]int32) {
 	}
 }
 
-// dropLag forgets the lag of partitions this instance no longer owns.
+// dropLag forgets the lag of partitions this instance no longer owns and
+// queues their tasks for closing.
 func (a *App) dropLag(parts map[string][]int32) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.noteRevokedLocked(parts)
 	for t, ps := range parts {
 		for _, p := range ps {
 			delete(a.mu.lag[t], p)

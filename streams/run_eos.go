@@ -43,7 +43,7 @@ func permanentProduceError(err error) bool {
 	return true
 }
 
-func (a *App) runExactlyOnce(ctx context.Context) error {
+func (a *App) runExactlyOnce(ctx context.Context, proc *processor) error {
 	opts := append(a.baseOpts(),
 		kgo.TransactionalID(a.cfg.appID+"-"+a.cfg.instanceID),
 		kgo.TransactionTimeout(a.cfg.txnTimeout),
@@ -63,7 +63,6 @@ func (a *App) runExactlyOnce(ctx context.Context) error {
 
 	produceCtx, cancelProduce := context.WithCancel(context.Background())
 	defer cancelProduce()
-	proc := &processor{top: a.top, mode: a.cfg.errorMode, dlq: a.cfg.deadLetter, stats: &a.stats}
 	var (
 		inTxn    bool
 		txnStart time.Time
@@ -102,7 +101,15 @@ func (a *App) runExactlyOnce(ctx context.Context) error {
 		}
 		if committed {
 			produceAborts = 0
+			if proc.state != nil {
+				// The transaction wrote the stores' changelog
+				// records: now the stores may keep the writes.
+				return proc.state.commit()
+			}
 			return nil
+		}
+		if proc.state != nil {
+			proc.state.abort()
 		}
 		a.stats.aborted.Add(1)
 		if fatal != nil {
@@ -123,6 +130,22 @@ func (a *App) runExactlyOnce(ctx context.Context) error {
 			return nil
 		}
 		a.logFetchErrors(fetches)
+		if proc.state != nil {
+			err := a.settleTasks(ctx, proc.state, fetches, func() error {
+				if !inTxn {
+					return nil
+				}
+				endCtx, cancelEnd := context.WithTimeout(context.Background(), a.cfg.txnTimeout)
+				defer cancelEnd()
+				return end(endCtx)
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			}
+		}
 		if fetches.NumRecords() > 0 {
 			if !inTxn {
 				if err := sess.Begin(); err != nil {
@@ -138,10 +161,14 @@ func (a *App) runExactlyOnce(ctx context.Context) error {
 				if _, aerr := sess.End(abortCtx, kgo.TryAbort); aerr != nil {
 					err = errors.Join(err, aerr)
 				}
+				if proc.state != nil {
+					proc.state.abort()
+				}
 				return err
 			}
 		}
-		if inTxn && (ctx.Err() != nil || !time.Now().Before(txnStart.Add(a.cfg.commitInterval))) {
+		if inTxn && (ctx.Err() != nil || !time.Now().Before(txnStart.Add(a.cfg.commitInterval)) ||
+			(proc.state != nil && proc.state.overBudget())) {
 			endCtx, cancelEnd := context.WithTimeout(context.Background(), a.cfg.txnTimeout)
 			err := end(endCtx)
 			cancelEnd()

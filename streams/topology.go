@@ -17,6 +17,7 @@ type Topology struct {
 	nextID    int
 	sources   []*source
 	internals []*internalTopic
+	stores    []*storeSpec
 	sinks     []string // the fixed topics of To sinks
 	err       error    // first build error, reported by NewApp
 
@@ -69,6 +70,10 @@ func (t *Topology) bind(appID, deadLetter string) {
 	for _, it := range t.internals {
 		it.resolved = appID + "-" + it.name + "-repartition"
 		excluded[it.resolved] = true
+	}
+	for _, st := range t.stores {
+		st.changelog = appID + "-" + st.name + "-changelog"
+		excluded[st.changelog] = true
 	}
 	for _, tp := range t.sinks {
 		excluded[tp] = true
@@ -163,6 +168,12 @@ func Named(name string) OpOpt { return OpOpt{name: name} }
 type Stream[K, V any] struct {
 	top  *Topology
 	node *node[K, V]
+	// src is the one source whose records reach this stream, nil after a
+	// Merge of several; rekeyed says an operator may have changed keys
+	// since. Grouping repartitions unless src is one fixed topic and the
+	// keys are the source's.
+	src     *source
+	rekeyed bool
 }
 
 // node is where an operator's output goes: every child receives every record.
@@ -184,7 +195,7 @@ func (n *node[K, V]) emit(c *procCtx, r Record[K, V]) error {
 func derive[K, V, K2, V2 any](s Stream[K, V], fn func(out *node[K2, V2]) func(*procCtx, Record[K, V]) error) Stream[K2, V2] {
 	out := &node[K2, V2]{}
 	s.node.children = append(s.node.children, fn(out))
-	return Stream[K2, V2]{top: s.top, node: out}
+	return Stream[K2, V2]{top: s.top, node: out, src: s.src, rekeyed: s.rekeyed}
 }
 
 // From reads the named topics, decoding keys and values with the serdes. A
@@ -228,5 +239,5 @@ func addSource[K, V any](t *Topology, s *source, keys Serde[K], values Serde[V],
 		})
 	}
 	t.sources = append(t.sources, s)
-	return Stream[K, V]{top: t, node: out}
+	return Stream[K, V]{top: t, node: out, src: s}
 }

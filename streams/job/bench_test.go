@@ -1,7 +1,6 @@
 package job
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/strata-streaming/strata/internal/brokertest"
 	"github.com/strata-streaming/strata/streams"
+	"github.com/strata-streaming/strata/streams/internal/benchrun"
 )
 
 const filterMapJob = `name: bench
@@ -52,26 +52,7 @@ func BenchmarkFilterMapJob(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan error, 1)
-				start := time.Now()
-				go func() { done <- app.Run(ctx) }()
-				for app.Stats().RecordsIn < n {
-					select {
-					case err := <-done:
-						cancel()
-						b.Fatalf("job ended early: %v", err)
-					case <-time.After(2 * time.Millisecond):
-					}
-				}
-				cancel() // Run flushes and commits what it processed before returning
-				if err := <-done; err != nil {
-					b.Fatal(err)
-				}
-				total += time.Since(start)
-				if got := app.Stats().RecordsIn; got != n {
-					b.Fatalf("processed %d records, want %d", got, n)
-				}
+				total += benchrun.ToCompletion(b, app, n)
 			}
 			b.ReportMetric(float64(n*b.N)/total.Seconds(), "records/s")
 		})

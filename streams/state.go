@@ -1,0 +1,276 @@
+package streams
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// storeSpec is a state store of the topology. Its input is one fixed topic
+// (a source topic or a repartition topic): a task is one partition of that
+// topic, and the changelog <application id>-<name>-changelog has as many
+// partitions, partition p holding the writes of task p.
+type storeSpec struct {
+	index     int
+	name      string
+	input     *source // the single fixed-topic source feeding it
+	changelog string  // resolved at bind
+}
+
+// inputTopic is the topic whose partitions are the store's tasks.
+func (s *storeSpec) inputTopic() string {
+	if s.input.internal != nil {
+		return s.input.internal.resolved
+	}
+	return s.input.topics[0]
+}
+
+func (t *Topology) addStore(name string, input *source) *storeSpec {
+	spec := &storeSpec{index: len(t.stores), name: name, input: input}
+	t.stores = append(t.stores, spec)
+	return spec
+}
+
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// task is one partition of an input topic that feeds stores, with those
+// stores open.
+type task struct {
+	tp     topicPartition
+	stores []*store // by storeSpec.index; nil for stores of other topics
+}
+
+// restoreFunc replays the changelogs of stores from their next offsets to
+// the changelogs' ends.
+type restoreFunc func(ctx context.Context, stores []*store) error
+
+// stateManager owns the open tasks of one run (or of a TestDriver). It is
+// used by the processing goroutine only, except noteAcked, which produce
+// promises call.
+type stateManager struct {
+	top     *Topology
+	root    string // <state dir>/<application id>
+	fs      vfs.FS // nil: the OS
+	cache   *pebble.Cache
+	logger  *slog.Logger
+	restore restoreFunc // nil: nothing to restore (TestDriver)
+	tasks   map[topicPartition]*task
+	byInput map[string][]*storeSpec
+
+	acked struct {
+		sync.Mutex
+		next map[topicPartition]int64 // changelog partition → one past the last acked offset
+	}
+	changelogs map[string]bool
+}
+
+func newStateManager(top *Topology, root string, fs vfs.FS, logger *slog.Logger, restore restoreFunc) *stateManager {
+	m := &stateManager{top: top, root: root, fs: fs, logger: logger, restore: restore,
+		tasks: map[topicPartition]*task{}, byInput: map[string][]*storeSpec{}, changelogs: map[string]bool{}}
+	for _, spec := range top.stores {
+		m.byInput[spec.inputTopic()] = append(m.byInput[spec.inputTopic()], spec)
+		m.changelogs[spec.changelog] = true
+	}
+	m.acked.next = map[topicPartition]int64{}
+	m.cache = pebble.NewCache(64 << 20)
+	return m
+}
+
+// stateful reports whether records of topic feed stores.
+func (m *stateManager) stateful(topic string) bool { return len(m.byInput[topic]) > 0 }
+
+// task returns the open task of a partition, or nil.
+func (m *stateManager) task(topic string, partition int32) *task {
+	return m.tasks[topicPartition{topic, partition}]
+}
+
+// needsOpen reports whether a partition feeds stores that are not open.
+func (m *stateManager) needsOpen(topic string, partition int32) bool {
+	return m.stateful(topic) && m.task(topic, partition) == nil
+}
+
+// open opens the stores of a partition and restores them from their
+// changelogs before its records are processed.
+func (m *stateManager) open(ctx context.Context, topic string, partition int32) error {
+	tp := topicPartition{topic, partition}
+	if m.tasks[tp] != nil {
+		return nil
+	}
+	t := &task{tp: tp, stores: make([]*store, len(m.top.stores))}
+	var opened []*store
+	for _, spec := range m.byInput[topic] {
+		dir := filepath.Join(m.root, spec.name+"-"+strconv.Itoa(int(partition)))
+		st, err := m.openRetrying(ctx, spec, partition, dir)
+		if err != nil {
+			for _, o := range opened {
+				o.close()
+			}
+			return err
+		}
+		t.stores[spec.index] = st
+		opened = append(opened, st)
+	}
+	if m.restore != nil {
+		if err := m.restore(ctx, opened); err != nil {
+			for _, o := range opened {
+				o.close()
+			}
+			return err
+		}
+	}
+	m.tasks[tp] = t
+	return nil
+}
+
+// openRetrying opens a store's database, retrying for a while when another
+// App of this process still holds it (its owner closes it after a
+// rebalance moved the partition here).
+func (m *stateManager) openRetrying(ctx context.Context, spec *storeSpec, partition int32, dir string) (*store, error) {
+	if m.fs == nil {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("streams: state dir: %w", err)
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for delay := 10 * time.Millisecond; ; delay = min(2*delay, time.Second) {
+		st, err := openStore(spec, partition, dir, m.fs, m.cache, m.logger)
+		if err == nil || time.Now().After(deadline) {
+			return st, err
+		}
+		m.logger.Info("store busy; retrying", "store", spec.name, "partition", partition, "err", err)
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+	}
+}
+
+// noteAcked records a produced record's offset if it is a changelog record.
+func (m *stateManager) noteAcked(r *kgo.Record) {
+	if !m.changelogs[r.Topic] {
+		return
+	}
+	tp := topicPartition{r.Topic, r.Partition}
+	m.acked.Lock()
+	if r.Offset+1 > m.acked.next[tp] {
+		m.acked.next[tp] = r.Offset + 1
+	}
+	m.acked.Unlock()
+}
+
+// overBudget reports whether uncommitted writes should be committed now.
+func (m *stateManager) overBudget() bool {
+	for _, t := range m.tasks {
+		for _, st := range t.stores {
+			if st != nil && st.uncommittedBytes() > pendingLimit {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// commit makes every task's uncommitted writes durable, once their
+// changelog records are acknowledged and (exactly-once) the transaction
+// that wrote them committed.
+func (m *stateManager) commit() error {
+	m.acked.Lock()
+	next := make(map[topicPartition]int64, len(m.acked.next))
+	for tp, o := range m.acked.next {
+		next[tp] = o
+	}
+	m.acked.Unlock()
+	for _, t := range m.tasks {
+		for _, st := range t.stores {
+			if st == nil {
+				continue
+			}
+			o, ok := next[topicPartition{st.spec.changelog, st.partition}]
+			if !ok {
+				o = -1
+			}
+			if err := st.commit(o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// abort drops every task's uncommitted writes (the transaction that wrote
+// their changelog records aborted; the inputs will be processed again).
+func (m *stateManager) abort() {
+	for _, t := range m.tasks {
+		for _, st := range t.stores {
+			if st != nil {
+				st.abort()
+			}
+		}
+	}
+}
+
+// closeTasks closes the tasks of the given partitions, dropping what is
+// uncommitted (callers commit first when that is right).
+func (m *stateManager) closeTasks(parts map[string][]int32) {
+	for topic, ps := range parts {
+		for _, p := range ps {
+			tp := topicPartition{topic, p}
+			if t := m.tasks[tp]; t != nil {
+				m.closeTask(t)
+				delete(m.tasks, tp)
+			}
+		}
+	}
+}
+
+func (m *stateManager) closeTask(t *task) {
+	for _, st := range t.stores {
+		if st == nil {
+			continue
+		}
+		if err := st.close(); err != nil {
+			m.logger.Warn("closing store", "store", st.spec.name, "partition", st.partition, "err", err)
+		}
+	}
+}
+
+// close closes every task and releases the block cache.
+func (m *stateManager) close() {
+	for tp, t := range m.tasks {
+		m.closeTask(t)
+		delete(m.tasks, tp)
+	}
+	if m.cache != nil {
+		m.cache.Unref()
+		m.cache = nil
+	}
+}
+
+// partitioner sends changelog records to the partition set on them (the
+// task's) and every other record where the client's default would.
+type partitioner struct {
+	changelogs map[string]bool
+	dflt       kgo.Partitioner
+}
+
+func (p partitioner) ForTopic(topic string) kgo.TopicPartitioner {
+	if p.changelogs[topic] {
+		return kgo.ManualPartitioner().ForTopic(topic)
+	}
+	return p.dflt.ForTopic(topic)
+}
