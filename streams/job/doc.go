@@ -83,7 +83,8 @@
 // name topics must be letters, digits, '.', '_' or '-'. Numbers are
 // float64 (an int64 beyond 2^53 loses precision); null values are left out
 // of every function but latest and a bare count; a value sum, min, max or
-// avg cannot read as a number is an error of the aggregate step. latest is
+// avg cannot read as a number is an error of the aggregate step, found
+// before grouping, so a dead letter is the input record. latest is
 // the last record processed (offset order within a partition), not the
 // latest timestamp. collect keeps every value of its group or window:
 // mind its size for large groups and long windows.

@@ -222,8 +222,8 @@ func checkStateful(f *ast.File, steps []compiledStep) error {
 			continue
 		}
 		// The step's name names its topics.
-		if !validName.MatchString(st.Name) {
-			return stepErrAt(f, st.Step, st.Path, "name %q: a %s step's name is part of its topics' names; want letters, digits, '.', '_' or '-'", st.Name, st.Op)
+		if st.Op != "window" && !validName.MatchString(st.Name) {
+			return stepErrAt(f, st.Step, st.Path, "name %q: the %s step's name is part of its topics' names; want letters, digits, '.', '_' or '-'", st.Name, st.Op)
 		}
 	}
 	return nil
@@ -262,8 +262,10 @@ func (j *Job) aggregate(s streams.Stream[any, any], st compiledStep, groupName s
 }
 
 // aggInputs evaluates the aggregate's expressions on the record before
-// grouping, where the whole record (timestamp, headers) is at hand; the
-// list, one entry per output, is what the aggregation folds.
+// grouping, where the whole record (timestamp, headers) is at hand, and
+// checks that sum, min, max and avg get numbers, so a failing record is
+// still the input record for the error mode; the list, one entry per
+// output, is what the aggregation folds.
 func (st *compiledStep) aggInputs(r rec) (any, error) {
 	if r.Key == nil {
 		return nil, errors.New("the group key is null: records need a key (group_by or key) to be aggregated")
@@ -276,6 +278,16 @@ func (st *compiledStep) aggInputs(r rec) (any, error) {
 		v, err := eval(o.expr, r)
 		if err != nil {
 			return nil, fmt.Errorf("aggregate %s: %w", o.name, err)
+		}
+		switch o.fn {
+		case aggSum, aggMin, aggMax, aggAvg:
+			if v != nil {
+				n, ok := number(v)
+				if !ok {
+					return nil, fmt.Errorf("aggregate %s: value is %s, not a number", o.name, typeName(v))
+				}
+				v = n
+			}
 		}
 		in[i] = v
 	}

@@ -154,15 +154,18 @@ errors: {mode: dead_letter, topic: orders-dlq}
 	if len(dlq) != 2 {
 		t.Fatalf("%d dead letters, want 2", len(dlq))
 	}
-	for i, wantMsg := range []string{"group key is null", "not a number"} {
-		var msg string
-		for _, h := range dlq[i].Headers {
-			if h.Key == streams.HeaderErrorMessage {
-				msg = string(h.Value)
-			}
+	for i, want := range []struct{ msg, value string }{
+		{"group key is null", `{"amount": 5}`},
+		{"aggregate total: value is a string, not a number", `{"amount": "7"}`},
+	} {
+		h := map[string]string{}
+		for _, x := range dlq[i].Headers {
+			h[x.Key] = string(x.Value)
 		}
-		if !strings.Contains(msg, wantMsg) {
-			t.Errorf("dead letter %d message %q lacks %q", i, msg, wantMsg)
+		// Both fail before grouping: the dead letter is the input record.
+		if !strings.Contains(h[streams.HeaderErrorMessage], want.msg) || h[streams.HeaderErrorStage] != "step 2 (aggregate)" ||
+			h[streams.HeaderErrorTopic] != "orders" || string(dlq[i].Value) != want.value {
+			t.Errorf("dead letter %d: %s with headers %v, want %s failing with %q", i, dlq[i].Value, h, want.value, want.msg)
 		}
 	}
 	// The state survives in the store: the changelog holds every update.
@@ -232,7 +235,7 @@ func TestStatefulRejections(t *testing.T) {
 		{"window bound as output name", "  - window: {tumbling: 1m}\n  - aggregate: {window_start: count}\n",
 			[]string{"step 2 (aggregate) at line 6", "aggregate output window_start: the name is taken"}},
 		{"name not a topic name", "  - name: per customer\n    aggregate: {n: count}\n",
-			[]string{`step 1 (per customer)`, `name "per customer": a aggregate step's name is part of its topics' names`}},
+			[]string{`step 1 (per customer)`, `name "per customer": the aggregate step's name is part of its topics' names`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
