@@ -146,6 +146,9 @@ func compileAggregate(f *ast.File, st Step) ([]aggOutput, error) {
 		switch a := m[name].(type) {
 		case string:
 			fn, ok := aggFuncNames[a]
+			if !ok && (name == "emit" || name == "grace") {
+				return nil, stepErrAt(f, st, path, "%s belongs in a window step, {tumbling: 1m, %s: %s}", name, name, a)
+			}
 			if !ok {
 				return nil, stepErrAt(f, st, path, "aggregate %s: unknown function %q (want %s)", name, a, aggFuncList)
 			}

@@ -174,6 +174,30 @@ errors: {mode: dead_letter, topic: orders-dlq}
 	}
 }
 
+// TestAggregateAfterKeyStep: grouping by a key a key step set goes
+// through the aggregate's repartition topic (looped back by the driver).
+func TestAggregateAfterKeyStep(t *testing.T) {
+	src := `name: by-region
+input: {topics: [orders]}
+pipeline:
+  - key: value.region
+  - aggregate: {orders: count, customers: {collect: key}}
+  - map: '{"region": key, "orders": value.orders, "keys": value.customers}'
+output: {topic: per-region}
+`
+	d := driver(t, src)
+	pipeAt(t, d, "orders", 0, "ann", `{"region": "eu"}`)
+	pipeAt(t, d, "orders", 0, "bob", `{"region": "us"}`)
+	pipeAt(t, d, "orders", 0, "cyd", `{"region": "eu"}`)
+	out := d.Output("per-region")
+	if len(out) != 3 {
+		t.Fatalf("%d results, want 3", len(out))
+	}
+	if got := string(out[2].Key) + " " + string(out[2].Value); got != `eu {"keys":["eu","eu"],"orders":2,"region":"eu"}` {
+		t.Errorf("last result %s", got)
+	}
+}
+
 func TestStatefulRejections(t *testing.T) {
 	head := "name: bad\ninput: {topics: [in]}\noutput: {topic: out}\npipeline:\n"
 	cases := []struct {
@@ -186,6 +210,8 @@ func TestStatefulRejections(t *testing.T) {
 			[]string{"step 2 (window) at line 6", "window needs an aggregate"}},
 		{"unknown function", "  - aggregate: {n: count, m: {median: value.x}}\n",
 			[]string{"step 1 (aggregate) at line 5, column 30", `unknown function "median"`, "count, sum, min"}},
+		{"emit in aggregate", "  - aggregate: {n: count, emit: final}\n",
+			[]string{"at line 5", "emit belongs in a window step"}},
 		{"unknown bare function", "  - aggregate: {n: counts}\n",
 			[]string{"step 1 (aggregate) at line 5, column 20", `unknown function "counts"`}},
 		{"function without expression", "  - aggregate: {n: sum}\n",
