@@ -71,7 +71,9 @@ func windowDuration(f *ast.File, st Step, path, what string, v any, zeroOK bool)
 	switch {
 	case !ok || err != nil:
 		return 0, stepErrAt(f, st, path, "%s %v: want a duration such as 1m, 10s or 1h30m", what, v)
-	case d < 0 || (d == 0 && !zeroOK):
+	case d < 0 && zeroOK:
+		return 0, stepErrAt(f, st, path, "%s %s: must not be negative", what, s)
+	case d <= 0 && !zeroOK:
 		return 0, stepErrAt(f, st, path, "%s %s: must be positive", what, s)
 	case d%time.Millisecond != 0:
 		return 0, stepErrAt(f, st, path, "%s %s: windows count whole milliseconds", what, s)

@@ -243,7 +243,9 @@ func TestStatefulRejections(t *testing.T) {
 		{"zero size", "  - window: {tumbling: 0s}\n  - aggregate: {n: count}\n",
 			[]string{"tumbling 0s: must be positive"}},
 		{"negative grace", "  - window: {tumbling: 1m, grace: -1s}\n  - aggregate: {n: count}\n",
-			[]string{"grace -1s: must be positive"}},
+			[]string{"grace -1s: must not be negative"}},
+		{"zero grace is fine, zero advance is not", "  - window: {hopping: {size: 1m, advance: 0s}, grace: 0s}\n  - aggregate: {n: count}\n",
+			[]string{"at line 5", "hopping advance 0s: must be positive"}},
 		{"sub-millisecond", "  - window: {tumbling: 1500us}\n  - aggregate: {n: count}\n",
 			[]string{"whole milliseconds"}},
 		{"two kinds", "  - window: {tumbling: 1m, hopping: {size: 2m, advance: 1m}}\n  - aggregate: {n: count}\n",
@@ -270,6 +272,7 @@ func TestStatefulRejections(t *testing.T) {
 				t.Fatalf("err = %v, want ErrInvalid", err)
 			}
 			msg := err.Error()
+			t.Log(msg)
 			if strings.Contains(msg, "\n") {
 				t.Errorf("not one line: %q", msg)
 			}
