@@ -90,14 +90,16 @@
 // mind its size for large groups and long windows.
 //
 // Each result is a record keyed by the group key (a string) whose value is
-// a JSON object of the outputs (avg: the mean, null before a value), with
+// a JSON object of the outputs (counts: integers; avg: the mean, null
+// before a value), with
 // window_start and window_end (epoch milliseconds, like record timestamps
 // and ksqlDB's WINDOWSTART; the window is [start, end)) when windowed;
 // filter and map after the aggregate see that key and value:
 //
 //	key "ann", value {"orders": 2, "total": 14.5, "items": ["tea", "cup"], "window_start": 1796410260000, "window_end": 1796410320000}
 //
-// The output format applies to it as to any value (json by default).
+// The output format applies to it as to any value (json by default; with
+// avro, counts and window bounds fit long fields, sums and averages double).
 // Outputs added to a running job's aggregate start from the next record of
 // each group; start a job whose state must be recomputed under a new
 // application_id.

@@ -365,13 +365,16 @@ func (st *compiledStep) addAgg(_ any, value any, agg map[string]any) (map[string
 	return agg, nil
 }
 
-// aggResult is the output value for a state: each output's value, avg
-// computed (null before its first value).
+// aggResult is the output value for a state: each output's value, counts
+// as int64, avg computed (null before its first value).
 func (st *compiledStep) aggResult(agg map[string]any) map[string]any {
 	out := make(map[string]any, len(st.outputs)+2)
 	for _, o := range st.outputs {
 		v := agg[o.name]
-		if o.fn == aggAvg {
+		switch o.fn {
+		case aggCount:
+			v = int64(toFloat(v)) // an integer for typed outputs (an Avro long)
+		case aggAvg:
 			m, _ := v.(map[string]any)
 			v = nil
 			if c := toFloat(m["count"]); c > 0 {

@@ -3,12 +3,15 @@ package job
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/strata-streaming/strata/internal/registrytest"
+	"github.com/strata-streaming/strata/registry/serde"
 	"github.com/strata-streaming/strata/streams"
 )
 
@@ -100,7 +103,7 @@ input: {topics: [clicks], format: string}
 pipeline:
   - window: {hopping: {size: 2m, advance: 1m}, emit: final}
   - aggregate: {clicks: count, pages: {collect: value}}
-  - filter: value.clicks > 1
+  - filter: value.clicks > 1 && value.clicks == 2
   - map: '{"user": key, "clicks": value.clicks, "pages": value.pages, "from": value.window_start}'
 output: {topic: busy-users}
 `
@@ -282,5 +285,50 @@ func TestStatefulRejections(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAggregateAvroOutput: results written with an Avro schema — counts
+// are longs, sums doubles, the window bounds longs.
+func TestAggregateAvroOutput(t *testing.T) {
+	url := registrytest.Start(t)
+	const avsc = `{"type": "record", "name": "PerMinute", "fields": [
+  {"name": "orders", "type": "long"}, {"name": "total", "type": "double"},
+  {"name": "window_start", "type": "long"}, {"name": "window_end", "type": "long"}]}`
+	j, err := Parse([]byte(`name: per-minute
+schema_registry: {url: '` + url + `'}
+input: {topics: [orders]}
+pipeline:
+  - group_by: value.customer
+  - window: {tumbling: 1m}
+  - aggregate: {orders: count, total: {sum: value.amount}}
+output: {topic: per-minute, format: avro, schema: '` + avsc + `'}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testContext(t)
+	if err := j.Prepare(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := streams.NewTestDriver(j.Topology(), j.Options()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	pipeAt(t, d, "orders", time.Second, "", `{"customer": "ann", "amount": 2.5}`)
+	pipeAt(t, d, "orders", 2*time.Second, "", `{"customer": "ann", "amount": 4}`)
+	out := d.Output("per-minute")
+	if len(out) != 2 {
+		t.Fatalf("%d results, want 2", len(out))
+	}
+	got, _, err := serde.Decode(ctx, newRegistryClient(t, url), out[1].Value)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := minute0.UnixMilli()
+	want := map[string]any{"orders": int64(2), "total": 6.5, "window_start": start, "window_end": start + 60_000}
+	if !reflect.DeepEqual(got, want) || string(out[1].Key) != "ann" {
+		t.Fatalf("result %s=%#v, want ann=%#v", out[1].Key, got, want)
 	}
 }
