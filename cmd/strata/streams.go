@@ -68,6 +68,7 @@ func newStreamsRunCmd() *cobra.Command {
 		instanceID    string
 		metricsListen string
 		logLevel      string
+		stateDir      string
 	)
 	cmd := &cobra.Command{
 		Use:   "run JOB.yaml",
@@ -100,6 +101,9 @@ func newStreamsRunCmd() *cobra.Command {
 			if instanceID != "" {
 				opts = append(opts, streams.InstanceID(instanceID))
 			}
+			if stateDir != "" {
+				opts = append(opts, streams.StateDir(stateDir))
+			}
 			sec, err := conn.securityOptions()
 			if err != nil {
 				return err
@@ -117,6 +121,7 @@ func newStreamsRunCmd() *cobra.Command {
 	f.StringVar(&instanceID, "instance-id", "", "stable instance id (exactly-once: a restart with the same id fences the old process at once)")
 	f.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus /metrics on this address (empty: off)")
 	f.StringVar(&logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&stateDir, "state-dir", "", "directory of the job's state stores (group_by/window/aggregate), a cache of their changelogs; instances on one machine need different ones (default <temp dir>/strata-streams)")
 	return cmd
 }
 
@@ -328,6 +333,7 @@ func serveStreamMetrics(addr string, logger *slog.Logger) (*http.Server, error) 
 func streamsAddonFlags(f *pflag.FlagSet) {
 	f.String("jobs-dir", "", "run the stream jobs (*.yaml, *.yml) of this directory inside the server; every node with the same jobs shares their partitions")
 	f.String("jobs-metrics-listen", "", "serve the stream jobs' Prometheus /metrics on this address (empty: off)")
+	f.String("jobs-state-dir", "", "directory of the stream jobs' state stores, a cache of their changelogs (default <temp dir>/strata-streams/<instance id>, so nodes on one machine never share one)")
 	f.String("jobs-command-config", "", "a Kafka client.properties for the stream jobs' clients (bootstrap.servers, security.protocol, sasl.*, ssl.*); default: this node's PLAINTEXT listener")
 }
 
@@ -336,6 +342,17 @@ const (
 	jobRestartMin = time.Second
 	jobRestartMax = 30 * time.Second
 )
+
+// streamsStateDir is where a node's jobs keep their state stores:
+// --jobs-state-dir, else a directory of the node's own under the temp
+// directory (the library's default is one per machine, which two nodes
+// on one machine would both try to lock).
+func streamsStateDir(flags *pflag.FlagSet, instance string) string {
+	if f := flags.Lookup("jobs-state-dir"); f != nil && f.Value.String() != "" {
+		return f.Value.String()
+	}
+	return filepath.Join(os.TempDir(), "strata-streams", instance)
+}
 
 // streamsInstanceID derives a job instance id unique to this node and
 // stable across its restarts (so a restarted node fences its previous
@@ -423,10 +440,11 @@ func startStreamsAddon(ctx context.Context, env addonEnv) (func() error, error) 
 		env.Server.SetConsoleStreamJobs(known)
 	}
 	instance := streamsInstanceID(env.Flags)
+	stateDir := streamsStateDir(env.Flags, instance)
 	apps := make([]*streams.App, len(jobs))
 	for i, j := range jobs {
 		app, err := j.NewApp(streams.Brokers(seedBrokers(brokers)...), streams.ClientOpts(clientOpts...), streams.InstanceID(instance),
-			streams.Logger(env.Logger.With("job", j.Spec.Name)))
+			streams.StateDir(stateDir), streams.Logger(env.Logger.With("job", j.Spec.Name)))
 		if err != nil {
 			return nil, fmt.Errorf("job %s: %w", j.Spec.Name, err)
 		}

@@ -326,3 +326,85 @@ output: {topic: cli-fail-out}
 	}
 	t.Fatalf("no restarts after 30s: %v", counts)
 }
+
+const streamsStatefulJob = `name: cli-counts
+input: {topics: [cli-orders]}
+pipeline:
+  - group_by: value.customer
+  - aggregate: {orders: count, total: {sum: value.amount}}
+output: {topic: cli-big-orders}
+guarantee: exactly_once
+commit_interval: 200ms
+`
+
+// checkStatefulRun checks the counts per customer of streamsStatefulJob
+// over streamsProduceOrders(60) and that its store lives under stateDir.
+func checkStatefulRun(t *testing.T, addr, stateDir string) {
+	t.Helper()
+	out := streamsAwaitOutput(t, addr, 60) // one update per order
+	last := map[string]string{}
+	for _, r := range out {
+		last[string(r.Key)] = string(r.Value)
+	}
+	want := map[string]string{"c0": `{"orders":20,"total":570}`, "c1": `{"orders":20,"total":590}`, "c2": `{"orders":20,"total":610}`}
+	for k, v := range want {
+		if last[k] != v {
+			t.Errorf("customer %s: last update %s, want %s", k, last[k], v)
+		}
+	}
+	if stores, _ := filepath.Glob(filepath.Join(stateDir, "cli-counts", "aggregate-*")); len(stores) == 0 {
+		t.Errorf("no aggregate store under %s", stateDir)
+	}
+}
+
+// TestServerRunsStatefulJob: a --jobs-dir job with group_by and aggregate
+// keeps its stores under --jobs-state-dir.
+func TestServerRunsStatefulJob(t *testing.T) {
+	dir, stateDir := t.TempDir(), t.TempDir()
+	writeStreamsJob(t, dir, "counts.yaml", streamsStatefulJob)
+	b := brokertest.Start(t, "--jobs-dir", dir, "--jobs-state-dir", stateDir, "--set", "group.initial.rebalance.delay.ms=0")
+	createStreamsTopics(t, b.Addr)
+	streamsProduceOrders(t, b.Addr, 60)
+	checkStatefulRun(t, b.Addr, stateDir)
+}
+
+// TestStreamsRunStatefulJob: `strata streams run --state-dir` keeps the
+// job's stores there.
+func TestStreamsRunStatefulJob(t *testing.T) {
+	b := brokertest.Start(t, "--set", "group.initial.rebalance.delay.ms=0")
+	createStreamsTopics(t, b.Addr)
+	stateDir := t.TempDir()
+	job := writeStreamsJob(t, t.TempDir(), "job.yaml", streamsStatefulJob)
+	cmd := exec.Command(brokertest.Binary(t), "streams", "run", job, "--brokers", b.Addr, "--state-dir", stateDir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("streams run stderr:\n%s", stderr.String())
+		}
+	})
+	streamsProduceOrders(t, b.Addr, 60)
+	checkStatefulRun(t, b.Addr, stateDir)
+}
+
+// TestStreamsStateDirPerNode: without --jobs-state-dir, each node's jobs
+// keep their stores in a directory of their own.
+func TestStreamsStateDirPerNode(t *testing.T) {
+	f := pflag.NewFlagSet("server", pflag.ContinueOnError)
+	streamsAddonFlags(f)
+	a, b := streamsStateDir(f, "node-1-h_9092"), streamsStateDir(f, "node-2-h_9092")
+	if a == b || filepath.Base(a) != "node-1-h_9092" {
+		t.Fatalf("nodes 1 and 2 share state directory %q, %q", a, b)
+	}
+	if err := f.Parse([]string{"--jobs-state-dir", "/var/lib/strata/jobs"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := streamsStateDir(f, "node-1-h_9092"); got != "/var/lib/strata/jobs" {
+		t.Fatalf("--jobs-state-dir: %q", got)
+	}
+}

@@ -44,6 +44,12 @@ func createTopics(t testing.TB, addr string, partitions int32, topics ...string)
 
 func produceAll(t testing.TB, addr, topic string, n int, value func(int) []byte) {
 	t.Helper()
+	produceRecords(t, addr, topic, n, func(i int) *kgo.Record { return &kgo.Record{Value: value(i)} })
+}
+
+// produceRecords produces n records to topic, in order, and waits for them.
+func produceRecords(t testing.TB, addr, topic string, n int, record func(int) *kgo.Record) {
+	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +62,7 @@ func produceAll(t testing.TB, addr, topic string, n int, value func(int) []byte)
 		firstErr error
 	)
 	for i := 0; i < n; i++ {
-		cl.Produce(ctx, &kgo.Record{Value: value(i)}, func(_ *kgo.Record, err error) {
+		cl.Produce(ctx, record(i), func(_ *kgo.Record, err error) {
 			if err != nil {
 				mu.Lock()
 				firstErr = err

@@ -32,6 +32,78 @@
 // matches the input pattern. Each step becomes one operator of a streams.Topology
 // named "step N (op)", the name dead-letter headers carry.
 //
+// # Stateful steps: group_by, window, aggregate
+//
+//	pipeline:
+//	  - filter: value.amount != nil
+//	  - group_by: value.customer       # optional; default: group by the current key
+//	  - window:                        # optional
+//	      tumbling: 1m                 # or hopping: {size: 5m, advance: 1m}
+//	      grace: 10s                   # optional, default 0s: how late a record may be
+//	      emit: final                  # optional: one result per window once it closes;
+//	                                   # default updates: a result per record
+//	  - aggregate:                     # named outputs, each one function
+//	      orders: count                # records; {count: EXPR} counts non-null values
+//	      total: {sum: value.amount}
+//	      smallest: {min: value.amount}
+//	      biggest: {max: value.amount}
+//	      mean: {avg: value.amount}
+//	      last_item: {latest: value.item}
+//	      items: {collect: value.item}
+//	  - filter: value.orders > 1       # only filter and map may follow an aggregate
+//
+// The steps come in that order: group_by right before window or aggregate,
+// window right before aggregate, one of each; anything else is rejected
+// when the job loads with a one-line error naming the step, its YAML line
+// and column (as are unknown functions, window keys and emit values, bad
+// durations, a hopping advance longer than its size, and an output named
+// window_start or window_end in a windowed job). Session windows and join
+// are not supported yet and are rejected the same way.
+//
+// They map onto the library's stateful DSL: group_by sets the key (the
+// stage "step N (group_by)") and streams.GroupByKey then repartitions
+// through <application id>-<group_by step name>-repartition; without
+// group_by, records are grouped by their key, through
+// <application id>-<aggregate step name>-group-repartition only when the
+// key may have changed (after a key, flat_map or set_header step) or the input is a pattern
+// or several topics. A record whose group key is null is an error of the
+// aggregate step (the error mode applies). The aggregate's expressions are
+// evaluated before grouping, on the whole record (value, key, headers,
+// timestamp, ...), and only their results cross the repartition topic, as
+// JSON. window becomes TumblingWindows or HoppingWindows with Grace over
+// the record timestamps (late records are dropped and counted in
+// strata_stream_late_dropped_total), emit: final becomes
+// Suppress(UntilWindowCloses()).
+//
+// The state of a group (per window) is a JSON object kept in the state
+// store named after the aggregate step (its name, default "aggregate";
+// changelog <application id>-<name>-changelog, and -suppress- for the
+// final-results buffer): count and sum a number, min, max and latest the
+// value or null, collect a list, avg {"sum", "count"}. Step names that
+// name topics must be letters, digits, '.', '_' or '-'. Numbers are
+// float64 (an int64 beyond 2^53 loses precision); null values are left out
+// of every function but latest and a bare count; a value sum, min, max or
+// avg cannot read as a number is an error of the aggregate step, found
+// before grouping, so a dead letter is the input record. latest is
+// the last record processed (offset order within a partition), not the
+// latest timestamp. collect keeps every value of its group or window:
+// mind its size for large groups and long windows.
+//
+// Each result is a record keyed by the group key (a string) whose value is
+// a JSON object of the outputs (counts: integers; avg: the mean, null
+// before a value), with
+// window_start and window_end (epoch milliseconds, like record timestamps
+// and ksqlDB's WINDOWSTART; the window is [start, end)) when windowed;
+// filter and map after the aggregate see that key and value:
+//
+//	key "ann", value {"orders": 2, "total": 14.5, "items": ["tea", "cup"], "window_start": 1796410260000, "window_end": 1796410320000}
+//
+// The output format applies to it as to any value (json by default; with
+// avro, counts and window bounds fit long fields, sums and averages double).
+// Outputs added to a running job's aggregate start from the next record of
+// each group; start a job whose state must be recomputed under a new
+// application_id.
+//
 // # Schema registry formats
 //
 // Formats avro, protobuf and json_schema read and write values in

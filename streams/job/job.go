@@ -34,6 +34,8 @@ type compiledStep struct {
 	fields  []string   // drop_fields
 	renames [][2]string
 	headers []string // set_header names, parallel to exprs
+	window  *windowSpec
+	outputs []aggOutput // aggregate
 }
 
 type format int
@@ -132,6 +134,9 @@ func compile(spec *Spec, f *ast.File, dir string) (*Job, error) {
 		}
 		j.steps = append(j.steps, cs)
 	}
+	if err := checkStateful(f, j.steps); err != nil {
+		return nil, err
+	}
 	if spec.Output.Topic == "" && !terminal {
 		return nil, fmt.Errorf("%w: output needs a topic", ErrInvalid)
 	}
@@ -194,7 +199,7 @@ func stepErr(st Step, format string, args ...any) error {
 func compileStep(f *ast.File, st Step) (compiledStep, error) {
 	cs := compiledStep{Step: st}
 	switch st.Op {
-	case "filter", "map", "key", "flat_map":
+	case "filter", "map", "key", "flat_map", "group_by":
 		src, ok := st.Arg.(string)
 		if !ok {
 			// YAML may read "filter: true" as a bool; expressions are text.
@@ -212,6 +217,20 @@ func compileStep(f *ast.File, st Step) (compiledStep, error) {
 			return cs, err
 		}
 		cs.exprs = []*program{p}
+	case "window":
+		w, err := compileWindow(f, st)
+		if err != nil {
+			return cs, err
+		}
+		cs.window = w
+	case "aggregate":
+		outs, err := compileAggregate(f, st)
+		if err != nil {
+			return cs, err
+		}
+		cs.outputs = outs
+	case "join":
+		return cs, stepErrAt(f, st, st.Path, "join is not supported yet")
 	case "branch":
 		cases, ok := st.Arg.([]any)
 		if !ok || len(cases) == 0 {

@@ -31,6 +31,7 @@ func driver(t *testing.T, src string) *streams.TestDriver {
 	if err != nil {
 		t.Fatalf("NewTestDriver: %v", err)
 	}
+	t.Cleanup(d.Close)
 	return d
 }
 

@@ -30,6 +30,10 @@ func (j *Job) Topology() *streams.Topology {
 		}
 		return valueSerde{f: j.outFormat}
 	}
+	var (
+		groupName string      // the group_by step's name, if any
+		win       *windowSpec // the window step's, if any
+	)
 	for _, st := range j.steps {
 		name := streams.Named(fmt.Sprintf("step %d (%s)", st.Index, st.Name))
 		switch st.Op {
@@ -45,11 +49,19 @@ func (j *Job) Topology() *streams.Topology {
 			}, name)
 		case "map":
 			p := st.exprs[0]
+			s = streams.MapRecordValues(s, func(r rec) (any, error) { return eval(p, r) }, name)
+		case "group_by":
+			p := st.exprs[0]
 			s = streams.MapRecord(s, func(r rec) (rec, error) {
 				v, err := eval(p, r)
-				r.Value = v
+				r.Key = v
 				return r, err
 			}, name)
+			groupName = st.Name
+		case "window":
+			win = st.window
+		case "aggregate":
+			s = j.aggregate(s, st, groupName, win)
 		case "key":
 			p := st.exprs[0]
 			s = streams.MapRecord(s, func(r rec) (rec, error) {
@@ -77,10 +89,10 @@ func (j *Job) Topology() *streams.Topology {
 			}, name)
 		case "drop_fields":
 			fields := st.fields
-			s = streams.MapRecord(s, func(r rec) (rec, error) {
+			s = streams.MapRecordValues(s, func(r rec) (any, error) {
 				m, ok := r.Value.(map[string]any)
 				if !ok {
-					return r, fmt.Errorf("drop_fields: value is %s, not an object", typeName(r.Value))
+					return nil, fmt.Errorf("drop_fields: value is %s, not an object", typeName(r.Value))
 				}
 				c := make(map[string]any, len(m))
 				for k, v := range m {
@@ -89,15 +101,14 @@ func (j *Job) Topology() *streams.Topology {
 				for _, f := range fields {
 					delete(c, f)
 				}
-				r.Value = c
-				return r, nil
+				return c, nil
 			}, name)
 		case "rename":
 			renames := st.renames
-			s = streams.MapRecord(s, func(r rec) (rec, error) {
+			s = streams.MapRecordValues(s, func(r rec) (any, error) {
 				m, ok := r.Value.(map[string]any)
 				if !ok {
-					return r, fmt.Errorf("rename: value is %s, not an object", typeName(r.Value))
+					return nil, fmt.Errorf("rename: value is %s, not an object", typeName(r.Value))
 				}
 				c := make(map[string]any, len(m))
 				for k, v := range m {
@@ -109,8 +120,7 @@ func (j *Job) Topology() *streams.Topology {
 						c[rn[1]] = v
 					}
 				}
-				r.Value = c
-				return r, nil
+				return c, nil
 			}, name)
 		case "set_header":
 			progs, headers := st.exprs, st.headers
