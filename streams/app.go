@@ -180,6 +180,11 @@ func (a *App) run(ctx context.Context) error {
 	if err := a.checkCoPartitioned(ctx); err != nil {
 		return err
 	}
+	globals, err := a.startGlobals(ctx) // global_table.go
+	if err != nil {
+		return err
+	}
+	defer globals.stop()
 	proc := &processor{top: a.top, mode: a.cfg.errorMode, dlq: a.cfg.deadLetter, stats: &a.stats}
 	if len(a.top.stores) > 0 {
 		rest := &restorer{app: a}

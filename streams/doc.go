@@ -127,7 +127,10 @@
 // The inputs of a join must be co-partitioned (same partition count, keyed
 // alike): Run fails with ErrNotCoPartitioned otherwise, and a stream whose
 // keys changed must be Repartitioned first. Within a fetch, the records of
-// a join's partitions p are processed in timestamp order.
+// a join's partitions p are processed in timestamp order. GlobalTableFrom
+// reads a topic whole into every instance (restored before processing
+// starts, then kept updated); JoinGlobal and LeftJoinGlobal look a key
+// computed from each stream record up in it, with no co-partitioning.
 //
 //	users := streams.TableFrom(t, streams.String, streams.JSON[User](), "users")
 //	enriched := streams.LeftJoinTable(clicks, users, func(_ string, c Click, u *User) (View, error) {

@@ -23,6 +23,8 @@ type Topology struct {
 
 	// joined are the sources each join reads together (join.go).
 	joined [][]*source
+	// globals are the global tables (global_table.go).
+	globals []*globalSpec
 
 	// excluded are the topics the topology itself writes (sinks, the
 	// dead-letter topic, repartition topics): pattern sources never read
