@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/streams"
@@ -357,6 +358,83 @@ func TestGlobalTableOverBroker(t *testing.T) {
 		recs := out.until(t, i+1, 30*time.Second)
 		if strings.HasSuffix(string(recs[i].Value), "=new") {
 			break
+		}
+	}
+}
+
+// TestJoinTasksStayTogetherAcrossInstances: two instances of a stream-table
+// join share the work, each owning partition p of both topics (range
+// assignment; with 3 partitions the default cooperative-sticky balancer
+// splits them), and together enrich every login correctly.
+func TestJoinTasksStayTogetherAcrossInstances(t *testing.T) {
+	b := startBroker(t)
+	createTopic(t, b.Addr, "accounts", 3)
+	createTopic(t, b.Addr, "logins", 3)
+	createTopic(t, b.Addr, "tagged", 3)
+	top := streams.NewTopology()
+	accounts := streams.TableFrom(top, streams.String, streams.String, "accounts", streams.Named("accounts"))
+	logins := streams.From(top, streams.String, streams.String, []string{"logins"})
+	streams.JoinTable(logins, accounts, func(_ string, login, account string) (string, error) {
+		return login + "@" + account, nil
+	}).To("tagged", streams.String, streams.String)
+	var apps []*streams.App
+	for range 2 {
+		app, err := streams.NewApp(top, streams.Brokers(b.Addr), streams.ApplicationID("tagger"),
+			streams.StateDir(t.TempDir()), streams.CommitInterval(200*time.Millisecond), streams.Logger(testLogger(t)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		apps = append(apps, app)
+		runApp(t, app)
+	}
+	waitMembers(t, b.Addr, "tagger", 2)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	groups, err := kadm.NewClient(cl).DescribeGroups(ctx, "tagger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range groups["tagger"].Members {
+		a, ok := m.Assigned.AsConsumer()
+		if !ok {
+			t.Fatalf("member %s has no consumer assignment", m.MemberID)
+		}
+		owned := map[string][]int32{}
+		for _, at := range a.Topics {
+			owned[at.Topic] = append(owned[at.Topic], at.Partitions...)
+		}
+		sort.Slice(owned["accounts"], func(i, j int) bool { return owned["accounts"][i] < owned["accounts"][j] })
+		sort.Slice(owned["logins"], func(i, j int) bool { return owned["logins"][i] < owned["logins"][j] })
+		if len(owned["logins"]) == 0 || fmt.Sprint(owned["accounts"]) != fmt.Sprint(owned["logins"]) {
+			t.Fatalf("member %s owns accounts %v and logins %v, want the same partitions of each", m.MemberID, owned["accounts"], owned["logins"])
+		}
+	}
+
+	if err := produceEach(b.Addr, 0, 64, func(i int) *kgo.Record {
+		return &kgo.Record{Topic: "accounts", Key: fmt.Appendf(nil, "a%d", i), Value: fmt.Appendf(nil, "acct%d", i)}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	newCommittedReader(t, b.Addr, "tagger-accounts-changelog").until(t, 64, 30*time.Second)
+	const n = 2000
+	if err := produceEach(b.Addr, 0, n, func(i int) *kgo.Record {
+		return &kgo.Record{Topic: "logins", Key: fmt.Appendf(nil, "a%d", i%64), Value: fmt.Appendf(nil, "l%d", i)}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range newCommittedReader(t, b.Addr, "tagged").until(t, n, 30*time.Second) {
+		if want := fmt.Sprintf("@acct%s", strings.TrimPrefix(string(r.Key), "a")); !strings.HasSuffix(string(r.Value), want) {
+			t.Fatalf("%s: %s, want suffix %s", r.Key, r.Value, want)
+		}
+	}
+	for i, app := range apps {
+		if app.Stats().RecordsIn == 0 {
+			t.Errorf("instance %d processed nothing", i)
 		}
 	}
 }
