@@ -182,6 +182,9 @@ func (a *App) run(ctx context.Context) error {
 	}
 	globals, err := a.startGlobals(ctx) // global_table.go
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while restoring
+		}
 		return err
 	}
 	defer globals.stop()

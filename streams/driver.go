@@ -109,9 +109,7 @@ func (d *TestDriver) Pipe(r *kgo.Record) error {
 
 // Close closes the driver's state stores.
 func (d *TestDriver) Close() {
-	for _, g := range d.globals {
-		g.db.Close()
-	}
+	closeDriverGlobals(d.proc.top, d.globals)
 	d.globals = nil
 	if d.state != nil {
 		d.state.close()

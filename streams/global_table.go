@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -308,7 +309,13 @@ func (a *App) startGlobals(ctx context.Context) (*globalRunner, error) {
 				return
 			}
 			if _, err := g.applyFetches(fetches, byTopic, nil); err != nil {
-				a.cfg.logger.Warn("updating global tables", "err", err)
+				a.cfg.logger.Warn("updating global tables; retrying in a second", "err", err)
+				timer := time.NewTimer(time.Second)
+				select {
+				case <-upCtx.Done():
+				case <-timer.C:
+				}
+				timer.Stop()
 			}
 		}
 	}()
@@ -385,4 +392,16 @@ func driverGlobals(t *Topology, fs vfs.FS) (map[string]*globalStore, error) {
 		out[spec.topic] = st
 	}
 	return out, nil
+}
+
+// closeDriverGlobals closes a TestDriver's global tables.
+func closeDriverGlobals(t *Topology, stores map[string]*globalStore) {
+	for _, spec := range t.globals {
+		if st := stores[spec.topic]; st != nil && spec.current() == st {
+			spec.setCurrent(nil)
+		}
+	}
+	for _, st := range stores {
+		st.db.Close()
+	}
 }
