@@ -68,7 +68,7 @@ type stateManager struct {
 	restore restoreFunc // nil: nothing to restore (TestDriver)
 	tasks   map[topicPartition]*task
 	byInput map[string][]*storeSpec // by task topic
-	// groups maps joined input topics to their task topic (join.go):
+	// groups maps joined input topics to their task topic (table_source.go):
 	// partition p of each is one task. Other topics are their own.
 	groups map[string]string
 
