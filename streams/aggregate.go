@@ -47,6 +47,9 @@ type Table[K, V any] struct {
 	// win is the windowed aggregation behind a windowed table (for
 	// Suppress), nil otherwise.
 	win *windowAgg
+	// view reads the table's current values for joins (table_source.go);
+	// nil for windowed tables.
+	view *tableView[K, V]
 }
 
 // ToStream returns the stream of the table's updates: one record per
@@ -116,7 +119,7 @@ func aggregate[K, V, A any](g Grouped[K, V], kind string, f fold[K, V, A], aggs 
 		}
 		return out.emit(c, carry(r, r.Key, agg))
 	})
-	return Table[K, A]{top: top, node: out, src: g.s.src, name: name}
+	return Table[K, A]{top: top, node: out, src: g.s.src, name: name, view: storeView(spec, g.keys, aggs, out)}
 }
 
 // storeAndKey returns the current task's store of spec and the encoded key.

@@ -177,6 +177,17 @@ func (a *App) run(ctx context.Context) error {
 	if err := a.createInternalTopics(ctx); err != nil {
 		return err
 	}
+	if err := a.checkCoPartitioned(ctx); err != nil {
+		return err
+	}
+	globals, err := a.startGlobals(ctx) // global_table.go
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while restoring
+		}
+		return err
+	}
+	defer globals.stop()
 	proc := &processor{top: a.top, mode: a.cfg.errorMode, dlq: a.cfg.deadLetter, stats: &a.stats}
 	if len(a.top.stores) > 0 {
 		rest := &restorer{app: a}
@@ -213,6 +224,11 @@ func (a *App) baseOpts() []kgo.Opt {
 		}
 		opts = append(opts, kgo.RecordPartitioner(partitioner{changelogs: changelogs,
 			dflt: kgo.UniformBytesPartitioner(64<<10, true, true, nil)}))
+	}
+	if len(a.top.joined) > 0 {
+		// Range assignment gives one member partition p of every
+		// co-partitioned topic (join.go).
+		opts = append(opts, kgo.Balancers(kgo.RangeBalancer()))
 	}
 	if len(patterns) > 0 {
 		named := map[string]bool{}

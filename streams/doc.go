@@ -114,6 +114,30 @@
 // changed, or that does not come from exactly one fixed topic, goes through
 // a repartition topic first, as in Kafka Streams.
 //
+// # Tables and joins
+//
+// TableFrom reads a topic as a Table (a tombstone deletes its key),
+// materialized in a store with its own changelog. Joins follow Kafka
+// Streams: JoinTable and LeftJoinTable look each stream record up in the
+// table as it is when the record is processed (later table updates do not
+// re-emit it); JoinTables and LeftJoinTables join two tables into a table
+// updated by both sides; JoinStreams, LeftJoinStreams and OuterJoinStreams
+// pair the records of two streams whose timestamps are within JoinWindows
+// (Before, After, Grace), buffering both sides in changelogged window
+// stores and emitting unmatched outer results when their window closes.
+// The inputs of a join must be co-partitioned (same partition count, keyed
+// alike): Run fails with ErrNotCoPartitioned otherwise, and a stream whose
+// keys changed must be Repartitioned first. Within a fetch, the records of
+// a join's partitions p are processed in timestamp order. GlobalTableFrom
+// reads a topic whole into every instance (restored before processing
+// starts, then kept updated); JoinGlobal and LeftJoinGlobal look a key
+// computed from each stream record up in it, with no co-partitioning.
+//
+//	users := streams.TableFrom(t, streams.String, streams.JSON[User](), "users")
+//	enriched := streams.LeftJoinTable(clicks, users, func(_ string, c Click, u *User) (View, error) {
+//		return newView(c, u), nil // u is nil for unknown users
+//	})
+//
 // # Testing and metrics
 //
 // TestDriver runs a topology in memory, like Kafka Streams'

@@ -27,6 +27,7 @@ type TestDriver struct {
 	offsets map[string]int64
 	stats   counters
 	intern  map[string]bool
+	globals map[string]*globalStore // by topic (global_table.go)
 }
 
 // NewTestDriver binds t with the App options that matter in memory
@@ -53,6 +54,10 @@ func NewTestDriver(t *Topology, opts ...Opt) (*TestDriver, error) {
 	for _, it := range t.internals {
 		d.intern[it.resolved] = true
 	}
+	var err error
+	if d.globals, err = driverGlobals(t, vfs.NewMem()); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -68,6 +73,12 @@ func (d *TestDriver) Pipe(r *kgo.Record) error {
 		d.offsets[in.Topic]++
 		if in.Timestamp.IsZero() {
 			in.Timestamp = time.Unix(0, 0)
+		}
+		if g := d.globals[in.Topic]; g != nil {
+			if err := g.apply(0, []*kgo.Record{in}, in.Offset+1); err != nil {
+				return err
+			}
+			continue
 		}
 		if d.state != nil && d.state.needsOpen(in.Topic, 0) {
 			if err := d.state.open(context.Background(), in.Topic, 0); err != nil {
@@ -98,6 +109,8 @@ func (d *TestDriver) Pipe(r *kgo.Record) error {
 
 // Close closes the driver's state stores.
 func (d *TestDriver) Close() {
+	closeDriverGlobals(d.proc.top, d.globals)
+	d.globals = nil
 	if d.state != nil {
 		d.state.close()
 		d.state = nil

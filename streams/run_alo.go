@@ -108,6 +108,9 @@ func (a *App) runAtLeastOnce(ctx context.Context, proc *processor) error {
 }
 
 func (a *App) processAtLeastOnce(produceCtx context.Context, cl *kgo.Client, proc *processor, fetches kgo.Fetches) error {
+	if proc.state != nil && len(proc.state.groups) > 0 {
+		return a.processJoinedAtLeastOnce(produceCtx, cl, proc, fetches) // join_order.go
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var err error

@@ -183,6 +183,9 @@ func (a *App) runExactlyOnce(ctx context.Context, proc *processor) error {
 }
 
 func (a *App) processExactlyOnce(produceCtx context.Context, sess *kgo.GroupTransactSession, proc *processor, fetches kgo.Fetches) error {
+	if proc.state != nil && len(proc.state.groups) > 0 {
+		return a.processJoinedExactlyOnce(produceCtx, sess, proc, fetches) // join_order.go
+	}
 	var err error
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		if err != nil || len(p.Records) == 0 {

@@ -67,7 +67,10 @@ type stateManager struct {
 	logger  *slog.Logger
 	restore restoreFunc // nil: nothing to restore (TestDriver)
 	tasks   map[topicPartition]*task
-	byInput map[string][]*storeSpec
+	byInput map[string][]*storeSpec // by task topic
+	// groups maps joined input topics to their task topic (table_source.go):
+	// partition p of each is one task. Other topics are their own.
+	groups map[string]string
 
 	acked struct {
 		sync.Mutex
@@ -78,9 +81,11 @@ type stateManager struct {
 
 func newStateManager(top *Topology, root string, fs vfs.FS, logger *slog.Logger, restore restoreFunc) *stateManager {
 	m := &stateManager{top: top, root: root, fs: fs, logger: logger, restore: restore,
-		tasks: map[topicPartition]*task{}, byInput: map[string][]*storeSpec{}, changelogs: map[string]bool{}}
+		tasks: map[topicPartition]*task{}, byInput: map[string][]*storeSpec{}, changelogs: map[string]bool{},
+		groups: top.taskGroups()}
 	for _, spec := range top.stores {
-		m.byInput[spec.inputTopic()] = append(m.byInput[spec.inputTopic()], spec)
+		tt := m.taskTopic(spec.inputTopic())
+		m.byInput[tt] = append(m.byInput[tt], spec)
 		m.changelogs[spec.changelog] = true
 	}
 	m.acked.next = map[topicPartition]int64{}
@@ -88,12 +93,20 @@ func newStateManager(top *Topology, root string, fs vfs.FS, logger *slog.Logger,
 	return m
 }
 
+// taskTopic is the topic naming the tasks of topic's partitions.
+func (m *stateManager) taskTopic(topic string) string {
+	if g, ok := m.groups[topic]; ok {
+		return g
+	}
+	return topic
+}
+
 // stateful reports whether records of topic feed stores.
-func (m *stateManager) stateful(topic string) bool { return len(m.byInput[topic]) > 0 }
+func (m *stateManager) stateful(topic string) bool { return len(m.byInput[m.taskTopic(topic)]) > 0 }
 
 // task returns the open task of a partition, or nil.
 func (m *stateManager) task(topic string, partition int32) *task {
-	return m.tasks[topicPartition{topic, partition}]
+	return m.tasks[topicPartition{m.taskTopic(topic), partition}]
 }
 
 // needsOpen reports whether a partition feeds stores that are not open.
@@ -104,6 +117,7 @@ func (m *stateManager) needsOpen(topic string, partition int32) bool {
 // open opens the stores of a partition and restores them from their
 // changelogs before its records are processed.
 func (m *stateManager) open(ctx context.Context, topic string, partition int32) error {
+	topic = m.taskTopic(topic)
 	tp := topicPartition{topic, partition}
 	if m.tasks[tp] != nil {
 		return nil
@@ -229,7 +243,7 @@ func (m *stateManager) abort() {
 func (m *stateManager) closeTasks(parts map[string][]int32) {
 	for topic, ps := range parts {
 		for _, p := range ps {
-			tp := topicPartition{topic, p}
+			tp := topicPartition{m.taskTopic(topic), p}
 			if t := m.tasks[tp]; t != nil {
 				m.closeTask(t)
 				delete(m.tasks, tp)

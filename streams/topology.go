@@ -21,6 +21,11 @@ type Topology struct {
 	sinks     []string // the fixed topics of To sinks
 	err       error    // first build error, reported by NewApp
 
+	// joined are the sources each join reads together (join.go).
+	joined [][]*source
+	// globals are the global tables (global_table.go).
+	globals []*globalSpec
+
 	// excluded are the topics the topology itself writes (sinks, the
 	// dead-letter topic, repartition topics): pattern sources never read
 	// them, so a pattern matching its own output cannot loop.
