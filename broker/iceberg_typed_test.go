@@ -1,0 +1,161 @@
+package broker
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	hamba "github.com/hamba/avro/v2"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
+
+	"github.com/strata-streaming/strata/registry/wire"
+	"github.com/strata-streaming/strata/tiering"
+	"github.com/strata-streaming/strata/tiering/iceberg"
+	"github.com/strata-streaming/strata/tiering/iceberg/icebergtest"
+)
+
+const (
+	typedOrderV1 = `{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"long"},{"name":"item","type":"string"}]}`
+	typedOrderV2 = `{"type":"record","name":"Order","namespace":"shop","fields":[{"name":"id","type":"long"},{"name":"item","type":"string"},{"name":"note","type":["null","string"],"default":null}]}`
+)
+
+type typedOrder struct {
+	ID   int64   `avro:"id"`
+	Item string  `avro:"item"`
+	Note *string `avro:"note"`
+}
+
+func openTestTable(t *testing.T, storeDir, name string) *iceberg.Table {
+	t.Helper()
+	store, err := tiering.NewFileStore(storeDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := iceberg.Open(iceberg.Config{Store: store, Prefix: "iceberg/strata/" + name, Location: "file://" + storeDir + "/iceberg/strata/" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// TestIcebergTypedModes: value_schema_id_prefix decodes each value with the
+// schema its id names; the subject evolves mid-stream (a new optional
+// field) and the table gains the column, keeping the others' field IDs;
+// records that do not decode land in <topic>~dlq; the offsets of both
+// tables together are every offset once. value_schema_latest decodes bare
+// values with the subject's latest schema.
+func TestIcebergTypedModes(t *testing.T) {
+	storeDir := t.TempDir()
+	tb := startTestBroker(t, func(c *Config) { c.ObjectStore = "file://" + storeDir })
+	_, cl := startSchemaRegistry(t, tb)
+	ctx := testContext(t)
+	tb.createTopicWithPartitions("typed", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000", icebergModeConfig: icebergModeSchemaIDPrefix})
+	v1 := registerSchema(t, cl, "typed-value", typedOrderV1, sr.TypeAvro)
+	prod := tb.client(kgo.DefaultProduceTopic("typed"))
+	produce := func(values ...[]byte) {
+		t.Helper()
+		for _, v := range values {
+			if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte("k"), Value: v}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	encode := func(id int, text string, o typedOrder) []byte {
+		t.Helper()
+		s := hamba.MustParse(text)
+		var payload []byte
+		var err error
+		if text == typedOrderV1 {
+			payload, err = hamba.Marshal(s, struct {
+				ID   int64  `avro:"id"`
+				Item string `avro:"item"`
+			}{o.ID, o.Item})
+		} else {
+			payload, err = hamba.Marshal(s, o)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(wire.AppendHeader(nil, int32(id)), payload...)
+	}
+	produce(encode(v1, typedOrderV1, typedOrder{ID: 0, Item: "a"}), encode(v1, typedOrderV1, typedOrder{ID: 1, Item: "b"}))
+	produce([]byte("not framed")) // offset 2
+	if st := icebergCommitNow(t, tb, "typed"); st.RowsCommitted != 2 || st.DLQRowsCommitted != 1 || st.LagOffsets != 0 {
+		t.Fatalf("first commit: %+v", st)
+	}
+	main := openTestTable(t, storeDir, "typed")
+	first, err := main.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idOf := func(st iceberg.State, name string) int {
+		f, ok := st.Metadata.CurrentSchema().FindFieldByName(name)
+		if !ok {
+			t.Fatalf("no column %s in %s", name, st.Metadata.CurrentSchema())
+		}
+		return f.ID
+	}
+
+	v2 := registerSchema(t, cl, "typed-value", typedOrderV2, sr.TypeAvro)
+	gift := "gift"
+	produce(encode(v2, typedOrderV2, typedOrder{ID: 3, Item: "c", Note: &gift}), // offset 3
+		append(wire.AppendHeader(nil, 9999), 0),                // 4: unknown id
+		encode(v1, typedOrderV1, typedOrder{ID: 5, Item: "d"}), // 5: the old schema still
+		append(wire.AppendHeader(nil, int32(v2)), 0x02),        // 6: truncated
+		encode(v2, typedOrderV2, typedOrder{ID: 7, Item: "e"})) // 7
+	st := icebergCommitNow(t, tb, "typed")
+	if st.RowsCommitted != 5 || st.DLQRowsCommitted != 3 || st.LagOffsets != 0 || !strings.Contains(st.DLQLastReason, "6:") {
+		t.Fatalf("second commit: %+v", st)
+	}
+	second, err := main.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"id", "item", "kafka.offset"} {
+		if idOf(first, name) != idOf(second, name) {
+			t.Fatalf("column %s changed its field id", name)
+		}
+	}
+	if idOf(second, "note") <= first.Metadata.LastColumnID() {
+		t.Fatalf("note has field id %d, not a new one above %d", idOf(second, "note"), first.Metadata.LastColumnID())
+	}
+	var rows []string
+	var offsets []int64
+	for _, r := range icebergtest.JSONRows(t, main) {
+		kafka := r["kafka"].(map[string]any)
+		rows = append(rows, fmt.Sprintf("%v/%v/%v/%v", kafka["offset"], r["id"], r["item"], r["note"]))
+		offsets = append(offsets, int64(kafka["offset"].(float64)))
+	}
+	sort.Strings(rows)
+	if want := "0/0/a/<nil> 1/1/b/<nil> 3/3/c/gift 5/5/d/<nil> 7/7/e/<nil>"; strings.Join(rows, " ") != want {
+		t.Fatalf("main table rows %v, want %s", rows, want)
+	}
+	for _, r := range icebergtest.Rows(t, openTestTable(t, storeDir, "typed~dlq")) {
+		var p int32
+		var off int64
+		if _, err := fmt.Sscanf(r, "%d/%d/", &p, &off); err != nil {
+			t.Fatal(err)
+		}
+		offsets = append(offsets, off)
+	}
+	slices.Sort(offsets)
+	if fmt.Sprint(offsets) != "[0 1 2 3 4 5 6 7]" {
+		t.Fatalf("offsets of both tables %v, want each of 0-7 once", offsets)
+	}
+
+	// value_schema_latest: bare Avro values, the subject's latest schema.
+	tb.createTopicWithPartitions("plain", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000",
+		icebergModeConfig: icebergModeSchemaLatest, icebergValueSubjectConfig: "typed-value"})
+	prod = tb.client(kgo.DefaultProduceTopic("plain"))
+	produce(encode(v2, typedOrderV2, typedOrder{ID: 10, Item: "x", Note: &gift})[wire.HeaderSize:], []byte{0xff})
+	if st := icebergCommitNow(t, tb, "plain"); st.RowsCommitted != 1 || st.DLQRowsCommitted != 1 {
+		t.Fatalf("value_schema_latest commit: %+v", st)
+	}
+	got := icebergtest.JSONRows(t, openTestTable(t, storeDir, "plain"))
+	if len(got) != 1 || got[0]["item"] != "x" || got[0]["note"] != "gift" {
+		t.Fatalf("value_schema_latest rows: %v", got)
+	}
+}
