@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -19,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/strata-streaming/strata/internal/miniotest"
+	"github.com/strata-streaming/strata/internal/pgtest"
 )
 
 // Typed Iceberg tables end to end (iceberg.mode=value_schema_id_prefix):
@@ -166,21 +169,7 @@ func TestIcebergTypedE2E(t *testing.T) {
 	sort.Strings(wantDLQ)
 
 	tableURL := fmt.Sprintf("s3://%s/%s/iceberg/strata/%s", miniotest.Bucket, prefix, topic)
-	res := mustRun(t, 2*time.Minute, "", node, filepath.Join(moduleRoot, "e2e", "iceberg", "read.mjs"), tableURL, store.Endpoint(), e2eOrderColumns)
-	var got icebergReaders
-	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
-		t.Fatalf("read.mjs: %v\nstdout: %s\nstderr: %s", err, clip(res.stdout, 2000), clip(res.stderr, 2000))
-	}
-	for name, rows := range map[string][]string{"icebird": got.Icebird, "duckdb": got.DuckDB} {
-		normalized := make([]string, len(rows))
-		for i, r := range rows {
-			normalized[i] = normalizeReaderRow(r)
-		}
-		sort.Strings(normalized)
-		if strings.Join(normalized, "\n") != strings.Join(wantMain, "\n") {
-			t.Fatalf("%s read %d typed rows, want %d: %s", name, len(normalized), len(wantMain), firstLineDiff(strings.Join(normalized, "\n"), strings.Join(wantMain, "\n")))
-		}
-	}
+	got := checkTypedReaders(t, node, tableURL, store.Endpoint(), e2eOrderColumns, wantMain)
 	t.Logf("icebird and DuckDB read the %d typed rows (v1 rows with a null note) from %d data files", len(wantMain), got.Files)
 	dlq := readIcebergTable(t, node, tableURL+"~dlq", store.Endpoint())
 	checkIcebergReaders(t, dlq, wantDLQ)
@@ -215,6 +204,29 @@ func TestIcebergTypedE2E(t *testing.T) {
 	if m := regexp.MustCompile(`strata_iceberg_dlq_rows_committed_total\{topic="orders"\} (\d+)`).FindStringSubmatch(srv.metrics(t)); m == nil || m[1] != "3" {
 		t.Fatalf("/metrics: strata_iceberg_dlq_rows_committed_total for orders is %v, want 3", m)
 	}
+}
+
+// checkTypedReaders reads a typed table with read.mjs (columns: the value
+// columns, comma-separated) and checks that icebird and DuckDB both print
+// want, sorted, after normalizeReaderRow.
+func checkTypedReaders(t *testing.T, node, tableURL, endpoint, columns string, want []string) icebergReaders {
+	t.Helper()
+	res := mustRun(t, 2*time.Minute, "", node, filepath.Join(moduleRoot, "e2e", "iceberg", "read.mjs"), tableURL, endpoint, columns)
+	var got icebergReaders
+	if err := json.Unmarshal([]byte(res.stdout), &got); err != nil {
+		t.Fatalf("read.mjs: %v\nstdout: %s\nstderr: %s", err, clip(res.stdout, 2000), clip(res.stderr, 2000))
+	}
+	for name, rows := range map[string][]string{"icebird": got.Icebird, "duckdb": got.DuckDB} {
+		normalized := make([]string, len(rows))
+		for i, r := range rows {
+			normalized[i] = normalizeReaderRow(r)
+		}
+		sort.Strings(normalized)
+		if strings.Join(normalized, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("%s read %d typed rows, want %d: %s", name, len(normalized), len(want), firstLineDiff(strings.Join(normalized, "\n"), strings.Join(want, "\n")))
+		}
+	}
+	return got
 }
 
 // icebergMetadata is the part of a table's metadata JSON the typed test
@@ -285,4 +297,77 @@ func normalizeReaderRow(row string) string {
 		}
 	}
 	return strings.Join(fields, "/")
+}
+
+// TestIcebergJDBCAvroEvolutionE2E: the JDBC source connector of `strata
+// server` (connect.enable) reads a PostgreSQL table with Confluent's
+// AvroConverter into an iceberg.mode=value_schema_id_prefix topic; a column
+// is added to the table mid-stream, the source registers the evolved
+// schema, and the Iceberg table gains the column: icebird and DuckDB read
+// the rows from before with null in it, those after with the value.
+func TestIcebergJDBCAvroEvolutionE2E(t *testing.T) {
+	t.Parallel()
+	const prefix, topic = "iceberg-jdbc", "jdbc_items"
+	node, _, store := icebergE2ESetup(t, prefix)
+	pg := pgtest.Start(t)
+	db := pg.Open(t)
+	mustExecSQL := func(query string) {
+		t.Helper()
+		if _, err := db.Exec(query); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+	}
+	mustExecSQL(`CREATE TABLE items (id bigserial PRIMARY KEY, name text NOT NULL, at timestamptz NOT NULL)`)
+	mustExecSQL(`INSERT INTO items (name, at) SELECT 'name-' || g, timestamptz '2026-12-04 10:00:00+00' + g * interval '1 second' FROM generate_series(1, 20) g`)
+
+	registry, rest := freeAddr(t), freeAddr(t)
+	srv := startServerEnv(t, store.AWSEnv(), "--object-store", store.StoreURL(prefix), "--set", "iceberg.catalog.listen=",
+		"--set", "schema.registry.enable=true", "--set", "schema.registry.listen="+registry,
+		"--set", "connect.enable=true", "--set", "connect.rest.listen="+rest, "--set", "group.initial.rebalance.delay.ms=0")
+	mustRun(t, time.Minute, "", strataBin, "topic", "create", topic, "-p", "1", "-b", srv.addr,
+		"-c", "iceberg.enabled=true", "-c", "iceberg.commit.interval.ms=3600000", "-c", "iceberg.mode=value_schema_id_prefix")
+	def, err := json.Marshal(map[string]any{"name": "items-source", "config": map[string]string{
+		"connector.class": "io.confluent.connect.jdbc.JdbcSourceConnector", "connection.url": pg.DSN,
+		"mode": "incrementing", "incrementing.column.name": "id", "table.whitelist": "items", "topic.prefix": "jdbc_",
+		"poll.interval.ms": "100",
+		"key.converter":    "org.apache.kafka.connect.storage.StringConverter",
+		"value.converter":  "io.confluent.connect.avro.AvroConverter", "value.converter.schema.registry.url": "http://" + registry,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the connector created through the REST API", func() (bool, string) {
+		resp, err := http.Post("http://"+rest+"/connectors", "application/json", bytes.NewReader(def))
+		if err != nil {
+			return false, err.Error()
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusCreated, resp.Status
+	})
+	readCommittedRows(t, srv.addr, topic, 20)
+	mustRun(t, time.Minute, "", strataBin, "iceberg", "commit", topic, "--admin", srv.httpAddr)
+
+	// The table evolves while the connector runs.
+	mustExecSQL(`ALTER TABLE items ADD COLUMN note text`)
+	mustExecSQL(`INSERT INTO items (name, at, note) SELECT 'name-' || g, timestamptz '2026-12-04 10:00:00+00' + g * interval '1 second', 'note-' || g FROM generate_series(21, 30) g`)
+	readCommittedRows(t, srv.addr, topic, 30)
+	mustRun(t, time.Minute, "", strataBin, "iceberg", "commit", topic, "--admin", srv.httpAddr)
+
+	var want []string
+	for i := 1; i <= 30; i++ {
+		note := "null"
+		if i > 20 {
+			note = fmt.Sprintf("note-%d", i)
+		}
+		at := time.Date(2026, 12, 4, 10, 0, i, 0, time.UTC).Format("2006-01-02T15:04:05Z")
+		want = append(want, fmt.Sprintf("0/%d/%d/name-%d/%s/%s", i-1, i, i, at, note))
+	}
+	sort.Strings(want)
+	tableURL := fmt.Sprintf("s3://%s/%s/iceberg/strata/%s", miniotest.Bucket, prefix, topic)
+	checkTypedReaders(t, node, tableURL, store.Endpoint(), "id,name,at,note", want)
+	md := icebergMetadataOf(t, store, prefix+"/iceberg/strata/"+topic)
+	if len(md.Schemas) != 3 || md.CurrentSchemaID != md.Schemas[2].ID || md.Schemas[1].ids()["note"] != 0 || md.Schemas[2].ids()["note"] == 0 {
+		t.Fatalf("metadata schemas %+v, current %d: want the kafka column, the table's first columns, then note added", md.Schemas, md.CurrentSchemaID)
+	}
+	t.Logf("icebird and DuckDB read the 30 rows of the JDBC source; the 20 from before the new column read null in it")
 }
