@@ -446,7 +446,7 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 	}
 	var opts iceberg.AppendOptions
 	if tables.dlq != nil {
-		rows, dead, valueTypes, err := c.decodeTyped(topic, cfg, st.Metadata.CurrentSchema(), st.Metadata.LastColumnID(), records)
+		rows, dead, valueTypes, err := c.decodeTyped(ctx, topic, cfg, st.Metadata.CurrentSchema(), st.Metadata.LastColumnID(), records)
 		if err != nil {
 			return out, err
 		}

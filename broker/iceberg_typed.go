@@ -24,10 +24,12 @@ package broker
 // commit resumes and the two tables together hold every offset once.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	icebergschema "github.com/apache/iceberg-go"
 	"github.com/hamba/avro/v2"
@@ -55,7 +57,14 @@ type IcebergSchemaRegistry interface {
 	ParsedSchema(id int) (schema.Type, schema.Parsed, error)
 	// LatestSchemaID is the id of subject's latest live version.
 	LatestSchemaID(subject string) (int, error)
+	// CatchUp waits until the registry knows every schema registered
+	// before the call (through any node); it reads the schemas topic's
+	// end offset, so it is network I/O.
+	CatchUp(ctx context.Context) error
 }
+
+// icebergCatchUpTimeout bounds one CatchUp of the registry.
+const icebergCatchUpTimeout = 10 * time.Second
 
 // validateIcebergSubject accepts "" (<topic>-value) or a subject name.
 func validateIcebergSubject(v string) error {
@@ -140,14 +149,35 @@ type icebergDeadLetter struct {
 // each one an evolution Iceberg allows of the table and the ones before.
 // An error (no registry on this node, a subject without a version) leaves
 // every record where it is: the commit fails and is retried.
-func (c *icebergCommitter) decodeTyped(topic string, cfg effectiveTopicConfig, cur *icebergschema.Schema, lastColumnID int, records []iceberg.Record) (rows []iceberg.Record, dead []icebergDeadLetter, valueTypes []*icebergschema.StructType, err error) {
+func (c *icebergCommitter) decodeTyped(ctx context.Context, topic string, cfg effectiveTopicConfig, cur *icebergschema.Schema, lastColumnID int, records []iceberg.Record) (rows []iceberg.Record, dead []icebergDeadLetter, valueTypes []*icebergschema.StructType, err error) {
 	reg, _ := c.s.schemaValidatorNow().(IcebergSchemaRegistry)
 	if reg == nil {
 		return nil, nil, nil, fmt.Errorf("iceberg.mode=%s needs this node's schema registry (schema.registry.enable=true)", cfg.values[icebergModeConfig])
 	}
 	prefixed := cfg.values[icebergModeConfig] == icebergModeSchemaIDPrefix
+	// The registry may trail a schema registered through another node a
+	// moment ago: value_schema_latest catches up before it picks the
+	// latest version, value_schema_id_prefix before it calls an id
+	// unknown. A registry that cannot catch up fails the commit (retried):
+	// no record becomes a dead letter for a lagging registry.
+	caughtUp := false
+	catchUp := func() error {
+		if caughtUp {
+			return nil
+		}
+		caughtUp = true
+		cctx, cancel := context.WithTimeout(ctx, icebergCatchUpTimeout)
+		defer cancel()
+		if err := reg.CatchUp(cctx); err != nil {
+			return fmt.Errorf("schema registry: %w", err)
+		}
+		return nil
+	}
 	latest := 0
 	if !prefixed {
+		if err := catchUp(); err != nil {
+			return nil, nil, nil, err
+		}
 		subject := cfg.values[icebergValueSubjectConfig]
 		if subject == "" {
 			subject = topic + "-value"
@@ -175,6 +205,12 @@ func (c *icebergCommitter) decodeTyped(topic string, cfg effectiveTopicConfig, c
 			id, payload = int(id32), rest
 		}
 		vs, verr := c.valueSchema(reg, id)
+		if verr != nil && !caughtUp {
+			if err := catchUp(); err != nil {
+				return nil, nil, nil, err
+			}
+			vs, verr = c.valueSchema(reg, id)
+		}
 		if verr != nil {
 			ids[i], reasons[i] = -1, verr.Error()
 			continue

@@ -158,4 +158,19 @@ func TestIcebergTypedModes(t *testing.T) {
 	if len(got) != 1 || got[0]["item"] != "x" || got[0]["note"] != "gift" {
 		t.Fatalf("value_schema_latest rows: %v", got)
 	}
+
+	// JSON Schema values: typed columns; a value of the wrong type is a
+	// dead letter.
+	tb.createTopicWithPartitions("jsontyped", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000", icebergModeConfig: icebergModeSchemaIDPrefix})
+	js := registerSchema(t, cl, "jsontyped-value", `{"type":"object","properties":{"id":{"type":"integer"},"at":{"type":"string","format":"date-time"},"tags":{"type":"array","items":{"type":"string"}}}}`, sr.TypeJSON)
+	prod = tb.client(kgo.DefaultProduceTopic("jsontyped"))
+	produce(append(wire.AppendHeader(nil, int32(js)), `{"id":7,"at":"2026-12-04T10:00:00Z","tags":["a","b"]}`...),
+		append(wire.AppendHeader(nil, int32(js)), `{"id":"seven"}`...))
+	if st := icebergCommitNow(t, tb, "jsontyped"); st.RowsCommitted != 1 || st.DLQRowsCommitted != 1 {
+		t.Fatalf("JSON Schema commit: %+v", st)
+	}
+	got = icebergtest.JSONRows(t, openTestTable(t, storeDir, "jsontyped"))
+	if len(got) != 1 || got[0]["id"] != float64(7) || got[0]["at"] != "2026-12-04T10:00:00Z" || fmt.Sprint(got[0]["tags"]) != "[a b]" {
+		t.Fatalf("JSON Schema rows: %v", got)
+	}
 }

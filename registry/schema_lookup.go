@@ -7,6 +7,9 @@ package registry
 // broker names the interface they satisfy (broker.IcebergSchemaRegistry).
 
 import (
+	"context"
+	"fmt"
+
 	"github.com/strata-streaming/strata/registry/schema"
 )
 
@@ -31,4 +34,18 @@ func (r *Registry) LatestSchemaID(subject string) (int, error) {
 		return 0, recordErrorf(ErrWrongSubject, "subject '%s' has no live version in the schema registry", subject)
 	}
 	return r.mu.view.subjects[subject].versions[version].id, nil
+}
+
+// CatchUp returns once the view holds every record the schemas topic had
+// when it was called (one ListOffsets, then waiting for the reader): a
+// schema registered through another node is then known here.
+func (r *Registry) CatchUp(ctx context.Context) error {
+	end, err := r.store.EndOffset(ctx)
+	if err != nil {
+		return fmt.Errorf("registry: reading the end of %s: %w", r.cfg.Topic, err)
+	}
+	if err := r.waitApplied(ctx, end); err != nil {
+		return fmt.Errorf("registry: catching up with %s: %w", r.cfg.Topic, err)
+	}
+	return nil
 }
