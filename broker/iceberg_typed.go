@@ -11,13 +11,15 @@ package broker
 //	                                     <topic>-value)
 //
 // The schemas come from the node's schema registry (package registry,
-// schema.registry.enable=true), asked through IcebergSchemaRegistry with
-// no network I/O. Avro and JSON Schema values become typed columns
-// (tiering/iceberg's AvroStruct and JSONSchemaStruct); the table's schema
+// schema.registry.enable=true), asked through IcebergSchemaRegistry from
+// its in-memory view (CatchUp alone reads the schemas topic's end). Avro,
+// JSON Schema and Protobuf values become typed columns (tiering/iceberg's
+// AvroStruct, JSONSchemaStruct, ProtobufStruct; a bare Protobuf value of
+// value_schema_latest is the schema's first message); the table's schema
 // evolves by name as new schema ids appear. A record that does not decode
 // (not framed, an unknown id, a payload that does not match its schema, a
-// Protobuf schema, a schema with no table layout or whose change Iceberg
-// does not allow) goes to the dead-letter table <topic>~dlq (Redpanda's
+// schema with no table layout or whose change Iceberg does not allow)
+// goes to the dead-letter table <topic>~dlq (Redpanda's
 // name) in the key_value layout. The dead-letter table is committed first,
 // then the main table with every offset read (even when all went to the
 // dead-letter table), so the main table's offsets are where the next
@@ -33,8 +35,10 @@ import (
 
 	icebergschema "github.com/apache/iceberg-go"
 	"github.com/hamba/avro/v2"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	registryavro "github.com/strata-streaming/strata/registry/avro"
+	"github.com/strata-streaming/strata/registry/protobuf"
 	"github.com/strata-streaming/strata/registry/schema"
 	"github.com/strata-streaming/strata/registry/serde"
 	"github.com/strata-streaming/strata/registry/wire"
@@ -83,8 +87,11 @@ func icebergTyped(cfg effectiveTopicConfig) bool {
 type icebergValueSchema struct {
 	id     int
 	schema serde.Schema
-	avro   avro.Schema // Avro only
-	value  *icebergschema.StructType
+	avro   avro.Schema               // Avro only
+	value  *icebergschema.StructType // Avro and JSON Schema; Protobuf: messages
+	// messages are the structs of the Protobuf messages values named (by
+	// their message indexes) so far.
+	messages map[protoreflect.FullName]*icebergschema.StructType
 }
 
 // maxIcebergValueSchemas bounds the committer's cache of value schemas.
@@ -111,8 +118,10 @@ func (c *icebergCommitter) valueSchema(reg IcebergSchemaRegistry, id int) (*iceb
 		vs.value, err = iceberg.AvroStruct(vs.avro)
 	case schema.JSON:
 		vs.value, err = iceberg.JSONSchemaStruct(parsed.Canonical())
+	case schema.Protobuf:
+		vs.messages = map[protoreflect.FullName]*icebergschema.StructType{}
 	default:
-		err = fmt.Errorf("schema id %d is %s: typed Iceberg tables are built for Avro and JSON Schema values", id, typ)
+		err = fmt.Errorf("schema id %d is %s: typed Iceberg tables are built for Avro, JSON Schema and Protobuf values", id, typ)
 	}
 	if err != nil {
 		return nil, err
@@ -124,16 +133,50 @@ func (c *icebergCommitter) valueSchema(reg IcebergSchemaRegistry, id int) (*iceb
 	return vs, nil
 }
 
-// decode turns a payload into the value's columns.
-func (vs *icebergValueSchema) decode(payload []byte) (map[string]any, error) {
+// decode turns a payload into the value's columns and returns the struct
+// they fit (a Protobuf schema has one per message).
+func (vs *icebergValueSchema) decode(payload []byte, framed bool) (map[string]any, *icebergschema.StructType, error) {
+	if vs.messages != nil {
+		return vs.decodeProtobuf(payload, framed)
+	}
 	v, err := serde.DecodePayload(vs.schema, payload)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if vs.avro != nil {
 		v = iceberg.NormalizeAvro(vs.avro, v)
 	}
-	return iceberg.CoerceValue(vs.value, v)
+	fields, err := iceberg.CoerceValue(vs.value, v)
+	return fields, vs.value, err
+}
+
+// decodeProtobuf reads the message indexes and the message they name; a
+// bare payload (not framed) is the schema's first message.
+func (vs *icebergValueSchema) decodeProtobuf(payload []byte, framed bool) (map[string]any, *icebergschema.StructType, error) {
+	indexes, n := []int{0}, 0
+	if framed {
+		var err error
+		if indexes, n, err = protobuf.ReadMessageIndexes(payload); err != nil {
+			return nil, nil, err
+		}
+	}
+	md, err := protobuf.MessageByIndexes(vs.schema.Parsed, indexes)
+	if err != nil {
+		return nil, nil, err
+	}
+	st := vs.messages[md.FullName()]
+	if st == nil {
+		if st, err = iceberg.ProtobufStruct(md); err != nil {
+			return nil, nil, err
+		}
+		vs.messages[md.FullName()] = st
+	}
+	msg, err := protobuf.UnmarshalDynamic(md, payload[n:])
+	if err != nil {
+		return nil, nil, err
+	}
+	fields, err := iceberg.CoerceValue(st, iceberg.ProtobufValue(msg))
+	return fields, st, err
 }
 
 // icebergDeadLetter is a record for the dead-letter table and why.
@@ -186,20 +229,21 @@ func (c *icebergCommitter) decodeTyped(ctx context.Context, topic string, cfg ef
 			return nil, nil, nil, fmt.Errorf("iceberg.mode=%s: %w", icebergModeSchemaLatest, err)
 		}
 	}
-	ids := make([]int, len(records)) // the schema id of each decoded record; -1: dead
-	reasons := map[int]string{}      // by index, of the dead
-	used := map[int]*icebergValueSchema{}
+	// The struct each record's value was decoded with (nil: a tombstone,
+	// a row whose value columns are null), or why it is a dead letter.
+	types := make([]*icebergschema.StructType, len(records))
+	reasons := map[int]string{}
+	used := map[*icebergschema.StructType]int{} // the schema id of each struct
 	for i := range records {
 		r := &records[i]
 		if r.Value == nil {
-			ids[i] = 0 // a tombstone: a row whose value columns are null
 			continue
 		}
 		id, payload := latest, r.Value
 		if prefixed {
 			id32, rest, perr := wire.ParseHeader(r.Value)
 			if perr != nil {
-				ids[i], reasons[i] = -1, "not in Confluent's wire format (magic byte 0, 4-byte schema id)"
+				reasons[i] = "not in Confluent's wire format (magic byte 0, 4-byte schema id)"
 				continue
 			}
 			id, payload = int(id32), rest
@@ -212,43 +256,43 @@ func (c *icebergCommitter) decodeTyped(ctx context.Context, topic string, cfg ef
 			vs, verr = c.valueSchema(reg, id)
 		}
 		if verr != nil {
-			ids[i], reasons[i] = -1, verr.Error()
+			reasons[i] = verr.Error()
 			continue
 		}
-		fields, derr := vs.decode(payload)
+		fields, st, derr := vs.decode(payload, prefixed)
 		if derr != nil {
-			ids[i], reasons[i] = -1, fmt.Sprintf("schema id %d: %v", id, derr)
+			reasons[i] = fmt.Sprintf("schema id %d: %v", id, derr)
 			continue
 		}
-		r.Fields, ids[i] = fields, id
-		used[id] = vs
+		r.Fields, types[i] = fields, st
+		used[st] = id
 	}
 	// Evolve in id order (registration order); a schema whose change
 	// Iceberg does not allow sends its records to the dead-letter table.
-	order := make([]int, 0, len(used))
-	for id := range used {
-		order = append(order, id)
+	order := make([]*icebergschema.StructType, 0, len(used))
+	for st := range used {
+		order = append(order, st)
 	}
-	sort.Ints(order)
-	refused := map[int]string{}
-	for _, id := range order {
-		next, changed, eerr := iceberg.EvolveSchema(cur, lastColumnID, used[id].value)
+	sort.SliceStable(order, func(i, j int) bool { return used[order[i]] < used[order[j]] })
+	refused := map[*icebergschema.StructType]string{}
+	for _, st := range order {
+		next, changed, eerr := iceberg.EvolveSchema(cur, lastColumnID, st)
 		if eerr != nil {
-			refused[id] = fmt.Sprintf("schema id %d: %v", id, eerr)
+			refused[st] = fmt.Sprintf("schema id %d: %v", used[st], eerr)
 			continue
 		}
 		if changed {
 			cur, lastColumnID = next, next.HighestFieldID()
 		}
-		valueTypes = append(valueTypes, used[id].value)
+		valueTypes = append(valueTypes, st)
 	}
 	for i, r := range records {
-		if reason, ok := refused[ids[i]]; ok && ids[i] > 0 {
-			ids[i], reasons[i] = -1, reason
+		if reason, ok := refused[types[i]]; ok && types[i] != nil {
+			reasons[i] = reason
 		}
-		if ids[i] < 0 {
+		if reason, ok := reasons[i]; ok {
 			r.Fields = nil
-			dead = append(dead, icebergDeadLetter{record: r, reason: reasons[i]})
+			dead = append(dead, icebergDeadLetter{record: r, reason: reason})
 			continue
 		}
 		rows = append(rows, r)

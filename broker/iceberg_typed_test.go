@@ -10,7 +10,11 @@ import (
 	hamba "github.com/hamba/avro/v2"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sr"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 
+	registryprotobuf "github.com/strata-streaming/strata/registry/protobuf"
 	"github.com/strata-streaming/strata/registry/wire"
 	"github.com/strata-streaming/strata/tiering"
 	"github.com/strata-streaming/strata/tiering/iceberg"
@@ -172,5 +176,49 @@ func TestIcebergTypedModes(t *testing.T) {
 	got = icebergtest.JSONRows(t, openTestTable(t, storeDir, "jsontyped"))
 	if len(got) != 1 || got[0]["id"] != float64(7) || got[0]["at"] != "2026-12-04T10:00:00Z" || fmt.Sprint(got[0]["tags"]) != "[a b]" {
 		t.Fatalf("JSON Schema rows: %v", got)
+	}
+
+	// Protobuf values: the message its indexes name, columns by .proto
+	// field name.
+	tb.createTopicWithPartitions("pbtyped", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000", icebergModeConfig: icebergModeSchemaIDPrefix})
+	const pbText = `syntax = "proto3"; package shop; message Other { string x = 1; } message OrderPB { int64 order_id = 1; string item = 2; repeated string tags = 3; }`
+	pbID := registerSchema(t, cl, "pbtyped-value", pbText, sr.TypeProtobuf)
+	parsed, err := registryprotobuf.New().Parse(pbText, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := registryprotobuf.Descriptor(parsed).Messages().ByName("OrderPB")
+	msg := dynamicpb.NewMessage(md)
+	msg.Set(md.Fields().ByName("order_id"), protoreflect.ValueOfInt64(42))
+	msg.Set(md.Fields().ByName("item"), protoreflect.ValueOfString("pen"))
+	payload, err := proto.Marshal(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	framedPB := registryprotobuf.AppendMessageIndexes(wire.AppendHeader(nil, int32(pbID)), []int{1})
+	prod = tb.client(kgo.DefaultProduceTopic("pbtyped"))
+	produce(append(framedPB, payload...), append(registryprotobuf.AppendMessageIndexes(wire.AppendHeader(nil, int32(pbID)), []int{7}), payload...))
+	if st := icebergCommitNow(t, tb, "pbtyped"); st.RowsCommitted != 1 || st.DLQRowsCommitted != 1 {
+		t.Fatalf("Protobuf commit: %+v", st)
+	}
+	got = icebergtest.JSONRows(t, openTestTable(t, storeDir, "pbtyped"))
+	if len(got) != 1 || got[0]["order_id"] != float64(42) || got[0]["item"] != "pen" || fmt.Sprint(got[0]["tags"]) != "[]" {
+		t.Fatalf("Protobuf rows: %v", got)
+	}
+	// value_schema_latest with Protobuf: a bare payload is the first message.
+	tb.createTopicWithPartitions("pblatest", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000",
+		icebergModeConfig: icebergModeSchemaLatest, icebergValueSubjectConfig: "pbtyped-value"})
+	other := dynamicpb.NewMessage(registryprotobuf.Descriptor(parsed).Messages().ByName("Other"))
+	other.Set(other.Descriptor().Fields().ByName("x"), protoreflect.ValueOfString("hi"))
+	if payload, err = proto.Marshal(other); err != nil {
+		t.Fatal(err)
+	}
+	prod = tb.client(kgo.DefaultProduceTopic("pblatest"))
+	produce(payload)
+	if st := icebergCommitNow(t, tb, "pblatest"); st.RowsCommitted != 1 || st.DLQRowsCommitted != 0 {
+		t.Fatalf("Protobuf value_schema_latest commit: %+v", st)
+	}
+	if got = icebergtest.JSONRows(t, openTestTable(t, storeDir, "pblatest")); len(got) != 1 || got[0]["x"] != "hi" {
+		t.Fatalf("Protobuf value_schema_latest rows: %v", got)
 	}
 }

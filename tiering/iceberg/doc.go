@@ -28,7 +28,7 @@
 //	kafka      struct<partition int, offset long, timestamp timestamptz,
 //	           key binary, headers list<struct<key string, value binary>>>
 //	           required, partitioned by hour(kafka.timestamp)
-//	<field>…   the value's fields, optional, typed by its Avro or JSON Schema
+//	<field>…   the value's fields, optional, typed by its Avro, JSON Schema or Protobuf schema
 //
 // A typed table starts with the kafka column alone (schema 0); each commit
 // merges the value schemas it was given by name (EvolveSchema): a new

@@ -11,9 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	iceberg "github.com/apache/iceberg-go"
 	"github.com/hamba/avro/v2"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
 
+	"github.com/strata-streaming/strata/registry/protobuf"
 	"github.com/strata-streaming/strata/tiering"
 	. "github.com/strata-streaming/strata/tiering/iceberg"
 	"github.com/strata-streaming/strata/tiering/iceberg/icebergtest"
@@ -288,4 +292,76 @@ func fieldIDs(sc *iceberg.Schema) map[string]int {
 		}
 	}
 	return out
+}
+
+const ordersProto = `syntax = "proto3";
+package shop;
+import "google/protobuf/timestamp.proto";
+import "google/protobuf/wrappers.proto";
+message Order {
+  int64 id = 1;
+  string item = 2;
+  int32 qty = 3;
+  uint64 big = 4;
+  Status status = 5;
+  google.protobuf.Timestamp at = 6;
+  repeated string tags = 7;
+  map<string, int64> attrs = 8;
+  Address ship = 9;
+  optional string note = 10;
+  google.protobuf.StringValue label = 11;
+  bytes digest = 12;
+}
+enum Status { NEW = 0; PAID = 1; }
+message Address { string city = 1; }`
+
+func TestProtobufStructMapping(t *testing.T) {
+	parsed, err := protobuf.New().Parse(ordersProto, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := protobuf.Descriptor(parsed).Messages().ByName("Order")
+	st, err := ProtobufStruct(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `id long
+item string
+qty int
+big decimal(20, 0)
+status string
+at timestamptz
+tags list<string>
+attrs map<string, long>
+ship struct<0: city: optional string>
+note string
+label string
+digest binary`
+	if got := structText(st); got != want {
+		t.Fatalf("columns:\n%s\nwant:\n%s", got, want)
+	}
+	msg := dynamicpb.NewMessage(md)
+	msg.Set(md.Fields().ByName("id"), protoreflect.ValueOfInt64(7))
+	msg.Set(md.Fields().ByName("big"), protoreflect.ValueOfUint64(1<<63))
+	msg.Set(md.Fields().ByName("status"), protoreflect.ValueOfEnum(1))
+	at := dynamicpb.NewMessage(md.Fields().ByName("at").Message())
+	at.Set(at.Descriptor().Fields().ByName("seconds"), protoreflect.ValueOfInt64(time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC).Unix()))
+	msg.Set(md.Fields().ByName("at"), protoreflect.ValueOfMessage(at))
+	v, err := CoerceValue(st, ProtobufValue(msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Unset proto3 scalars read their defaults; unset optional and message
+	// fields read null.
+	if v["id"] != int64(7) || v["item"] != "" || v["qty"] != int32(0) || v["status"] != "PAID" || v["note"] != nil || v["ship"] != nil ||
+		v["at"] != time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC).UnixMicro() || v["big"].(decimal128.Num).BigInt().String() != "9223372036854775808" {
+		t.Fatalf("coerced %v", v)
+	}
+	recursive, err := protobuf.New().Parse(`syntax = "proto3"; message Node { Node next = 1; }`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ProtobufStruct(protobuf.Descriptor(recursive).Messages().ByName("Node")); !errors.Is(err, ErrUnsupportedSchema) {
+		t.Fatalf("a recursive message: %v, want ErrUnsupportedSchema", err)
+	}
 }
