@@ -342,6 +342,12 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 		st.Location = status.Location
 	}
 	st.DLQLocation = status.DLQLocation
+	// Dead letters count once committed, even when the main table's
+	// commit after them failed (the retry finds them in the table).
+	st.DLQRowsCommitted += status.DLQRowsCommitted
+	if status.DLQLastReason != "" {
+		st.DLQLastReason = status.DLQLastReason
+	}
 	if err != nil {
 		st.LastError = err.Error()
 		c.failures.WithLabelValues(topic).Inc()
@@ -359,10 +365,6 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 		st.RowsCommitted += status.RowsCommitted
 		st.FilesCommitted += status.FilesCommitted
 		st.BytesCommitted += status.BytesCommitted
-		st.DLQRowsCommitted += status.DLQRowsCommitted
-		if status.DLQLastReason != "" {
-			st.DLQLastReason = status.DLQLastReason
-		}
 		if status.RowsCommitted > 0 {
 			st.Commits++
 			at := now
@@ -405,6 +407,14 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 	out.Location = tbl.Location()
 	if tables.dlq != nil {
 		out.DLQLocation = tables.dlq.Location()
+		// The catalog lists <topic>~dlq with the topic: it exists (empty)
+		// from the first commit on.
+		if !tables.dlqCreated {
+			if _, err := tables.dlq.Create(ctx); err != nil {
+				return out, fmt.Errorf("dead-letter table: %w", err)
+			}
+			tables.dlqCreated = true
+		}
 	}
 	st, err := tbl.Create(ctx)
 	if err != nil {
@@ -484,8 +494,9 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 // icebergTables are a topic's tables: the main one and, in the typed
 // modes, the dead-letter table.
 type icebergTables struct {
-	mode      string
-	main, dlq *iceberg.Table
+	mode       string
+	main, dlq  *iceberg.Table
+	dlqCreated bool // dlq exists in the store
 }
 
 // openTables returns the topic's tables, opened again when its mode changed.

@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -14,7 +15,10 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 
+	registryavro "github.com/strata-streaming/strata/registry/avro"
+	registryjsonschema "github.com/strata-streaming/strata/registry/jsonschema"
 	registryprotobuf "github.com/strata-streaming/strata/registry/protobuf"
+	"github.com/strata-streaming/strata/registry/schema"
 	"github.com/strata-streaming/strata/registry/wire"
 	"github.com/strata-streaming/strata/tiering"
 	"github.com/strata-streaming/strata/tiering/iceberg"
@@ -221,4 +225,71 @@ func TestIcebergTypedModes(t *testing.T) {
 	if got = icebergtest.JSONRows(t, openTestTable(t, storeDir, "pblatest")); len(got) != 1 || got[0]["x"] != "hi" {
 		t.Fatalf("Protobuf value_schema_latest rows: %v", got)
 	}
+	// The dead-letter table exists, empty, from the first commit on (the
+	// catalog lists it with the topic).
+	if st, err := openTestTable(t, storeDir, "pblatest~dlq").Load(ctx); err != nil || st.Version != 1 || st.Metadata.CurrentSnapshot() != nil {
+		t.Fatalf("pblatest~dlq: version %d, snapshot %v, %v; want an empty table", st.Version, st.Metadata, err)
+	}
 }
+
+// FuzzIcebergTypedDecode: whatever the bytes, decoding a value for a typed
+// table returns columns or an error (a dead letter), never a panic, for
+// Avro, JSON Schema and Protobuf schemas.
+func FuzzIcebergTypedDecode(f *testing.F) {
+	type format struct {
+		typ  schema.Type
+		text string
+	}
+	formats := []format{
+		{schema.Avro, typedOrderV2},
+		{schema.Avro, `{"type":"record","name":"R","fields":[{"name":"d","type":{"type":"bytes","logicalType":"decimal","precision":5,"scale":2}},{"name":"t","type":{"type":"long","logicalType":"timestamp-micros"}},{"name":"m","type":{"type":"map","values":{"type":"array","items":"int"}}}]}`},
+		{schema.JSON, `{"type":"object","properties":{"id":{"type":"integer"},"at":{"type":"string","format":"date-time"},"n":{"type":"object","properties":{"x":{"type":"number"}}}}}`},
+		{schema.Protobuf, `syntax = "proto3"; import "google/protobuf/timestamp.proto"; message M { int64 a = 1; repeated string b = 2; map<string, M2> c = 3; google.protobuf.Timestamp t = 4; uint64 u = 5; } message M2 { bytes d = 1; }`},
+	}
+	var schemas []*icebergValueSchema
+	for i, fm := range formats {
+		var parsed schema.Parsed
+		var err error
+		switch fm.typ {
+		case schema.Avro:
+			parsed, err = registryavro.New().Parse(fm.text, nil)
+		case schema.JSON:
+			parsed, err = registryjsonschema.New().Parse(fm.text, nil)
+		case schema.Protobuf:
+			parsed, err = registryprotobuf.New().Parse(fm.text, nil)
+		}
+		if err != nil {
+			f.Fatal(err)
+		}
+		reg := fakeIcebergRegistry{typ: fm.typ, parsed: parsed}
+		c := &icebergCommitter{valueSchemas: map[int]*icebergValueSchema{}}
+		vs, err := c.valueSchema(reg, i+1)
+		if err != nil {
+			f.Fatal(err)
+		}
+		schemas = append(schemas, vs)
+	}
+	f.Add(byte(0), []byte{0x02, 0x02, 'a', 0x02, 'b', 0x00})
+	f.Add(byte(2), []byte(`{"id":1,"at":"2026-12-04T10:00:00Z","n":{"x":1.5}}`))
+	f.Add(byte(3), []byte{0x00, 0x08, 0x01, 0x12, 0x01, 'x', 0x28, 0xff, 0x01})
+	f.Fuzz(func(t *testing.T, which byte, payload []byte) {
+		vs := schemas[int(which)%len(schemas)]
+		for _, framed := range []bool{true, false} {
+			fields, st, err := vs.decode(payload, framed)
+			if err == nil && (fields == nil || st == nil) {
+				t.Fatalf("no error and no columns for %x", payload)
+			}
+		}
+	})
+}
+
+type fakeIcebergRegistry struct {
+	typ    schema.Type
+	parsed schema.Parsed
+}
+
+func (r fakeIcebergRegistry) ParsedSchema(int) (schema.Type, schema.Parsed, error) {
+	return r.typ, r.parsed, nil
+}
+func (fakeIcebergRegistry) LatestSchemaID(string) (int, error) { return 1, nil }
+func (fakeIcebergRegistry) CatchUp(context.Context) error      { return nil }
