@@ -8,7 +8,8 @@ package broker
 var configDocs = map[string]string{
 	// Topic configs.
 	icebergEnabledConfig:                      "Also write the topic's committed records as an Iceberg v2 table in the object store (Parquet files; the partition leaders commit).",
-	icebergModeConfig:                         "How records become rows: key_value (key and value as bytes plus partition, offset, timestamp and headers); value_schema_id_prefix and value_schema_latest are not built yet.",
+	icebergModeConfig:                         "How records become rows: key_value (key and value as bytes plus partition, offset, timestamp and headers); value_schema_id_prefix (values in Confluent's wire format, decoded with the schema their id names) or value_schema_latest (bare values decoded with the latest schema of iceberg.value.subject): the value's fields as typed columns, the Kafka coordinates in the struct column kafka, records that do not decode in the table <topic>~dlq (needs schema.registry.enable=true).",
+	icebergValueSubjectConfig:                 "The subject whose latest schema decodes values in iceberg.mode=value_schema_latest (default <topic>-value).",
 	icebergIntervalConfig:                     "Longest time between two Iceberg commits of the topic (strata iceberg commit commits at once).",
 	icebergTableLocationConfig:                "Key prefix of the topic's Iceberg table in the object store (default iceberg/<iceberg.namespace>/<topic>).",
 	icebergPartitionSpecConfig:                "Partitioning of the topic's Iceberg table when it is created: hour(timestamp), day(timestamp) or none (a later change does not alter an existing table).",

@@ -59,10 +59,8 @@ const (
 
 func validateIcebergMode(v string) error {
 	switch v {
-	case icebergModeKeyValue:
+	case icebergModeKeyValue, icebergModeSchemaIDPrefix, icebergModeSchemaLatest:
 		return nil
-	case icebergModeSchemaIDPrefix, icebergModeSchemaLatest:
-		return fmt.Errorf("iceberg.mode=%s is not built yet; key_value is", v)
 	}
 	return fmt.Errorf("%q is not one of key_value, value_schema_id_prefix, value_schema_latest", v)
 }
@@ -105,11 +103,16 @@ type icebergCommitReply struct {
 // icebergTopicStatus is what `strata iceberg status` shows of one topic
 // (counters are this node's since it started).
 type icebergTopicStatus struct {
-	Topic            string                   `json:"topic"`
-	Location         string                   `json:"location"`
-	MetadataVersion  int                      `json:"metadata_version"`
-	SnapshotID       int64                    `json:"snapshot_id,omitempty"`
-	RowsCommitted    int64                    `json:"rows_committed"`
+	Topic           string `json:"topic"`
+	Location        string `json:"location"`
+	MetadataVersion int    `json:"metadata_version"`
+	SnapshotID      int64  `json:"snapshot_id,omitempty"`
+	RowsCommitted   int64  `json:"rows_committed"`
+	// DLQRowsCommitted counts the records of typed modes that did not
+	// decode, committed to the dead-letter table DLQLocation.
+	DLQRowsCommitted int64                    `json:"dlq_rows_committed"`
+	DLQLocation      string                   `json:"dlq_location,omitempty"`
+	DLQLastReason    string                   `json:"dlq_last_reason,omitempty"`
 	FilesCommitted   int64                    `json:"files_committed"`
 	BytesCommitted   int64                    `json:"bytes_committed"`
 	Commits          int64                    `json:"commits"`
@@ -135,22 +138,27 @@ type icebergPartitionStatus struct {
 type icebergCommitter struct {
 	s        *Server
 	requests chan icebergCommitRequest
-	tables   map[string]*iceberg.Table // by topic; loop goroutine only
+	tables   map[string]*icebergTables // by topic; loop goroutine only
+	// valueSchemas caches the registry schemas of typed modes by id (loop
+	// goroutine only).
+	valueSchemas map[int]*icebergValueSchema
 
 	mu struct {
 		sync.Mutex
 		status map[string]*icebergTopicStatus
 	}
 
-	rows, files, bytes, failures *prometheus.CounterVec
-	lagOffsets, lagSeconds       *prometheus.GaugeVec
+	rows, files, bytes, failures, dlqRows *prometheus.CounterVec
+	lagOffsets, lagSeconds                *prometheus.GaugeVec
 }
 
 func newIcebergCommitter(s *Server) *icebergCommitter {
 	c := &icebergCommitter{
 		s:        s,
 		requests: make(chan icebergCommitRequest),
-		tables:   map[string]*iceberg.Table{},
+		tables:   map[string]*icebergTables{},
+
+		valueSchemas: map[int]*icebergValueSchema{},
 		rows: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_iceberg_rows_committed_total", Help: "Rows committed to Iceberg tables by this node, per topic.",
 		}, []string{"topic"}),
@@ -159,6 +167,9 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 		}, []string{"topic"}),
 		bytes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_iceberg_bytes_committed_total", Help: "Parquet bytes committed to Iceberg tables by this node, per topic.",
+		}, []string{"topic"}),
+		dlqRows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_dlq_rows_committed_total", Help: "Records of typed Iceberg modes that did not decode, committed to the topic's dead-letter table (<topic>~dlq) by this node, per topic.",
 		}, []string{"topic"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_iceberg_commit_errors_total", Help: "Failed Iceberg commits, per topic (retried).",
@@ -171,7 +182,7 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 		}, []string{"topic"}),
 	}
 	c.mu.status = map[string]*icebergTopicStatus{}
-	s.metrics.registry.MustRegister(c.rows, c.files, c.bytes, c.failures, c.lagOffsets, c.lagSeconds)
+	s.metrics.registry.MustRegister(c.rows, c.files, c.bytes, c.dlqRows, c.failures, c.lagOffsets, c.lagSeconds)
 	return c
 }
 
@@ -330,6 +341,13 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	if status.Location != "" {
 		st.Location = status.Location
 	}
+	st.DLQLocation = status.DLQLocation
+	// Dead letters count once committed, even when the main table's
+	// commit after them failed (the retry finds them in the table).
+	st.DLQRowsCommitted += status.DLQRowsCommitted
+	if status.DLQLastReason != "" {
+		st.DLQLastReason = status.DLQLastReason
+	}
 	if err != nil {
 		st.LastError = err.Error()
 		c.failures.WithLabelValues(topic).Inc()
@@ -370,6 +388,7 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	c.rows.WithLabelValues(topic).Add(float64(status.RowsCommitted))
 	c.files.WithLabelValues(topic).Add(float64(status.FilesCommitted))
 	c.bytes.WithLabelValues(topic).Add(float64(status.BytesCommitted))
+	c.dlqRows.WithLabelValues(topic).Add(float64(status.DLQRowsCommitted))
 	c.lagOffsets.WithLabelValues(topic).Set(float64(out.LagOffsets))
 	c.lagSeconds.WithLabelValues(topic).Set(out.LagSeconds)
 	if err != nil {
@@ -380,30 +399,32 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 
 func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, cfg effectiveTopicConfig, topicID string, led []*partition) (icebergTopicStatus, error) {
 	var out icebergTopicStatus
-	tbl := c.tables[topic]
-	if tbl == nil {
-		prefix, location, err := c.tableLocation(topic, cfg)
-		if err != nil {
-			return out, err
-		}
-		tbl, err = iceberg.Open(iceberg.Config{
-			Store: c.s.objects, Prefix: prefix, Location: location,
-			Properties:        map[string]string{icebergTopicIDProperty: topicID, "strata.topic": topic},
-			SnapshotRetention: time.Duration(cfg.int64(icebergRetentionConfig)) * time.Millisecond,
-			Partitioning:      strings.TrimSuffix(cfg.values[icebergPartitionSpecConfig], "(timestamp)"),
-		})
-		if err != nil {
-			return out, err
-		}
-		c.tables[topic] = tbl
+	tables, err := c.openTables(topic, cfg, topicID)
+	if err != nil {
+		return out, err
 	}
+	tbl := tables.main
 	out.Location = tbl.Location()
+	if tables.dlq != nil {
+		out.DLQLocation = tables.dlq.Location()
+		// The catalog lists <topic>~dlq with the topic: it exists (empty)
+		// from the first commit on.
+		if !tables.dlqCreated {
+			if _, err := tables.dlq.Create(ctx); err != nil {
+				return out, fmt.Errorf("dead-letter table: %w", err)
+			}
+			tables.dlqCreated = true
+		}
+	}
 	st, err := tbl.Create(ctx)
 	if err != nil {
 		return out, err
 	}
 	if owner := st.Metadata.Properties()[icebergTopicIDProperty]; owner != "" && owner != topicID {
 		return out, fmt.Errorf("the table at %s belongs to an earlier topic %q (id %s); delete it or set iceberg.table.location", tbl.Location(), topic, owner)
+	}
+	if _, hasKafka := st.Metadata.CurrentSchema().FindFieldByName(iceberg.KafkaColumn); hasKafka != (tables.dlq != nil) {
+		return out, fmt.Errorf("%w: the table at %s was made for another mode than iceberg.mode=%s (delete it or set iceberg.table.location)", errIcebergModeChanged, tbl.Location(), cfg.values[icebergModeConfig])
 	}
 	var records []iceberg.Record
 	read := map[int32]int64{}
@@ -433,7 +454,34 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 		// transactions are left below readTo: nothing is behind.
 		out.Partitions = append(out.Partitions, icebergPartitionStatus{Partition: p.index, TableNextOffset: readTo, LastStableOffset: lso})
 	}
-	res, err := tbl.Append(ctx, records, read)
+	var opts iceberg.AppendOptions
+	if tables.dlq != nil {
+		rows, dead, valueTypes, err := c.decodeTyped(ctx, topic, cfg, st.Metadata.CurrentSchema(), st.Metadata.LastColumnID(), records)
+		if err != nil {
+			return out, err
+		}
+		if len(dead) > 0 {
+			// The dead-letter table first: the main table's offsets, where
+			// the next commit resumes, move only once these are in.
+			letters := make([]iceberg.Record, len(dead))
+			for i, d := range dead {
+				letters[i] = d.record
+			}
+			res, err := tables.dlq.Append(ctx, letters, nil)
+			if err != nil {
+				return out, fmt.Errorf("dead-letter table: %w", err)
+			}
+			out.DLQRowsCommitted = res.Rows
+			last := dead[len(dead)-1]
+			out.DLQLastReason = fmt.Sprintf("%d/%d: %s", last.record.Partition, last.record.Offset, last.reason)
+			if res.Rows > 0 {
+				c.s.logger.Warn("iceberg: records that do not decode went to the dead-letter table", "topic", topic, "records", res.Rows, "last", out.DLQLastReason)
+			}
+		}
+		records = rows
+		opts = iceberg.AppendOptions{ValueTypes: valueTypes, CommitProgress: true}
+	}
+	res, err := tbl.AppendWith(ctx, records, read, opts)
 	if err != nil {
 		return out, err
 	}
@@ -441,6 +489,49 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 	out.MetadataVersion, out.SnapshotID = res.Version, res.SnapshotID
 	out.RowsCommitted, out.FilesCommitted, out.BytesCommitted = res.Rows, int64(res.Files), res.Bytes
 	return out, nil
+}
+
+// icebergTables are a topic's tables: the main one and, in the typed
+// modes, the dead-letter table.
+type icebergTables struct {
+	mode       string
+	main, dlq  *iceberg.Table
+	dlqCreated bool // dlq exists in the store
+}
+
+// openTables returns the topic's tables, opened again when its mode changed.
+func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, topicID string) (*icebergTables, error) {
+	mode := cfg.values[icebergModeConfig]
+	if tables := c.tables[topic]; tables != nil && tables.mode == mode {
+		return tables, nil
+	}
+	prefix, location, err := c.tableLocation(topic, cfg)
+	if err != nil {
+		return nil, err
+	}
+	open := func(prefix, location string, layout iceberg.Layout, props map[string]string) (*iceberg.Table, error) {
+		return iceberg.Open(iceberg.Config{
+			Store: c.s.objects, Prefix: prefix, Location: location, Properties: props, Layout: layout,
+			SnapshotRetention: time.Duration(cfg.int64(icebergRetentionConfig)) * time.Millisecond,
+			Partitioning:      strings.TrimSuffix(cfg.values[icebergPartitionSpecConfig], "(timestamp)"),
+		})
+	}
+	tables := &icebergTables{mode: mode}
+	layout := iceberg.LayoutKeyValue
+	if icebergTyped(cfg) {
+		layout = iceberg.LayoutTyped
+		tables.dlq, err = open(prefix+icebergDLQSuffix, location+icebergDLQSuffix, iceberg.LayoutKeyValue,
+			map[string]string{icebergTopicIDProperty: topicID, "strata.topic": topic, "strata.dead-letter-of": topic})
+		if err != nil {
+			return nil, err
+		}
+	}
+	tables.main, err = open(prefix, location, layout, map[string]string{icebergTopicIDProperty: topicID, "strata.topic": topic})
+	if err != nil {
+		return nil, err
+	}
+	c.tables[topic] = tables
+	return tables, nil
 }
 
 // readCommittedRecords reads the records of p from offset from up to its

@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/strata-streaming/strata/tiering/iceberg"
@@ -66,6 +67,9 @@ func (c icebergCatalog) icebergTables() map[string][]string {
 		if icebergTopicEnabled(cfg) {
 			ns := cfg.values[icebergNamespaceConfig]
 			out[ns] = append(out[ns], t.name)
+			if icebergTyped(cfg) {
+				out[ns] = append(out[ns], t.name+icebergDLQSuffix)
+			}
 		}
 	}
 	for ns := range out {
@@ -162,19 +166,24 @@ func (c icebergCatalog) readOnly(w http.ResponseWriter, r *http.Request) bool {
 }
 
 func (c icebergCatalog) loadTable(w http.ResponseWriter, r *http.Request, ns, name string) {
-	t := c.s.topics.get(name)
+	// <topic>~dlq is the dead-letter table of a topic in a typed mode.
+	topic, dlq := strings.CutSuffix(name, icebergDLQSuffix)
+	t := c.s.topics.get(topic)
 	var cfg effectiveTopicConfig
 	if t != nil {
 		cfg = c.s.topics.topicConfig(t)
 	}
-	if t == nil || !icebergTopicEnabled(cfg) || cfg.values[icebergNamespaceConfig] != ns {
+	if t == nil || !icebergTopicEnabled(cfg) || cfg.values[icebergNamespaceConfig] != ns || (dlq && !icebergTyped(cfg)) {
 		writeCatalogError(w, http.StatusNotFound, "NoSuchTableException", fmt.Sprintf("table %s.%s does not exist", ns, name))
 		return
 	}
-	prefix, location, err := c.s.iceberg.tableLocation(name, cfg)
+	prefix, location, err := c.s.iceberg.tableLocation(topic, cfg)
 	if err != nil {
 		writeCatalogError(w, http.StatusInternalServerError, "ServerError", err.Error())
 		return
+	}
+	if dlq {
+		prefix, location = prefix+icebergDLQSuffix, location+icebergDLQSuffix
 	}
 	tbl, err := iceberg.Open(iceberg.Config{Store: c.s.objects, Prefix: prefix, Location: location})
 	if err != nil {

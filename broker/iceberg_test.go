@@ -14,8 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/strata-streaming/strata/tiering"
-	"github.com/strata-streaming/strata/tiering/iceberg"
 	"github.com/strata-streaming/strata/tiering/iceberg/icebergtest"
 )
 
@@ -42,15 +40,7 @@ func icebergCommitNow(t *testing.T, tb *testBroker, topic string) icebergTopicSt
 // icebergRows reads the topic's table with iceberg-go's scanner.
 func icebergRows(t *testing.T, storeDir, topic string) []string {
 	t.Helper()
-	store, err := tiering.NewFileStore(storeDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := iceberg.Open(iceberg.Config{Store: store, Prefix: "iceberg/strata/" + topic, Location: "file://" + storeDir + "/iceberg/strata/" + topic})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return icebergtest.Rows(t, tbl)
+	return icebergtest.Rows(t, openTestTable(t, storeDir, topic))
 }
 
 // committedRows is what a read_committed consumer sees, in icebergRows' form.
@@ -141,7 +131,7 @@ func TestIcebergTopicConfigsAreValidated(t *testing.T) {
 	for _, bad := range []map[string]string{
 		{icebergEnabledConfig: "yes please"},
 		{icebergModeConfig: "columns"},
-		{icebergModeConfig: icebergModeSchemaLatest},
+		{icebergValueSubjectConfig: "a\nb"},
 		{icebergIntervalConfig: "5"},
 		{icebergTableLocationConfig: "/abs"},
 		{icebergTableLocationConfig: "s3://x/y"},
@@ -152,8 +142,10 @@ func TestIcebergTopicConfigsAreValidated(t *testing.T) {
 			t.Errorf("%v accepted", bad)
 		}
 	}
-	if err := validateTopicConfigs(map[string]string{icebergEnabledConfig: "true", icebergModeConfig: "key_value", icebergIntervalConfig: "1000", icebergTableLocationConfig: "lake/t", icebergNamespaceConfig: "lake"}); err != nil {
-		t.Fatal(err)
+	for _, mode := range []string{icebergModeKeyValue, icebergModeSchemaIDPrefix, icebergModeSchemaLatest} {
+		if err := validateTopicConfigs(map[string]string{icebergEnabledConfig: "true", icebergModeConfig: mode, icebergIntervalConfig: "1000", icebergTableLocationConfig: "lake/t", icebergNamespaceConfig: "lake", icebergValueSubjectConfig: "orders-value"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

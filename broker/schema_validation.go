@@ -66,7 +66,9 @@ type SchemaValidator interface {
 }
 
 // SetSchemaValidator sets the validator of topics with schema validation
-// on (nil: none, and such topics refuse produces). Safe while serving.
+// on (nil: none, and such topics refuse produces). Safe while serving. A
+// validator that is also an IcebergSchemaRegistry (the node's registry)
+// gives the typed Iceberg modes their schemas (iceberg_typed.go).
 func (s *Server) SetSchemaValidator(v SchemaValidator) {
 	if v == nil {
 		s.schemaValidator.Store(nil)

@@ -163,6 +163,7 @@ func init() {
 		{name: icebergTableLocationConfig, defaultValue: constant(""), validate: validateIcebergPrefix},
 		{name: icebergNamespaceConfig, defaultValue: constant(icebergDefaultNamespace), validate: validateIcebergNamespace},
 		{name: icebergPartitionSpecConfig, defaultValue: constant("hour(timestamp)"), validate: validateOneOf("hour(timestamp)", "day(timestamp)", "none")},
+		{name: icebergValueSubjectConfig, defaultValue: constant(""), validate: validateIcebergSubject},
 		{name: icebergRetentionConfig, defaultValue: constant(icebergDefaultRetentionMs), validate: validateLong(-1)},
 	}
 	for _, d := range defs {

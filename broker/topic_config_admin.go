@@ -36,7 +36,7 @@ func topicConfigType(name string) kmsg.ConfigType {
 		return kmsg.ConfigTypeList
 	case "compression.type", "message.timestamp.type",
 		valueSubjectStrategyConfig, keySubjectStrategyConfig, schemaValidationModeConfig,
-		icebergModeConfig, icebergTableLocationConfig, icebergNamespaceConfig, icebergPartitionSpecConfig:
+		icebergModeConfig, icebergValueSubjectConfig, icebergTableLocationConfig, icebergNamespaceConfig, icebergPartitionSpecConfig:
 		return kmsg.ConfigTypeString
 	case "min.cleanable.dirty.ratio":
 		return kmsg.ConfigTypeDouble

@@ -39,6 +39,7 @@ type icebergStatus struct {
 	RowsCommitted   int64      `json:"rows_committed"`
 	FilesCommitted  int64      `json:"files_committed"`
 	BytesCommitted  int64      `json:"bytes_committed"`
+	DLQRows         int64      `json:"dlq_rows_committed"`
 	Commits         int64      `json:"commits"`
 	LastCommit      *time.Time `json:"last_commit"`
 	LastError       string     `json:"last_error"`
@@ -125,7 +126,7 @@ func newIcebergStatusCmd() *cobra.Command {
 				return enc.Encode(sts)
 			}
 			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "TOPIC\tVERSION\tROWS\tFILES\tBYTES\tLAG-OFFSETS\tLAG-SECONDS\tLAST-COMMIT\tLAST-ERROR\tLOCATION")
+			fmt.Fprintln(w, "TOPIC\tVERSION\tROWS\tDLQ-ROWS\tFILES\tBYTES\tLAG-OFFSETS\tLAG-SECONDS\tLAST-COMMIT\tLAST-ERROR\tLOCATION")
 			for _, raw := range sts {
 				var st icebergStatus
 				if err := json.Unmarshal(raw, &st); err != nil {
@@ -139,7 +140,7 @@ func newIcebergStatusCmd() *cobra.Command {
 				if lastErr == "" {
 					lastErr = "-"
 				}
-				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\n", st.Topic, st.MetadataVersion, st.RowsCommitted,
+				fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\n", st.Topic, st.MetadataVersion, st.RowsCommitted, st.DLQRows,
 					st.FilesCommitted, st.BytesCommitted, st.LagOffsets, st.LagSeconds, last, lastErr, st.Location)
 			}
 			return w.Flush()

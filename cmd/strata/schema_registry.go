@@ -40,6 +40,9 @@ import (
 // confluent.value.schema.validation / confluent.key.schema.validation on.
 var _ broker.SchemaValidator = (*registry.Registry)(nil)
 
+// It also gives the typed Iceberg modes their schemas.
+var _ broker.IcebergSchemaRegistry = (*registry.Registry)(nil)
+
 const schemaRegistryPrefix = "schema.registry."
 
 func init() {

@@ -22,6 +22,21 @@
 //	offset     long      required
 //	timestamp  timestamptz required, partitioned by hour(timestamp)
 //
+// Table schema (LayoutTyped: iceberg.mode=value_schema_id_prefix or
+// value_schema_latest; typed.go has the type mapping):
+//
+//	kafka      struct<partition int, offset long, timestamp timestamptz,
+//	           key binary, headers list<struct<key string, value binary>>>
+//	           required, partitioned by hour(kafka.timestamp)
+//	<field>…   the value's fields, optional, typed by its Avro, JSON Schema or Protobuf schema
+//
+// A typed table starts with the kafka column alone (schema 0); each commit
+// merges the value schemas it was given by name (EvolveSchema): a new
+// field gets new field IDs, existing ones keep theirs, and a changed
+// schema becomes a new entry of the metadata's schemas and its
+// current-schema-id. Files written earlier lack the new columns; readers
+// resolve columns by field ID and read null.
+//
 // Exactly once: every snapshot's summary carries SummaryLastOffsets, a JSON
 // object from Kafka partition to the last offset the table holds for it (the
 // whole map, carried forward). Append drops records at or below it before

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
@@ -21,6 +22,9 @@ type Record struct {
 	Key       []byte // nil: a null key
 	Value     []byte // nil: a null value (a tombstone)
 	Headers   []Header
+	// Fields is the value's columns in a typed table (LayoutTyped), as
+	// CoerceValue returns them; unused in key_value tables.
+	Fields map[string]any
 }
 
 // Header is one Kafka record header.
@@ -31,8 +35,12 @@ type Header struct {
 
 // encodeParquet writes records as one Parquet file (snappy, one row group
 // per 64 Ki rows) in the key_value layout of sc.
-func encodeParquet(sc *arrow.Schema, records []Record) ([]byte, error) {
-	rec, err := buildArrowRecord(sc, records)
+func encodeParquet(sc *arrow.Schema, layout Layout, records []Record) ([]byte, error) {
+	build := buildArrowRecord
+	if layout == LayoutTyped {
+		build = buildTypedRecord
+	}
+	rec, err := build(sc, records)
 	if err != nil {
 		return nil, err
 	}
@@ -110,4 +118,160 @@ func appendBinary(b *array.BinaryBuilder, v []byte) {
 		return
 	}
 	b.Append(v)
+}
+
+// buildTypedRecord lays records out in the columns of a typed table:
+// KafkaColumn from the record's coordinates, every other column from
+// Fields by name (absent: null).
+func buildTypedRecord(sc *arrow.Schema, records []Record) (arrow.RecordBatch, error) {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	defer b.Release()
+	for i := range records {
+		r := &records[i]
+		headers := make([]any, len(r.Headers))
+		for j, h := range r.Headers {
+			var value any
+			if h.Value != nil {
+				value = h.Value
+			}
+			headers[j] = map[string]any{"key": h.Key, "value": value}
+		}
+		var key any
+		if r.Key != nil {
+			key = r.Key
+		}
+		kafka := map[string]any{
+			"partition": r.Partition, "offset": r.Offset, "timestamp": r.Timestamp.UnixMicro(),
+			"key": key, "headers": headers,
+		}
+		for j, f := range sc.Fields() {
+			v := r.Fields[f.Name]
+			if f.Name == KafkaColumn {
+				v = kafka
+			}
+			if err := appendArrow(b.Field(j), v); err != nil {
+				return nil, fmt.Errorf("iceberg: record %d/%d column %s: %w", r.Partition, r.Offset, f.Name, err)
+			}
+		}
+	}
+	return b.NewRecordBatch(), nil
+}
+
+// appendArrow appends v, a value in CoerceValue's Go types, to b. A column
+// wider than the value (long for an int, double for a float: the table was
+// promoted by a later schema) takes it.
+func appendArrow(b array.Builder, v any) error {
+	if v == nil {
+		b.AppendNull()
+		return nil
+	}
+	ok := true
+	switch b := b.(type) {
+	case *array.BooleanBuilder:
+		var x bool
+		if x, ok = v.(bool); ok {
+			b.Append(x)
+		}
+	case *array.Int32Builder:
+		var x int32
+		if x, ok = v.(int32); ok {
+			b.Append(x)
+		}
+	case *array.Int64Builder:
+		switch x := v.(type) {
+		case int64:
+			b.Append(x)
+		case int32:
+			b.Append(int64(x))
+		default:
+			ok = false
+		}
+	case *array.Float32Builder:
+		var x float32
+		if x, ok = v.(float32); ok {
+			b.Append(x)
+		}
+	case *array.Float64Builder:
+		switch x := v.(type) {
+		case float64:
+			b.Append(x)
+		case float32:
+			b.Append(float64(x))
+		default:
+			ok = false
+		}
+	case *array.Decimal128Builder:
+		var x decimal128.Num
+		if x, ok = v.(decimal128.Num); ok {
+			b.Append(x)
+		}
+	case *array.StringBuilder:
+		var x string
+		if x, ok = v.(string); ok {
+			b.Append(x)
+		}
+	case *array.BinaryBuilder:
+		var x []byte
+		if x, ok = v.([]byte); ok {
+			b.Append(x)
+		}
+	case *array.FixedSizeBinaryBuilder:
+		var x []byte
+		if x, ok = v.([]byte); ok {
+			b.Append(x)
+		}
+	case *array.Date32Builder:
+		var x int32
+		if x, ok = v.(int32); ok {
+			b.Append(arrow.Date32(x))
+		}
+	case *array.Time64Builder:
+		var x int64
+		if x, ok = v.(int64); ok {
+			b.Append(arrow.Time64(x))
+		}
+	case *array.TimestampBuilder:
+		var x int64
+		if x, ok = v.(int64); ok {
+			b.Append(arrow.Timestamp(x))
+		}
+	case *array.StructBuilder:
+		var m map[string]any
+		if m, ok = v.(map[string]any); ok {
+			b.Append(true)
+			st := b.Type().(*arrow.StructType)
+			for i, f := range st.Fields() {
+				if err := appendArrow(b.FieldBuilder(i), m[f.Name]); err != nil {
+					return fmt.Errorf("%s: %w", f.Name, err)
+				}
+			}
+		}
+	case *array.MapBuilder:
+		var entries []mapEntry
+		if entries, ok = v.([]mapEntry); ok {
+			b.Append(true)
+			for _, e := range entries {
+				b.KeyBuilder().(*array.StringBuilder).Append(e.key)
+				if err := appendArrow(b.ItemBuilder(), e.value); err != nil {
+					return fmt.Errorf("%s: %w", e.key, err)
+				}
+			}
+		}
+	case *array.ListBuilder:
+		var items []any
+		if items, ok = v.([]any); ok {
+			b.Append(true)
+			for _, item := range items {
+				if err := appendArrow(b.ValueBuilder(), item); err != nil {
+					return err
+				}
+			}
+		}
+	default:
+		return fmt.Errorf("no writer for column type %s", b.Type())
+	}
+	if !ok {
+		return fmt.Errorf("%T for a %s column", v, b.Type())
+	}
+	return nil
 }

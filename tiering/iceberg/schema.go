@@ -45,35 +45,39 @@ func KeyValueSchema() *iceberg.Schema {
 	)
 }
 
-// HourPartitionSpec partitions by hour(timestamp): one data file per hour a
-// commit's records span.
-func HourPartitionSpec() iceberg.PartitionSpec {
+// HourPartitionSpec partitions a key_value table by hour(timestamp): one
+// data file per hour a commit's records span.
+func HourPartitionSpec() iceberg.PartitionSpec { return timePartitionSpec(fieldTimestamp, "hour") }
+
+// DayPartitionSpec partitions a key_value table by day(timestamp).
+func DayPartitionSpec() iceberg.PartitionSpec { return timePartitionSpec(fieldTimestamp, "day") }
+
+// timePartitionSpec partitions by hour or day of the column sourceID.
+func timePartitionSpec(sourceID int, grain string) iceberg.PartitionSpec {
+	if grain == "day" {
+		return iceberg.NewPartitionSpec(iceberg.PartitionField{
+			SourceIDs: []int{sourceID}, FieldID: partitionFieldHourID, Name: "timestamp_day", Transform: iceberg.DayTransform{},
+		})
+	}
 	return iceberg.NewPartitionSpec(iceberg.PartitionField{
-		SourceIDs: []int{fieldTimestamp},
-		FieldID:   partitionFieldHourID,
-		Name:      "timestamp_hour",
-		Transform: iceberg.HourTransform{},
+		SourceIDs: []int{sourceID}, FieldID: partitionFieldHourID, Name: "timestamp_hour", Transform: iceberg.HourTransform{},
 	})
 }
 
-// DayPartitionSpec partitions by day(timestamp).
-func DayPartitionSpec() iceberg.PartitionSpec {
-	return iceberg.NewPartitionSpec(iceberg.PartitionField{
-		SourceIDs: []int{fieldTimestamp},
-		FieldID:   partitionFieldHourID,
-		Name:      "timestamp_day",
-		Transform: iceberg.DayTransform{},
-	})
-}
-
-// PartitionSpecFor names a partition spec: "hour" or "" (hour(timestamp)),
-// "day" (day(timestamp)) or "none" (unpartitioned).
+// PartitionSpecFor names a key_value table's partition spec: "hour" or ""
+// (hour(timestamp)), "day" (day(timestamp)) or "none" (unpartitioned).
 func PartitionSpecFor(name string) (iceberg.PartitionSpec, error) {
+	return partitionSpecOn(fieldTimestamp, name)
+}
+
+// partitionSpecOn is PartitionSpecFor over the timestamp column sourceID
+// (kafka.timestamp in a typed table).
+func partitionSpecOn(sourceID int, name string) (iceberg.PartitionSpec, error) {
 	switch name {
 	case "", "hour":
-		return HourPartitionSpec(), nil
+		return timePartitionSpec(sourceID, "hour"), nil
 	case "day":
-		return DayPartitionSpec(), nil
+		return timePartitionSpec(sourceID, "day"), nil
 	case "none":
 		return *iceberg.UnpartitionedSpec, nil
 	}

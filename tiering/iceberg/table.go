@@ -58,6 +58,10 @@ type Config struct {
 	// the number of commits. Rows stay: every data file is still listed by
 	// the current snapshot, since commits only append. No file is deleted.
 	SnapshotRetention time.Duration
+	// Layout is how rows are stored: LayoutKeyValue (the default) or
+	// LayoutTyped, whose table starts with only KafkaColumn and gains the
+	// value's columns from the value schemas of AppendWith.
+	Layout Layout
 }
 
 // maxManifests bounds the manifests a snapshot lists: a commit that would
@@ -249,14 +253,21 @@ func (t *Table) writeVersion(ctx context.Context, v int, md table.Metadata) ([]b
 // errHintOnly marks a commit whose metadata landed but whose hint did not.
 var errHintOnly = errors.New("iceberg: version hint not updated")
 
-// Create makes the table (key_value schema, partitioned by hour(timestamp))
-// if it does not exist, and returns its state.
+// Create makes the table (key_value schema, or for LayoutTyped
+// TypedSchema; partitioned by hour(timestamp) unless Partitioning says
+// otherwise) if it does not exist, and returns its state.
 func (t *Table) Create(ctx context.Context) (State, error) {
 	st, err := t.Load(ctx)
 	if err != nil || st.Version > 0 {
 		return st, err
 	}
-	spec, err := PartitionSpecFor(t.cfg.Partitioning)
+	schema, timestampID := KeyValueSchema(), fieldTimestamp
+	if t.cfg.Layout == LayoutTyped {
+		schema = TypedSchema()
+		f, _ := schema.FindFieldByName(kafkaTimestampColumn)
+		timestampID = f.ID
+	}
+	spec, err := partitionSpecOn(timestampID, t.cfg.Partitioning)
 	if err != nil {
 		return State{}, err
 	}
@@ -264,7 +275,7 @@ func (t *Table) Create(ctx context.Context) (State, error) {
 	for k, v := range t.cfg.Properties {
 		props[k] = v
 	}
-	md, err := table.NewMetadata(KeyValueSchema(), &spec, table.UnsortedSortOrder, t.cfg.Location, props)
+	md, err := table.NewMetadata(schema, &spec, table.UnsortedSortOrder, t.cfg.Location, props)
 	if err != nil {
 		return State{}, fmt.Errorf("iceberg: new table metadata: %w", err)
 	}
@@ -300,9 +311,29 @@ const appendAttempts = 5
 // records it when a snapshot is written, so the next reader starts after
 // it.
 func (t *Table) Append(ctx context.Context, records []Record, read map[int32]int64) (CommitResult, error) {
+	return t.AppendWith(ctx, records, read, AppendOptions{})
+}
+
+// AppendOptions are the choices of AppendWith beyond Append's.
+type AppendOptions struct {
+	// ValueTypes (LayoutTyped): the structs (AvroStruct, JSONSchemaStruct)
+	// of the schemas the records' values were decoded with. Each is merged
+	// into the table's schema by name before the rows are written: new
+	// columns get new field IDs, existing ones keep theirs, and if the
+	// schema changed the commit adds it and makes it current.
+	ValueTypes []*iceberg.StructType
+	// CommitProgress: commit a snapshot even with no new row when read
+	// takes a partition past the table's last offset (its records went to
+	// another table, the dead-letter table), so the table's offsets, where
+	// the next read resumes, move on.
+	CommitProgress bool
+}
+
+// AppendWith is Append with options.
+func (t *Table) AppendWith(ctx context.Context, records []Record, read map[int32]int64, opts AppendOptions) (CommitResult, error) {
 	var lastErr error
 	for range appendAttempts {
-		res, err := t.appendOnce(ctx, records, read)
+		res, err := t.appendOnce(ctx, records, read, opts)
 		if !errors.Is(err, ErrConflict) {
 			return res, err
 		}
@@ -311,7 +342,7 @@ func (t *Table) Append(ctx context.Context, records []Record, read map[int32]int
 	return CommitResult{}, lastErr
 }
 
-func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32]int64) (CommitResult, error) {
+func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32]int64, opts AppendOptions) (CommitResult, error) {
 	st, err := t.Create(ctx)
 	if err != nil {
 		return CommitResult{}, err
@@ -328,10 +359,12 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 		fresh = append(fresh, r)
 		newLast[r.Partition] = r.Offset
 	}
-	if len(fresh) > 0 {
+	progress := false
+	if len(fresh) > 0 || opts.CommitProgress {
 		for p, o := range read {
 			if last, ok := newLast[p]; !ok || o > last {
 				newLast[p] = o
+				progress = true
 			}
 		}
 	}
@@ -339,12 +372,26 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	if cur := st.Metadata.CurrentSnapshot(); cur != nil {
 		res.SnapshotID = cur.SnapshotID
 	}
-	if len(fresh) == 0 {
+	if len(fresh) == 0 && !progress {
 		return res, nil
 	}
 	md := st.Metadata
 	schema := md.CurrentSchema()
 	spec := md.PartitionSpec()
+	schemaChanged := false
+	if t.cfg.Layout == LayoutTyped {
+		lastColumnID := md.LastColumnID()
+		for _, vt := range opts.ValueTypes {
+			next, changed, err := EvolveSchema(schema, lastColumnID, vt)
+			if err != nil {
+				return CommitResult{}, err
+			}
+			if changed {
+				next.ID = maxSchemaID(md) + 1
+				schema, schemaChanged, lastColumnID = next, true, next.HighestFieldID()
+			}
+		}
+	}
 	asc, err := arrowSchema(schema)
 	if err != nil {
 		return CommitResult{}, err
@@ -372,7 +419,7 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	var entries []iceberg.ManifestEntry
 	for i, g := range groups {
 		rows := byGroup[g]
-		data, err := encodeParquet(asc, rows)
+		data, err := encodeParquet(asc, t.cfg.Layout, rows)
 		if err != nil {
 			return CommitResult{}, err
 		}
@@ -426,7 +473,7 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	// bounded number of manifests however many commits there were.
 	kept := old
 	var existing []iceberg.ManifestEntry
-	if len(old)+1 > maxManifests {
+	if len(entries) > 0 && len(old)+1 > maxManifests {
 		for _, m := range old {
 			key, err := t.keyOf(m.FilePath())
 			if err != nil {
@@ -444,37 +491,14 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 		}
 		kept = nil
 	}
-	manifestRel := fmt.Sprintf("metadata/%s-m0.avro", commitID)
-	var manifestBuf bytes.Buffer
-	mw, err := iceberg.NewManifestWriter(2, &manifestBuf, spec, schema, snapshotID)
-	if err != nil {
-		return CommitResult{}, fmt.Errorf("iceberg: manifest writer: %w", err)
-	}
-	for _, e := range entries {
-		if err := mw.Add(e); err != nil {
-			return CommitResult{}, fmt.Errorf("iceberg: manifest entry: %w", err)
+	manifests := kept
+	if len(entries) > 0 {
+		mf, err := t.writeManifest(ctx, commitID, spec, schema, snapshotID, entries, existing)
+		if err != nil {
+			return CommitResult{}, err
 		}
+		manifests = append([]iceberg.ManifestFile{mf}, kept...)
 	}
-	for _, e := range existing {
-		if err := mw.Existing(e); err != nil {
-			return CommitResult{}, fmt.Errorf("iceberg: existing manifest entry: %w", err)
-		}
-	}
-	if err := mw.Close(); err != nil {
-		return CommitResult{}, fmt.Errorf("iceberg: encode manifest: %w", err)
-	}
-	manifestBytes, err := uncompressedAvro(manifestBuf.Bytes())
-	if err != nil {
-		return CommitResult{}, err
-	}
-	mf, err := mw.ToManifestFile(t.cfg.Location+"/"+manifestRel, int64(len(manifestBytes)))
-	if err != nil {
-		return CommitResult{}, fmt.Errorf("iceberg: manifest file: %w", err)
-	}
-	if err := t.put(ctx, t.cfg.Prefix+"/"+manifestRel, manifestBytes); err != nil {
-		return CommitResult{}, fmt.Errorf("iceberg: write manifest: %w", err)
-	}
-	manifests := append([]iceberg.ManifestFile{mf}, kept...)
 	listRel := fmt.Sprintf("metadata/snap-%d-1-%s.avro", snapshotID, commitID)
 	var listBuf bytes.Buffer
 	if err := iceberg.WriteManifestList(2, &listBuf, snapshotID, parentID, &seq, 0, manifests); err != nil {
@@ -491,6 +515,18 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	offsetsJSON, err := encodeOffsets(newLast)
 	if err != nil {
 		return CommitResult{}, err
+	}
+	builder, err := table.MetadataBuilderFromBase(md, st.MetadataLocation)
+	if err != nil {
+		return CommitResult{}, fmt.Errorf("iceberg: metadata builder: %w", err)
+	}
+	if schemaChanged {
+		if err := builder.AddSchema(schema); err != nil {
+			return CommitResult{}, fmt.Errorf("iceberg: add schema: %w", err)
+		}
+		if err := builder.SetCurrentSchemaID(schema.ID); err != nil {
+			return CommitResult{}, fmt.Errorf("iceberg: set current schema: %w", err)
+		}
 	}
 	schemaID := schema.ID
 	snap := table.Snapshot{
@@ -510,10 +546,6 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 			"total-delete-files": "0",
 			SummaryLastOffsets:   offsetsJSON,
 		}},
-	}
-	builder, err := table.MetadataBuilderFromBase(md, st.MetadataLocation)
-	if err != nil {
-		return CommitResult{}, fmt.Errorf("iceberg: metadata builder: %w", err)
 	}
 	if err := builder.AddSnapshot(&snap); err != nil {
 		return CommitResult{}, fmt.Errorf("iceberg: add snapshot: %w", err)
@@ -537,6 +569,51 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	res.Version = st.Version + 1
 	res.SnapshotID = snapshotID
 	return res, nil
+}
+
+// writeManifest writes the manifest of one commit: its new data files
+// (entries, ADDED) and, when it merges, the parent's live ones (EXISTING).
+func (t *Table) writeManifest(ctx context.Context, commitID string, spec iceberg.PartitionSpec, schema *iceberg.Schema, snapshotID int64, entries, existing []iceberg.ManifestEntry) (iceberg.ManifestFile, error) {
+	manifestRel := fmt.Sprintf("metadata/%s-m0.avro", commitID)
+	var manifestBuf bytes.Buffer
+	mw, err := iceberg.NewManifestWriter(2, &manifestBuf, spec, schema, snapshotID)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: manifest writer: %w", err)
+	}
+	for _, e := range entries {
+		if err := mw.Add(e); err != nil {
+			return nil, fmt.Errorf("iceberg: manifest entry: %w", err)
+		}
+	}
+	for _, e := range existing {
+		if err := mw.Existing(e); err != nil {
+			return nil, fmt.Errorf("iceberg: existing manifest entry: %w", err)
+		}
+	}
+	if err := mw.Close(); err != nil {
+		return nil, fmt.Errorf("iceberg: encode manifest: %w", err)
+	}
+	manifestBytes, err := uncompressedAvro(manifestBuf.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	mf, err := mw.ToManifestFile(t.cfg.Location+"/"+manifestRel, int64(len(manifestBytes)))
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: manifest file: %w", err)
+	}
+	if err := t.put(ctx, t.cfg.Prefix+"/"+manifestRel, manifestBytes); err != nil {
+		return nil, fmt.Errorf("iceberg: write manifest: %w", err)
+	}
+	return mf, nil
+}
+
+// maxSchemaID is the largest schema ID md holds.
+func maxSchemaID(md table.Metadata) int {
+	id := 0
+	for _, s := range md.Schemas() {
+		id = max(id, s.ID)
+	}
+	return id
 }
 
 // partitionGrain is the width in seconds of one partition value of spec

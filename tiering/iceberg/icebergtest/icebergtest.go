@@ -4,11 +4,14 @@
 package icebergtest
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -19,6 +22,50 @@ import (
 // Rows scans a table on the local filesystem (a file:// location) and
 // returns its rows as "partition/offset/key", sorted.
 func Rows(t testing.TB, tbl *iceberg.Table) []string {
+	t.Helper()
+	var rows []string
+	scan(t, tbl, func(rec arrow.RecordBatch) {
+		keys, ok1 := rec.Column(0).(*array.Binary)
+		parts, ok2 := rec.Column(3).(*array.Int32)
+		offs, ok3 := rec.Column(4).(*array.Int64)
+		if !ok1 || !ok2 || !ok3 {
+			t.Fatalf("unexpected columns: %s", rec.Schema())
+		}
+		for i := range int(rec.NumRows()) {
+			rows = append(rows, fmt.Sprintf("%d/%d/%s", parts.Value(i), offs.Value(i), keys.Value(i)))
+		}
+	})
+	sort.Strings(rows)
+	return rows
+}
+
+// JSONRows scans a table on the local filesystem like Rows and returns
+// each row as arrow's JSON of it (columns by name, the current schema's:
+// rows of files written before a column existed show it as null), in the
+// scan's order.
+func JSONRows(t testing.TB, tbl *iceberg.Table) []map[string]any {
+	t.Helper()
+	var rows []map[string]any
+	scan(t, tbl, func(rec arrow.RecordBatch) {
+		var buf bytes.Buffer
+		if err := array.RecordToJSON(rec, &buf); err != nil {
+			t.Fatal(err)
+		}
+		dec := json.NewDecoder(&buf)
+		for dec.More() {
+			var row map[string]any
+			if err := dec.Decode(&row); err != nil {
+				t.Fatal(err)
+			}
+			rows = append(rows, row)
+		}
+	})
+	return rows
+}
+
+// scan reads the table's current snapshot with iceberg-go's scanner and
+// hands each record batch to f.
+func scan(t testing.TB, tbl *iceberg.Table, f func(arrow.RecordBatch)) {
 	t.Helper()
 	ctx := context.Background()
 	st, err := tbl.Load(ctx)
@@ -34,19 +81,7 @@ func Rows(t testing.TB, tbl *iceberg.Table) []string {
 	defer arrTbl.Release()
 	rdr := array.NewTableReader(arrTbl, 1024)
 	defer rdr.Release()
-	var rows []string
 	for rdr.Next() {
-		rec := rdr.RecordBatch()
-		keys, ok1 := rec.Column(0).(*array.Binary)
-		parts, ok2 := rec.Column(3).(*array.Int32)
-		offs, ok3 := rec.Column(4).(*array.Int64)
-		if !ok1 || !ok2 || !ok3 {
-			t.Fatalf("unexpected columns: %s", rec.Schema())
-		}
-		for i := range int(rec.NumRows()) {
-			rows = append(rows, fmt.Sprintf("%d/%d/%s", parts.Value(i), offs.Value(i), keys.Value(i)))
-		}
+		f(rdr.RecordBatch())
 	}
-	sort.Strings(rows)
-	return rows
 }
