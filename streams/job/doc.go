@@ -38,7 +38,7 @@
 //	  - filter: value.amount != nil
 //	  - group_by: value.customer       # optional; default: group by the current key
 //	  - window:                        # optional
-//	      tumbling: 1m                 # or hopping: {size: 5m, advance: 1m}
+//	      tumbling: 1m                 # or hopping: {size: 5m, advance: 1m}, or session: {gap: 30m}
 //	      grace: 10s                   # optional, default 0s: how late a record may be
 //	      emit: final                  # optional: one result per window once it closes;
 //	                                   # default updates: a result per record
@@ -57,8 +57,8 @@
 // when the job loads with a one-line error naming the step, its YAML line
 // and column (as are unknown functions, window keys and emit values, bad
 // durations, a hopping advance longer than its size, and an output named
-// window_start or window_end in a windowed job). Session windows and join
-// are not supported yet and are rejected the same way.
+// window_start or window_end in a windowed job). join is not supported
+// yet and is rejected the same way.
 //
 // They map onto the library's stateful DSL: group_by sets the key (the
 // stage "step N (group_by)") and streams.GroupByKey then repartitions
@@ -70,8 +70,11 @@
 // aggregate step (the error mode applies). The aggregate's expressions are
 // evaluated before grouping, on the whole record (value, key, headers,
 // timestamp, ...), and only their results cross the repartition topic, as
-// JSON. window becomes TumblingWindows or HoppingWindows with Grace over
-// the record timestamps (late records are dropped and counted in
+// JSON. window becomes TumblingWindows, HoppingWindows or SessionWindows
+// with Grace over the record timestamps (a session's window_start and
+// window_end are its first and last click's timestamps; when a record
+// joins two sessions their states merge: counts, sums and averages add,
+// min and max compare, collect concatenates) (late records are dropped and counted in
 // strata_stream_late_dropped_total), emit: final becomes
 // Suppress(UntilWindowCloses()).
 //

@@ -42,10 +42,12 @@ type aggOutput struct {
 	expr *program // nil: count counts records
 }
 
-// windowSpec is a compiled window step.
+// windowSpec is a compiled window step: time windows (size, advance) or
+// sessions (gap).
 type windowSpec struct {
 	size, advance, grace time.Duration
-	final                bool // emit: final (Suppress until the window closes)
+	gap                  time.Duration // > 0: session windows
+	final                bool          // emit: final (Suppress until the window closes)
 }
 
 func (w *windowSpec) windows() streams.Windows {
@@ -112,7 +114,12 @@ func compileWindow(f *ast.File, st Step) (*windowSpec, error) {
 				return nil, stepErrAt(f, st, path+".advance", "hopping advance %s is longer than size %s", w.advance, w.size)
 			}
 		case "session":
-			return nil, stepErrAt(f, st, path, "session windows are not supported yet")
+			kinds++
+			sm, ok := m[k].(map[string]any)
+			if !ok || len(sm) != 1 || sm["gap"] == nil {
+				return nil, stepErrAt(f, st, path, "session needs {gap: DURATION}, the inactivity that ends a session")
+			}
+			w.gap, err = windowDuration(f, st, path+".gap", "session gap", sm["gap"], false)
 		case "grace":
 			w.grace, err = windowDuration(f, st, path, "grace", m[k], true)
 		case "emit":
@@ -253,7 +260,13 @@ func (j *Job) aggregate(s streams.Stream[any, any], st compiledStep, groupName s
 			return st.aggResult(r.Value), nil
 		}, result)
 	}
-	tbl := streams.AggregateWindows(streams.WindowedBy(g, win.windows()), st.initAgg, st.addAgg, aggSerde{}, store)
+	var tbl streams.Table[streams.Windowed[any], map[string]any]
+	if win.gap > 0 {
+		sessions := streams.SessionWindowedBy(g, streams.SessionWindows(win.gap).Grace(win.grace))
+		tbl = streams.AggregateSessions(sessions, st.initAgg, st.addAgg, st.mergeAgg, aggSerde{}, store)
+	} else {
+		tbl = streams.AggregateWindows(streams.WindowedBy(g, win.windows()), st.initAgg, st.addAgg, aggSerde{}, store)
+	}
 	if win.final {
 		tbl = tbl.Suppress(streams.UntilWindowCloses())
 	}
@@ -363,6 +376,46 @@ func (st *compiledStep) addAgg(_ any, value any, agg map[string]any) (map[string
 		}
 	}
 	return agg, nil
+}
+
+// mergeAgg combines the states of two sessions that a record joins into
+// one: counts, sums and averages add up, min and max compare, collect
+// concatenates (a's values first), latest keeps b's unless it is null (the
+// joining record's own value is folded in after the merge, so it wins).
+func (st *compiledStep) mergeAgg(_ any, a, b map[string]any) (map[string]any, error) {
+	out := make(map[string]any, len(st.outputs))
+	for _, o := range st.outputs {
+		x, y := a[o.name], b[o.name]
+		switch o.fn {
+		case aggCount, aggSum:
+			out[o.name] = toFloat(x) + toFloat(y)
+		case aggAvg:
+			mx, _ := x.(map[string]any)
+			my, _ := y.(map[string]any)
+			out[o.name] = map[string]any{"sum": toFloat(mx["sum"]) + toFloat(my["sum"]), "count": toFloat(mx["count"]) + toFloat(my["count"])}
+		case aggCollect:
+			lx, _ := x.([]any)
+			ly, _ := y.([]any)
+			out[o.name] = append(append([]any{}, lx...), ly...)
+		case aggMin, aggMax:
+			switch {
+			case x == nil:
+				out[o.name] = y
+			case y == nil:
+				out[o.name] = x
+			case o.fn == aggMin:
+				out[o.name] = math.Min(toFloat(x), toFloat(y))
+			default:
+				out[o.name] = math.Max(toFloat(x), toFloat(y))
+			}
+		case aggLatest:
+			out[o.name] = x
+			if y != nil {
+				out[o.name] = y
+			}
+		}
+	}
+	return out, nil
 }
 
 // aggResult is the output value for a state: each output's value, counts

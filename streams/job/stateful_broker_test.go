@@ -127,8 +127,8 @@ commit_interval: 100ms
 	}
 }
 
-// TestClicksPerUserPerMinuteFinal is the clicks job with tumbling
-// windows (the library has no session windows yet): clicks keyed by user,
+// TestClicksPerUserPerMinuteFinal is a clicks job with tumbling windows
+// (sessions: TestSessionizedClicksInMemory): clicks keyed by user,
 // counted per user and minute with emit: final, at exactly-once. The job
 // is stopped after the first half of the clicks and restarted on an empty
 // state directory, so its open windows are restored from the changelog;

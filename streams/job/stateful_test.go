@@ -1,9 +1,12 @@
 package job
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -259,8 +262,12 @@ func TestStatefulRejections(t *testing.T) {
 			[]string{`window: unknown key "size"`}},
 		{"bad emit", "  - window: {tumbling: 1m, emit: always}\n  - aggregate: {n: count}\n",
 			[]string{"emit always: want updates"}},
-		{"session", "  - window: {session: {gap: 30m}}\n  - aggregate: {n: count}\n",
-			[]string{"step 1 (window) at line 5", "session windows are not supported yet"}},
+		{"session without gap", "  - window: {session: 30m}\n  - aggregate: {n: count}\n",
+			[]string{"step 1 (window) at line 5", "session needs {gap: DURATION}"}},
+		{"session zero gap", "  - window: {session: {gap: 0s}}\n  - aggregate: {n: count}\n",
+			[]string{"at line 5", "session gap 0s: must be positive"}},
+		{"session and tumbling", "  - window: {session: {gap: 1m}, tumbling: 1m}\n  - aggregate: {n: count}\n",
+			[]string{"window needs exactly one of tumbling, hopping or session"}},
 		{"join", "  - join: {table: customers, on: key}\n",
 			[]string{"step 1 (join) at line 5", "join is not supported yet"}},
 		{"window bound as output name", "  - window: {tumbling: 1m}\n  - aggregate: {window_start: count}\n",
@@ -330,5 +337,89 @@ output: {topic: per-minute, format: avro, schema: '` + avsc + `'}
 	want := map[string]any{"orders": int64(2), "total": 6.5, "window_start": start, "window_end": start + 60_000}
 	if !reflect.DeepEqual(got, want) || string(out[1].Key) != "ann" {
 		t.Fatalf("result %s=%#v, want ann=%#v", out[1].Key, got, want)
+	}
+}
+
+// TestSessionizedClicksInMemory is the issue's sessionized-clicks job:
+// clicks keyed by user cut into sessions of inactivity 30s (grace 20s,
+// every fourth click 15s out of order), one final result per session,
+// checked against sessions computed from the sorted clicks.
+func TestSessionizedClicksInMemory(t *testing.T) {
+	src := `name: sessions
+input: {topics: [clicks]}
+pipeline:
+  - window: {session: {gap: 30s}, grace: 20s, emit: final}
+  - aggregate: {clicks: count, pages: {collect: value.page}, first_ms: {min: timestamp.UnixMilli()}}
+  - map: '{"user": key, "clicks": value.clicks, "pages": len(value.pages), "start": value.window_start, "end": value.window_end, "first": value.first_ms}'
+output: {topic: user-sessions}
+`
+	d := driver(t, src)
+	type click struct {
+		user string
+		at   time.Duration
+	}
+	var clicks []click
+	users := []string{"ann", "bob", "cyd"}
+	at := time.Duration(0)
+	for i := range 600 {
+		// Mostly 1–10s apart per user, with a 40–70s pause every 17th click.
+		at += time.Duration(1+i%7) * time.Second / 3
+		if i%17 == 16 {
+			at += time.Duration(40+i%31) * time.Second
+		}
+		clicks = append(clicks, click{users[i*5%len(users)], at})
+	}
+	arrival := slices.Clone(clicks)
+	for i := 3; i < len(arrival); i += 4 {
+		arrival[i].at -= 15 * time.Second // out of order, within grace
+	}
+	for i, c := range arrival {
+		pipeAt(t, d, "clicks", c.at, c.user, fmt.Sprintf(`{"page": "/p%d"}`, i))
+	}
+	// The closer moves stream time past every session's close.
+	pipeAt(t, d, "clicks", at+10*time.Minute, "closer", `{"page": "/"}`)
+
+	type session struct {
+		user       string
+		start, end int64
+		clicks     int
+	}
+	var want []session
+	byUser := map[string][]int64{}
+	for _, c := range arrival {
+		byUser[c.user] = append(byUser[c.user], minute0.Add(c.at).UnixMilli())
+	}
+	for _, u := range users {
+		ts := byUser[u]
+		slices.Sort(ts)
+		cur := session{user: u, start: ts[0], end: ts[0], clicks: 1}
+		for _, x := range ts[1:] {
+			if x-cur.end > 30_000 {
+				want = append(want, cur)
+				cur = session{user: u, start: x, end: x}
+			}
+			cur.end = x
+			cur.clicks++
+		}
+		want = append(want, cur)
+	}
+	var got []session
+	for _, o := range decodeOut(t, d.Output("user-sessions")) {
+		s := session{user: o["user"].(string), start: int64(o["start"].(float64)), end: int64(o["end"].(float64)), clicks: int(o["clicks"].(float64))}
+		if int(o["pages"].(float64)) != s.clicks || int64(o["first"].(float64)) != s.start {
+			t.Errorf("session %+v: %v pages, first click %v", s, o["pages"], o["first"])
+		}
+		got = append(got, s)
+	}
+	order := func(a, b session) int {
+		return cmp.Or(strings.Compare(a.user, b.user), cmp.Compare(a.start, b.start))
+	}
+	slices.SortFunc(got, order)
+	slices.SortFunc(want, order)
+	if len(want) < 20 || !slices.Equal(got, want) {
+		t.Fatalf("sessions:\n got %v\nwant %v", got, want)
+	}
+	if n := d.Stats().LateDropped; n != 0 {
+		t.Errorf("%d clicks dropped late, want none", n)
 	}
 }
