@@ -36,6 +36,7 @@ type compiledStep struct {
 	headers []string // set_header names, parallel to exprs
 	window  *windowSpec
 	outputs []aggOutput // aggregate
+	join    *joinSpec
 }
 
 type format int
@@ -163,6 +164,11 @@ func (j *Job) checkFeedback() error {
 				return "is an input topic"
 			}
 		}
+		for _, st := range j.steps {
+			if st.join != nil && st.join.table == topic {
+				return "is a joined table"
+			}
+		}
 		if pattern != nil && pattern.MatchString(topic) {
 			return fmt.Sprintf("matches the input pattern %q", j.Spec.Input.Pattern)
 		}
@@ -230,7 +236,11 @@ func compileStep(f *ast.File, st Step) (compiledStep, error) {
 		}
 		cs.outputs = outs
 	case "join":
-		return cs, stepErrAt(f, st, st.Path, "join is not supported yet")
+		js, err := compileJoin(f, st)
+		if err != nil {
+			return cs, err
+		}
+		cs.join = js
 	case "branch":
 		cases, ok := st.Arg.([]any)
 		if !ok || len(cases) == 0 {

@@ -14,7 +14,7 @@ import (
 
 // The stateful steps: group_by (re-key), window, aggregate. They come in
 // that order, group_by and window optional, and only filter and map may
-// follow an aggregate.
+// follow an aggregate. A join (join.go) may come anywhere before them.
 
 type aggFunc int
 
@@ -230,6 +230,8 @@ func checkStateful(f *ast.File, steps []compiledStep) error {
 					}
 				}
 			}
+		case "join":
+			// The step's name names its repartition topic.
 		default:
 			continue
 		}

@@ -1,0 +1,168 @@
+package job
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/strata-streaming/strata/streams"
+)
+
+// event is one input of a join test: an order (a stream record) or a
+// customer update (a table record, value "" for a tombstone).
+type event struct {
+	topic, key, value string
+}
+
+// referenceJoin computes a join's outputs from the events in order: each
+// order gets the customer's latest value under "customer", or null (left)
+// or nothing (inner) when there is none. keyOf gives the join key of an
+// order.
+func referenceJoin(t *testing.T, events []event, left bool, keyOf func(order map[string]any, key string) string) []map[string]any {
+	t.Helper()
+	table := map[string]any{}
+	var out []map[string]any
+	for _, e := range events {
+		if e.topic == "customers" {
+			if e.value == "" {
+				delete(table, e.key)
+				continue
+			}
+			var v any
+			if err := json.Unmarshal([]byte(e.value), &v); err != nil {
+				t.Fatal(err)
+			}
+			table[e.key] = v
+			continue
+		}
+		var order map[string]any
+		if err := json.Unmarshal([]byte(e.value), &order); err != nil {
+			t.Fatal(err)
+		}
+		k := keyOf(order, e.key)
+		c, ok := table[k]
+		if !ok && !left {
+			continue
+		}
+		order["customer"] = c
+		order["_key"] = k
+		out = append(out, order)
+	}
+	return out
+}
+
+func pipeEvents(t *testing.T, src string, events []event) []map[string]any {
+	t.Helper()
+	d := driver(t, src)
+	for i, e := range events {
+		if e.value == "" {
+			pipeTombstone(t, d, e.topic, e.key)
+			continue
+		}
+		pipeAt(t, d, e.topic, time.Duration(i)*time.Second, e.key, e.value)
+	}
+	return decodeOut(t, d.Output("enriched"))
+}
+
+func TestJoinTableUpdatesMidStreamInMemory(t *testing.T) {
+	src := `name: enrich
+input: {topics: [orders]}
+pipeline:
+  - join: {table: customers, type: inner, as: customer}
+output: {topic: enriched}
+`
+	events := []event{
+		{"orders", "c1", `{"id": 1, "amount": 5}`}, // before any customer: dropped
+		{"customers", "c1", `{"name": "Ann", "tier": "gold"}`},
+		{"customers", "c2", `{"name": "Bob"}`},
+		{"orders", "c1", `{"id": 2, "amount": 7}`},
+		{"orders", "c2", `{"id": 3}`},
+		{"customers", "c1", `{"name": "Ann B.", "tier": "platinum"}`}, // update mid-stream
+		{"orders", "c1", `{"id": 4}`},
+		{"customers", "c2", ""}, // deleted
+		{"orders", "c2", `{"id": 5}`},
+		{"orders", "c3", `{"id": 6}`},
+	}
+	got := pipeEvents(t, src, events)
+	want := referenceJoin(t, events, false, func(_ map[string]any, key string) string { return key })
+	if len(want) != 3 {
+		t.Fatalf("reference has %d outputs, want 3 (orders 2, 3, 4)", len(want))
+	}
+	if mustJSON(got) != mustJSON(want) {
+		t.Errorf("outputs\n%s\nwant\n%s", mustJSON(got), mustJSON(want))
+	}
+	if c := got[2]["customer"].(map[string]any); c["tier"] != "platinum" {
+		t.Errorf("order 4 joined %v, want the updated customer", c)
+	}
+}
+
+// TestLeftJoinRekeyedInMemory: a left join on a key expression (through
+// the repartition topic), a map reading the joined field, and orders whose
+// customer the table lacks keeping a null customer.
+func TestLeftJoinRekeyedInMemory(t *testing.T) {
+	src := `name: enrich
+input: {topics: [orders]}
+pipeline:
+  - filter: value.customer_id != nil
+  - name: by-customer
+    join: {table: customers, type: left, as: customer, key: value.customer_id}
+  - map: '{"id": value.id, "customer": value.customer, "name": value.customer == nil ? "unknown" : value.customer.name}'
+output: {topic: enriched}
+`
+	events := []event{
+		{"customers", "c1", `{"name": "Ann"}`},
+		{"orders", "o1", `{"id": 1, "customer_id": "c1"}`},
+		{"orders", "o2", `{"id": 2, "customer_id": "c9"}`}, // missing row
+		{"customers", "c9", `{"name": "Cyd"}`},
+		{"orders", "o3", `{"id": 3, "customer_id": "c9"}`},
+		{"customers", "c1", ""},
+		{"orders", "o4", `{"id": 4, "customer_id": "c1"}`},
+	}
+	got := pipeEvents(t, src, events)
+	ref := referenceJoin(t, events, true, func(order map[string]any, _ string) string { return order["customer_id"].(string) })
+	var want []map[string]any
+	for _, r := range ref {
+		name := "unknown"
+		if c, ok := r["customer"].(map[string]any); ok {
+			name = c["name"].(string)
+		}
+		want = append(want, map[string]any{"id": r["id"], "customer": r["customer"], "name": name, "_key": r["_key"]})
+	}
+	if len(want) != 4 || want[1]["name"] != "unknown" || want[2]["name"] != "Cyd" {
+		t.Fatalf("reference = %s", mustJSON(want))
+	}
+	if mustJSON(got) != mustJSON(want) {
+		t.Errorf("outputs\n%s\nwant\n%s", mustJSON(got), mustJSON(want))
+	}
+}
+
+// TestJoinNonObjectValue: a record whose value is not an object fails the
+// join step (here skipped by the error mode), the others pass.
+func TestJoinNonObjectValue(t *testing.T) {
+	src := `name: enrich
+input: {topics: [orders]}
+pipeline:
+  - join: {table: customers, type: left}
+output: {topic: enriched}
+errors: {mode: skip}
+`
+	got := pipeEvents(t, src, []event{
+		{"orders", "c1", `[1, 2]`},
+		{"orders", "c1", `{"id": 2}`},
+	})
+	if len(got) != 1 || got[0]["id"] != 2.0 || got[0]["customers"] != nil {
+		t.Errorf("outputs %s, want only order 2 with customers null", mustJSON(got))
+	}
+	if _, ok := got[0]["customers"]; !ok {
+		t.Errorf("output %s lacks the field customers (as defaults to the table)", mustJSON(got[0]))
+	}
+}
+
+func pipeTombstone(t *testing.T, d *streams.TestDriver, topic, key string) {
+	t.Helper()
+	if err := d.Pipe(&kgo.Record{Topic: topic, Key: []byte(key), Timestamp: minute0}); err != nil {
+		t.Fatal(err)
+	}
+}
