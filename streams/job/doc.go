@@ -57,8 +57,8 @@
 // when the job loads with a one-line error naming the step, its YAML line
 // and column (as are unknown functions, window keys and emit values, bad
 // durations, a hopping advance longer than its size, and an output named
-// window_start or window_end in a windowed job). join is not supported
-// yet and is rejected the same way.
+// window_start or window_end in a windowed job). A join step (below) may
+// come anywhere before them.
 //
 // They map onto the library's stateful DSL: group_by sets the key (the
 // stage "step N (group_by)") and streams.GroupByKey then repartitions
@@ -106,6 +106,37 @@
 // Outputs added to a running job's aggregate start from the next record of
 // each group; start a job whose state must be recomputed under a new
 // application_id.
+//
+// # Joins
+//
+// A join step enriches each record with the current value of a table:
+//
+//	pipeline:
+//	  - join:
+//	      table: customers             # a topic read as a table: string keys, JSON values
+//	      type: left                   # inner (default): drop records the table lacks;
+//	                                   # left: keep them, the field null
+//	      as: customer                 # optional, default the table's name
+//	      key: value.customer_id       # optional: join on this instead of the key
+//	  - map: '{"id": value.id, "name": value.customer?.name}'
+//
+// The record's value, which must be a JSON object (anything else is an
+// error of the join step), gets the table's value for the record's key
+// under the field as. The table is streams.TableFrom over the topic, kept
+// in the store table-<topic> (changelog <application id>-table-<topic>-changelog);
+// a table record is the key's new value, a tombstone deletes it. A table
+// update is seen by the records processed after it and never re-emits
+// earlier ones (streams.JoinTable, LeftJoinTable). With key, or when the
+// key may have changed before the join (after a key, flat_map or
+// set_header step) or the input is a pattern or several topics, records
+// first go through <application id>-<join step name>-repartition. The
+// record's topic and the table topic must be co-partitioned: the same
+// number of partitions (a repartition topic gets the broker's default, or
+// streams.RepartitionPartitions), keyed alike; Run checks the counts and
+// fails with streams.ErrNotCoPartitioned. Rejected at load, with line and
+// column: an unknown join type or key, no table, a join after an
+// aggregate, the output topic being a joined table, and stream-stream
+// joins ({stream: ..., within: ...}), not supported yet.
 //
 // # Schema registry formats
 //
