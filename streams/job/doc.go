@@ -135,8 +135,22 @@
 // streams.RepartitionPartitions), keyed alike; Run checks the counts and
 // fails with streams.ErrNotCoPartitioned. Rejected at load, with line and
 // column: an unknown join type or key, no table, a join after an
-// aggregate, the output topic being a joined table, and stream-stream
-// joins ({stream: ..., within: ...}), not supported yet.
+// aggregate, the output topic being a joined table.
+//
+// With stream instead of table, the join is windowed (streams.JoinStreams,
+// LeftJoinStreams):
+//
+//	pipeline:
+//	  - join: {stream: payments, within: 5m, grace: 1m, type: left, as: payment}
+//
+// Each record gets, one output per pair, the value of every record of the
+// other topic (string keys, JSON values, co-partitioned as above) with the
+// same key whose timestamp is at most within before or after its own;
+// left also emits each record that met none, with the field null, once
+// stream time passes its timestamp + within + grace. Records later than
+// grace are dropped and counted. Both sides wait in window stores named
+// <join step name>-left and -right (changelogged). The other topic may
+// not be an input topic, and within goes only with stream.
 //
 // # Schema registry formats
 //

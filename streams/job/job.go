@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -128,6 +129,9 @@ func compile(spec *Spec, f *ast.File, dir string) (*Job, error) {
 		if err != nil {
 			return nil, err
 		}
+		if cs.join != nil && slices.Contains(spec.Input.Topics, cs.join.stream) {
+			return nil, stepErrAt(f, st, st.Path+".stream", "join stream %s is an input topic: a job cannot join a topic with itself", cs.join.stream)
+		}
 		if cs.Op == "branch" && cs.dflt != "" {
 			terminal = true
 		} else if terminal {
@@ -167,6 +171,9 @@ func (j *Job) checkFeedback() error {
 		for _, st := range j.steps {
 			if st.join != nil && st.join.table == topic {
 				return "is a joined table"
+			}
+			if st.join != nil && st.join.stream == topic {
+				return "is a joined stream"
 			}
 		}
 		if pattern != nil && pattern.MatchString(topic) {

@@ -2,23 +2,29 @@ package job
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/goccy/go-yaml/ast"
 
 	"github.com/strata-streaming/strata/streams"
 )
 
-// The join step: a stream-table enrichment. The table topic is read as a
-// table (streams.TableFrom: string keys, JSON values, a tombstone deletes
-// the key) and each record whose value is an object gets the table's
-// current value for its key under the field As.
+// The join step: a stream-table enrichment, or a windowed stream-stream
+// join. The table topic is read as a table (streams.TableFrom: string
+// keys, JSON values, a tombstone deletes the key) and each record whose
+// value is an object gets the table's current value for its key under the
+// field As; with stream, each record gets the value of every record of the
+// other topic (string keys, JSON values) with the same key within the
+// window (streams.JoinStreams), one output per pair.
 
 // joinSpec is a compiled join step.
 type joinSpec struct {
-	table string   // the topic read as a table
-	left  bool     // type: left (keep records the table lacks)
-	as    string   // the field of the record's value that gets the table value
-	key   *program // nil: join on the record's key
+	table         string        // the topic read as a table
+	stream        string        // or the topic of the other stream
+	within, grace time.Duration // stream: the window either side of a record, and its grace
+	left          bool          // type: left (keep records the table lacks)
+	as            string        // the field of the record's value that gets the table value
+	key           *program      // nil: join on the record's key
 }
 
 func compileJoin(f *ast.File, st Step) (*joinSpec, error) {
@@ -26,10 +32,7 @@ func compileJoin(f *ast.File, st Step) (*joinSpec, error) {
 	if !ok || len(m) == 0 {
 		return nil, stepErrAt(f, st, st.Path, "join needs a map such as {table: customers, type: left, as: customer}")
 	}
-	if _, ok := m["stream"]; ok {
-		return nil, stepErrAt(f, st, st.Path+".stream", "stream-stream joins are not supported yet; join a table, {table: TOPIC}")
-	}
-	js := &joinSpec{}
+	js := &joinSpec{within: -1}
 	for _, k := range sortedKeys(m) {
 		path := st.Path + "." + k
 		s, isString := m[k].(string)
@@ -39,6 +42,21 @@ func compileJoin(f *ast.File, st Step) (*joinSpec, error) {
 				return nil, stepErrAt(f, st, path, "join table %v: want a topic name", m[k])
 			}
 			js.table = s
+		case "stream":
+			if !isString || !validName.MatchString(s) {
+				return nil, stepErrAt(f, st, path, "join stream %v: want a topic name", m[k])
+			}
+			js.stream = s
+		case "within", "grace":
+			d, err := windowDuration(f, st, path, k, m[k], true)
+			if err != nil {
+				return nil, err
+			}
+			if k == "within" {
+				js.within = d
+			} else {
+				js.grace = d
+			}
 		case "type":
 			switch m[k] {
 			case "inner":
@@ -62,14 +80,21 @@ func compileJoin(f *ast.File, st Step) (*joinSpec, error) {
 			}
 			js.key = p
 		default:
-			return nil, stepErrAt(f, st, path, "join: unknown key %q (want table, type, as or key)", k)
+			return nil, stepErrAt(f, st, path, "join: unknown key %q (want table or stream, type, as, key, and with stream within and grace)", k)
 		}
 	}
-	if js.table == "" {
-		return nil, stepErrAt(f, st, st.Path, "join needs a table, {table: TOPIC}")
+	switch {
+	case js.table == "" && js.stream == "":
+		return nil, stepErrAt(f, st, st.Path, "join needs a table, {table: TOPIC}, or a stream, {stream: TOPIC, within: DURATION}")
+	case js.table != "" && js.stream != "":
+		return nil, stepErrAt(f, st, st.Path, "join takes a table or a stream, not both")
+	case js.table != "" && (js.within >= 0 || m["grace"] != nil):
+		return nil, stepErrAt(f, st, st.Path, "join: within and grace bound stream joins; a table join has no window")
+	case js.stream != "" && js.within < 0:
+		return nil, stepErrAt(f, st, st.Path, "join stream %s needs within: DURATION, how far apart the two records' timestamps may be", js.stream)
 	}
 	if js.as == "" {
-		js.as = js.table
+		js.as = js.table + js.stream
 	}
 	return js, nil
 }
@@ -92,6 +117,9 @@ func (j *Job) join(t *streams.Topology, s streams.Stream[any, any], st compiledS
 	if rekeyed || js.key != nil {
 		s = s.Repartition(keySerde{}, valueSerde{f: formatJSON}, streams.Named(st.Name))
 	}
+	if js.stream != "" {
+		return j.joinStream(t, s, st)
+	}
 	tbl, ok := tables[js.table]
 	if !ok {
 		tbl = streams.TableFrom[any, any](t, keySerde{}, valueSerde{f: formatJSON}, js.table, streams.Named("table-"+js.table))
@@ -110,6 +138,27 @@ func (j *Job) join(t *streams.Topology, s streams.Stream[any, any], st compiledS
 	return streams.JoinTable(s, tbl, func(_ any, v any, tv any) (any, error) {
 		return js.merge(v, tv)
 	}, name)
+}
+
+// joinStream joins with the other stream within the window; the step's
+// name names the two window stores (<name>-left, <name>-right).
+func (j *Job) joinStream(t *streams.Topology, s streams.Stream[any, any], st compiledStep) streams.Stream[any, any] {
+	js := st.join
+	other := streams.From[any, any](t, keySerde{}, valueSerde{f: formatJSON}, []string{js.stream}, streams.Named(fmt.Sprintf("step %d (%s) %s", st.Index, st.Name, js.stream)))
+	w := streams.JoinWindows{Before: js.within, After: js.within, Grace: js.grace}
+	serdes := streams.StreamJoined[any, any, any]{Keys: keySerde{}, LeftValues: valueSerde{f: formatJSON}, RightValues: valueSerde{f: formatJSON}}
+	if js.left {
+		return streams.LeftJoinStreams(s, other, w, serdes, func(_ any, v any, ov *any) (any, error) {
+			var joined any
+			if ov != nil {
+				joined = *ov
+			}
+			return js.merge(v, joined)
+		}, streams.Named(st.Name))
+	}
+	return streams.JoinStreams(s, other, w, serdes, func(_ any, v, ov any) (any, error) {
+		return js.merge(v, ov)
+	}, streams.Named(st.Name))
 }
 
 // merge returns a copy of the record's value with the table value under

@@ -2,6 +2,9 @@ package job
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,4 +168,108 @@ func pipeTombstone(t *testing.T, d *streams.TestDriver, topic, key string) {
 	if err := d.Pipe(&kgo.Record{Topic: topic, Key: []byte(key), Timestamp: minute0}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// timedEvent is an input of a stream-stream join test at an event time.
+type timedEvent struct {
+	topic, key string
+	at         time.Duration
+	value      string
+}
+
+// TestJoinStreamsInMemory: orders joined with payments of the same key
+// within 5 minutes either way (grace 1h, so none is late), inner and left,
+// against a reference that pairs every order with every payment in the
+// window; the left join also emits each order that no payment matched
+// once its window has closed.
+func TestJoinStreamsInMemory(t *testing.T) {
+	events := []timedEvent{
+		{"orders", "c1", 0, `{"id": 1}`},
+		{"payments", "c1", 2 * time.Minute, `{"pay": "a"}`},    // matches order 1
+		{"payments", "c2", 3 * time.Minute, `{"pay": "b"}`},    // matches order 2, which comes later
+		{"orders", "c2", 7 * time.Minute, `{"id": 2}`},         // payment b is 4m before
+		{"orders", "c1", 7 * time.Minute, `{"id": 3}`},         // payment a is 5m before: in
+		{"orders", "c1", 8 * time.Minute, `{"id": 4}`},         // 6m after a: out
+		{"payments", "c1", 9 * time.Minute, `{"pay": "c"}`},    // matches orders 3 and 4 (3 also matched a)
+		{"orders", "c3", 10 * time.Minute, `{"id": 5}`},        // no payment ever
+		{"payments", "c9", 3 * time.Hour, `{"pay": "closer"}`}, // closes every window
+	}
+	const within = 5 * time.Minute
+	// reference pairs each record with the earlier records of the other
+	// topic within the window, in input order (every pair once, when its
+	// second record arrives).
+	var pairs []string
+	matched := map[int]bool{}
+	for i, e := range events {
+		for k, o := range events[:i] {
+			if o.topic == e.topic || o.key != e.key || (o.at-e.at > within || e.at-o.at > within) {
+				continue
+			}
+			order, payment := e, o
+			if e.topic == "payments" {
+				order, payment = o, e
+				matched[k] = true
+			} else {
+				matched[i] = true
+			}
+			pairs = append(pairs, order.key+" "+order.value+" "+payment.value)
+		}
+	}
+	var unmatched []string
+	for i, e := range events {
+		if e.topic == "orders" && !matched[i] {
+			unmatched = append(unmatched, e.key+" "+e.value+" null")
+		}
+	}
+	if len(pairs) != 5 || len(unmatched) != 1 {
+		t.Fatalf("reference: pairs %q, unmatched %q", pairs, unmatched)
+	}
+	for _, typ := range []string{"inner", "left"} {
+		t.Run(typ, func(t *testing.T) {
+			d := driver(t, `name: paid
+input: {topics: [orders]}
+pipeline:
+  - join: {stream: payments, within: 5m, grace: 1h, type: `+typ+`, as: payment}
+  - map: '{"id": value.id, "payment": value.payment}'
+output: {topic: enriched}
+`)
+			for _, e := range events {
+				pipeAt(t, d, e.topic, e.at, e.key, e.value)
+			}
+			var got []string
+			for _, r := range d.Output("enriched") {
+				var v struct {
+					ID      int
+					Payment json.RawMessage
+				}
+				if err := json.Unmarshal(r.Value, &v); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprintf(`%s {"id": %d} %s`, r.Key, v.ID, compactJSON(t, v.Payment)))
+			}
+			want := pairs
+			if typ == "left" {
+				want = append(append([]string(nil), pairs...), unmatched...)
+			}
+			for i := range want {
+				w := strings.SplitN(want[i], " ", 2)
+				rest := strings.SplitN(w[1], "} ", 2)
+				want[i] = w[0] + " " + rest[0] + "} " + compactJSON(t, []byte(rest[1]))
+			}
+			slices.Sort(got)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("outputs\n%q\nwant\n%q", got, want)
+			}
+		})
+	}
+}
+
+func compactJSON(t *testing.T, b []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return mustJSON(v)
 }
