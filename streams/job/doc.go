@@ -135,7 +135,9 @@
 // streams.RepartitionPartitions), keyed alike; Run checks the counts and
 // fails with streams.ErrNotCoPartitioned. Rejected at load, with line and
 // column: an unknown join type or key, no table, a join after an
-// aggregate, the output topic being a joined table.
+// aggregate, the output topic being a joined table, and two steps that
+// name topics or stores (join, group_by, aggregate) with one name: a
+// second join needs a name of its own (name: ...).
 //
 // With stream instead of table, the join is windowed (streams.JoinStreams,
 // LeftJoinStreams):

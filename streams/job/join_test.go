@@ -273,3 +273,30 @@ func compactJSON(t *testing.T, b []byte) string {
 	}
 	return mustJSON(v)
 }
+
+// TestTwoJoinsAfterSetHeader: two joins of one table from a pattern input
+// after set_header (so the stream repartitions before the first join);
+// both fields are set from the one table.
+func TestTwoJoinsAfterSetHeader(t *testing.T) {
+	d := driver(t, `name: twice
+input: {pattern: "^orders"}
+pipeline:
+  - set_header: {seen: "true"}
+  - join: {table: customers, as: buyer}
+  - key: value.seller
+  - name: join-seller
+    join: {table: customers, type: left, as: seller}
+  - map: '{"buyer": value.buyer.name, "seller": value.seller?.name, "header": headers.seen}'
+output: {topic: enriched}
+`)
+	pipeAt(t, d, "customers", 0, "ann", `{"name": "Ann"}`)
+	pipeAt(t, d, "customers", 0, "bob", `{"name": "Bob"}`)
+	pipeAt(t, d, "orders-eu", time.Second, "ann", `{"seller": "bob"}`)
+	pipeAt(t, d, "orders-us", time.Second, "bob", `{"seller": "zed"}`)
+	pipeAt(t, d, "orders-us", time.Second, "cyd", `{"seller": "ann"}`) // no buyer: dropped
+	got := mustJSON(decodeOut(t, d.Output("enriched")))
+	want := `[{"_key":"bob","buyer":"Ann","header":"true","seller":"Bob"},{"_key":"zed","buyer":"Bob","header":"true","seller":null}]`
+	if got != want {
+		t.Errorf("outputs %s, want %s", got, want)
+	}
+}

@@ -290,6 +290,8 @@ func TestStatefulRejections(t *testing.T) {
 			[]string{"step 1 (join) at line 5", "join stream in is an input topic"}},
 		{"join bad key expression", "  - join: {table: customers, key: value.x +}\n",
 			[]string{"pipeline step 1 (join) join key at line 5", "expression error"}},
+		{"two joins, one name", "  - join: {table: customers}\n  - join: {table: sellers}\n",
+			[]string{"step 2 (join) at line 6", `name "join" is taken by step 1`}},
 		{"join name not a topic name", "  - name: with customer\n    join: {table: customers}\n",
 			[]string{`name "with customer": the join step's name is part of its topics' names`}},
 		{"window bound as output name", "  - window: {tumbling: 1m}\n  - aggregate: {window_start: count}\n",
