@@ -204,3 +204,73 @@ commit_interval: 100ms
 		t.Errorf("%d orders out, want %d", len(seen), 2*n)
 	}
 }
+
+// TestPaidOrdersBroker is a windowed stream-stream join on a real broker
+// at exactly-once: orders and payments (two partitions each, keyed by
+// customer), joined within 1m, grace 1h so that no record is late however
+// the two topics interleave. A key's orders come 14s apart and payments
+// 30s or 2m after their order, so each order pairs with several payments;
+// the output must hold every pair of one key at most a minute apart, as
+// the reference computes them, each exactly once.
+func TestPaidOrdersBroker(t *testing.T) {
+	b := brokertest.Start(t, "--set", "group.initial.rebalance.delay.ms=0")
+	createTopics(t, b.Addr, 2, "orders", "payments")
+	createTopics(t, b.Addr, 1, "paid")
+	const n = 1500
+	at := func(i int) time.Time { return eventStart.Add(time.Duration(i) * 2 * time.Second) }
+	payAt := func(i int) time.Time {
+		if i%3 == 0 {
+			return at(i).Add(2 * time.Minute)
+		}
+		return at(i).Add(30 * time.Second)
+	}
+	// Keys repeat every 7 orders; each payment carries its order's id.
+	key := func(i int) []byte { return []byte(customers[i%len(customers)]) }
+	produceRecords(t, b.Addr, "orders", n, func(i int) *kgo.Record {
+		return &kgo.Record{Key: key(i), Timestamp: at(i), Value: fmt.Appendf(nil, `{"id": %d}`, i)}
+	})
+	produceRecords(t, b.Addr, "payments", n, func(i int) *kgo.Record {
+		return &kgo.Record{Key: key(i), Timestamp: payAt(i), Value: fmt.Appendf(nil, `{"order": %d}`, i)}
+	})
+	// The reference: every pair of one key at most a minute apart.
+	want := map[[2]int]bool{}
+	for i := 0; i < n; i++ {
+		for k := 0; k < n; k++ {
+			d := payAt(k).Sub(at(i))
+			if i%len(customers) == k%len(customers) && d <= time.Minute && d >= -time.Minute {
+				want[[2]int{i, k}] = true
+			}
+		}
+	}
+	j, err := Parse([]byte(`name: paid-orders
+input: {topics: [orders]}
+pipeline:
+  - join: {stream: payments, within: 1m, grace: 1h, as: payment}
+  - map: '{"id": value.id, "order": value.payment.order}'
+output: {topic: paid}
+guarantee: exactly_once
+commit_interval: 100ms
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	runJob(t, j, b.Addr, streams.StateDir(t.TempDir()))
+	out := consumeN(t, b.Addr, "paid", len(want), 90*time.Second)
+	t.Logf("%d orders, %d pairs, %s", n, len(out), time.Since(start).Round(time.Millisecond))
+	got := map[[2]int]bool{}
+	for _, r := range out {
+		var v struct{ ID, Order int }
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			t.Fatalf("output %s: %v", r.Value, err)
+		}
+		p := [2]int{v.ID, v.Order}
+		if got[p] || !want[p] {
+			t.Fatalf("pair %v: twice (%v) or not in the window", p, got[p])
+		}
+		got[p] = true
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d pairs, want %d", len(got), len(want))
+	}
+}
