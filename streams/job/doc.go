@@ -122,7 +122,7 @@
 //
 // The record's value, which must be a JSON object (anything else is an
 // error of the join step), gets the table's value for the record's key
-// under the field as. The table is streams.TableFrom over the topic, kept
+// under the field as (replacing a field of that name). The table is streams.TableFrom over the topic, kept
 // in the store table-<topic> (changelog <application id>-table-<topic>-changelog);
 // a table record is the key's new value, a tombstone deletes it. A table
 // update is seen by the records processed after it and never re-emits
