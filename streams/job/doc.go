@@ -57,8 +57,8 @@
 // when the job loads with a one-line error naming the step, its YAML line
 // and column (as are unknown functions, window keys and emit values, bad
 // durations, a hopping advance longer than its size, and an output named
-// window_start or window_end in a windowed job). join is not supported
-// yet and is rejected the same way.
+// window_start or window_end in a windowed job). A join step (below) may
+// come anywhere before them.
 //
 // They map onto the library's stateful DSL: group_by sets the key (the
 // stage "step N (group_by)") and streams.GroupByKey then repartitions
@@ -106,6 +106,53 @@
 // Outputs added to a running job's aggregate start from the next record of
 // each group; start a job whose state must be recomputed under a new
 // application_id.
+//
+// # Joins
+//
+// A join step enriches each record with the current value of a table:
+//
+//	pipeline:
+//	  - join:
+//	      table: customers             # a topic read as a table: string keys, JSON values
+//	      type: left                   # inner (default): drop records the table lacks;
+//	                                   # left: keep them, the field null
+//	      as: customer                 # optional, default the table's name
+//	      key: value.customer_id       # optional: join on this instead of the key
+//	  - map: '{"id": value.id, "name": value.customer?.name}'
+//
+// The record's value, which must be a JSON object (anything else is an
+// error of the join step), gets the table's value for the record's key
+// under the field as (replacing a field of that name). The table is streams.TableFrom over the topic, kept
+// in the store table-<topic> (changelog <application id>-table-<topic>-changelog);
+// a table record is the key's new value, a tombstone deletes it. A table
+// update is seen by the records processed after it and never re-emits
+// earlier ones (streams.JoinTable, LeftJoinTable). With key, or when the
+// key may have changed before the join (after a key, flat_map or
+// set_header step) or the input is a pattern or several topics, records
+// first go through <application id>-<join step name>-repartition. The
+// record's topic and the table topic must be co-partitioned: the same
+// number of partitions (a repartition topic gets the broker's default, or
+// streams.RepartitionPartitions), keyed alike; Run checks the counts and
+// fails with streams.ErrNotCoPartitioned. Rejected at load, with line and
+// column: an unknown join type or key, no table, a join after an
+// aggregate, the output topic being a joined table, and two steps that
+// name topics or stores (join, group_by, aggregate) with one name: a
+// second join needs a name of its own (name: ...).
+//
+// With stream instead of table, the join is windowed (streams.JoinStreams,
+// LeftJoinStreams):
+//
+//	pipeline:
+//	  - join: {stream: payments, within: 5m, grace: 1m, type: left, as: payment}
+//
+// Each record gets, one output per pair, the value of every record of the
+// other topic (string keys, JSON values, co-partitioned as above) with the
+// same key whose timestamp is at most within before or after its own;
+// left also emits each record that met none, with the field null, once
+// stream time passes its timestamp + within + grace. Records later than
+// grace are dropped and counted. Both sides wait in window stores named
+// <join step name>-left and -right (changelogged). The other topic may
+// not be an input topic, and within goes only with stream.
 //
 // # Schema registry formats
 //

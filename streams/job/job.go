@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
 
@@ -36,6 +37,7 @@ type compiledStep struct {
 	headers []string // set_header names, parallel to exprs
 	window  *windowSpec
 	outputs []aggOutput // aggregate
+	join    *joinSpec
 }
 
 type format int
@@ -127,6 +129,9 @@ func compile(spec *Spec, f *ast.File, dir string) (*Job, error) {
 		if err != nil {
 			return nil, err
 		}
+		if cs.join != nil && slices.Contains(spec.Input.Topics, cs.join.stream) {
+			return nil, stepErrAt(f, st, st.Path+".stream", "join stream %s is an input topic: a job cannot join a topic with itself", cs.join.stream)
+		}
 		if cs.Op == "branch" && cs.dflt != "" {
 			terminal = true
 		} else if terminal {
@@ -161,6 +166,14 @@ func (j *Job) checkFeedback() error {
 		for _, in := range j.Spec.Input.Topics {
 			if in == topic {
 				return "is an input topic"
+			}
+		}
+		for _, st := range j.steps {
+			if st.join != nil && st.join.table == topic {
+				return "is a joined table"
+			}
+			if st.join != nil && st.join.stream == topic {
+				return "is a joined stream"
 			}
 		}
 		if pattern != nil && pattern.MatchString(topic) {
@@ -230,7 +243,11 @@ func compileStep(f *ast.File, st Step) (compiledStep, error) {
 		}
 		cs.outputs = outs
 	case "join":
-		return cs, stepErrAt(f, st, st.Path, "join is not supported yet")
+		js, err := compileJoin(f, st)
+		if err != nil {
+			return cs, err
+		}
+		cs.join = js
 	case "branch":
 		cases, ok := st.Arg.([]any)
 		if !ok || len(cases) == 0 {

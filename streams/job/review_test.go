@@ -96,6 +96,12 @@ pipeline:
 output: {topic: clean}
 errors: {mode: dead_letter, topic: orders-dlq}
 `, `errors topic "orders-dlq" matches the input pattern`},
+		{"output is a joined table", `name: f
+input: {topics: [orders]}
+pipeline:
+  - join: {table: customers}
+output: {topic: customers}
+`, `output topic "customers" is a joined table`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.src))

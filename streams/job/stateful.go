@@ -14,7 +14,7 @@ import (
 
 // The stateful steps: group_by (re-key), window, aggregate. They come in
 // that order, group_by and window optional, and only filter and map may
-// follow an aggregate.
+// follow an aggregate. A join (join.go) may come anywhere before them.
 
 type aggFunc int
 
@@ -200,6 +200,7 @@ func compileAggregate(f *ast.File, st Step) ([]aggOutput, error) {
 // aggregate only filter and map.
 func checkStateful(f *ast.File, steps []compiledStep) error {
 	aggregated, windowed := false, false
+	named := map[string]int{} // names of topics and stores: the step index that took each
 	for i, st := range steps {
 		next := ""
 		if i+1 < len(steps) {
@@ -230,6 +231,8 @@ func checkStateful(f *ast.File, steps []compiledStep) error {
 					}
 				}
 			}
+		case "join":
+			// The step's name names its repartition topic.
 		default:
 			continue
 		}
@@ -237,6 +240,13 @@ func checkStateful(f *ast.File, steps []compiledStep) error {
 		if st.Op != "window" && !validName.MatchString(st.Name) {
 			return stepErrAt(f, st.Step, st.Path, "name %q: the %s step's name is part of its topics' names; want letters, digits, '.', '_' or '-'", st.Name, st.Op)
 		}
+		if st.Op == "window" {
+			continue
+		}
+		if k, taken := named[st.Name]; taken {
+			return stepErrAt(f, st.Step, st.Path, "name %q is taken by step %d and names this step's topics too; give one of them another name (name: ...)", st.Name, k)
+		}
+		named[st.Name] = st.Index
 	}
 	return nil
 }

@@ -33,6 +33,11 @@ func (j *Job) Topology() *streams.Topology {
 	var (
 		groupName string      // the group_by step's name, if any
 		win       *windowSpec // the window step's, if any
+		// rekeyed: the keys or partitions may differ from the input
+		// topic's (a step may have changed keys, or several topics are
+		// read), so a join must repartition first.
+		rekeyed = len(j.Spec.Input.Topics) != 1
+		tables  = map[string]streams.Table[any, any]{}
 	)
 	for _, st := range j.steps {
 		name := streams.Named(fmt.Sprintf("step %d (%s)", st.Index, st.Name))
@@ -62,6 +67,9 @@ func (j *Job) Topology() *streams.Topology {
 			win = st.window
 		case "aggregate":
 			s = j.aggregate(s, st, groupName, win)
+		case "join":
+			s = j.join(t, s, st, rekeyed, tables)
+			rekeyed = false
 		case "key":
 			p := st.exprs[0]
 			s = streams.MapRecord(s, func(r rec) (rec, error) {
@@ -69,6 +77,7 @@ func (j *Job) Topology() *streams.Topology {
 				r.Key = v
 				return r, err
 			}, name)
+			rekeyed = true
 		case "flat_map":
 			p := st.exprs[0]
 			s = streams.Transform(s, func(r rec) ([]rec, error) {
@@ -87,6 +96,7 @@ func (j *Job) Topology() *streams.Topology {
 				}
 				return outs, nil
 			}, name)
+			rekeyed = true
 		case "drop_fields":
 			fields := st.fields
 			s = streams.MapRecordValues(s, func(r rec) (any, error) {
@@ -138,6 +148,7 @@ func (j *Job) Topology() *streams.Topology {
 				}
 				return r, nil
 			}, name)
+			rekeyed = true // MapRecord: the library cannot tell headers from keys
 		case "branch":
 			sp := s.Split(name)
 			for i, p := range st.exprs {
