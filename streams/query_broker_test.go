@@ -1,6 +1,7 @@
 package streams_test
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/strata-streaming/strata/streams"
@@ -22,11 +24,14 @@ type queryAnswer struct {
 	body     map[string]any
 }
 
-func queryGet(t *testing.T, method, addr, path string) queryAnswer {
+func queryGet(t *testing.T, method, addr, path string, header ...string) queryAnswer {
 	t.Helper()
 	req, err := http.NewRequest(method, "http://"+addr+path, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -43,6 +48,46 @@ func queryGet(t *testing.T, method, addr, path string) queryAnswer {
 	return a
 }
 
+// waitAssigned waits until group is stable with members members, each
+// assigned some of the partitions of topic and all of them together:
+// "Stable" alone is also seen between the rounds of a cooperative
+// rebalance, before revoked partitions are reassigned.
+func waitAssigned(t *testing.T, addr, group, topic string, members, partitions int) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	adm := kadm.NewClient(cl)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		groups, err := adm.DescribeGroups(ctx, group)
+		cancel()
+		g, ok := groups[group]
+		assigned, each := 0, true
+		for _, m := range g.Members {
+			c, ok := m.Assigned.AsConsumer()
+			n := 0
+			for _, tp := range c.Topics {
+				if ok && tp.Topic == topic {
+					n += len(tp.Partitions)
+				}
+			}
+			assigned += n
+			each = each && n > 0
+		}
+		if err == nil && ok && g.State == "Stable" && len(g.Members) == members && each && assigned == partitions {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("group %s: %+v %v, want %d members sharing %d partitions", group, g, err, members, partitions)
+		}
+		time.Sleep(50 * time.Millisecond) // no notification of group changes
+	}
+}
+
 // TestInteractiveQueriesAnswerLikeTheOutputTopic: two instances share a
 // counted topic of four partitions; every key's count, asked of either
 // instance, equals the key's last value on the output topic (an instance
@@ -52,6 +97,7 @@ func TestInteractiveQueriesAnswerLikeTheOutputTopic(t *testing.T) {
 	b := startBroker(t)
 	createTopic(t, b.Addr, "clicks", 4)
 	var apps []*streams.App
+	var stops []func()
 	for _, id := range []string{"a", "b"} {
 		top := streams.NewTopology()
 		clicks := streams.From(top, streams.String, streams.String, []string{"clicks"})
@@ -60,15 +106,17 @@ func TestInteractiveQueriesAnswerLikeTheOutputTopic(t *testing.T) {
 		streams.WindowedBy(byUser, streams.TumblingWindows(time.Second)).Count(streams.Named("clicks-per-second")).
 			ToStream().To("window-counts", streams.WindowedSerde(streams.String), streams.Int64)
 		app, err := streams.NewApp(top, streams.Brokers(b.Addr), streams.ApplicationID("iq"), streams.InstanceID(id),
-			streams.StateDir(t.TempDir()), streams.WithGuarantee(streams.ExactlyOnceV2), streams.QueryListen("127.0.0.1:0"),
+			streams.StateDir(t.TempDir()), streams.CommitInterval(50*time.Millisecond), streams.QueryListen("127.0.0.1:0"),
 			streams.ClientOpts(kgo.SessionTimeout(3*time.Second), kgo.HeartbeatInterval(300*time.Millisecond)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		runApp(t, app)
+		stops = append(stops, runApp(t, app))
 		apps = append(apps, app)
 	}
-	waitMembers(t, b.Addr, "iq", 2)
+	start := time.Now()
+	waitAssigned(t, b.Addr, "iq", "clicks", 2, 4)
+	t.Logf("group stable after %v", time.Since(start))
 	addrs := []string{apps[0].QueryAddr(), apps[1].QueryAddr()}
 	if addrs[0] == "" || addrs[1] == "" || addrs[0] == addrs[1] {
 		t.Fatalf("query addresses %q", addrs)
@@ -103,7 +151,9 @@ func TestInteractiveQueriesAnswerLikeTheOutputTopic(t *testing.T) {
 
 	// Only committed state is visible: wait until it has caught up with
 	// the output, then every key must answer the same via both instances.
+	t.Logf("output complete %v after the start", time.Since(start))
 	served := map[string]bool{}
+	owner := map[string]string{}
 	deadline := time.Now().Add(30 * time.Second)
 	for user, want := range counts {
 		for _, addr := range addrs {
@@ -111,6 +161,7 @@ func TestInteractiveQueriesAnswerLikeTheOutputTopic(t *testing.T) {
 				a := queryGet(t, http.MethodGet, addr, "/v1/jobs/iq/stores/clicks-per-user/keys/"+user)
 				if a.status == http.StatusOK && a.body["value"] == float64(want) && a.body["key"] == user {
 					served[a.instance] = true
+					owner[user] = a.instance
 					break
 				}
 				if time.Now().After(deadline) {
@@ -122,6 +173,13 @@ func TestInteractiveQueriesAnswerLikeTheOutputTopic(t *testing.T) {
 	}
 	if !served[addrs[0]] || !served[addrs[1]] {
 		t.Errorf("answers read by %v, want both instances (each owns partitions)", served)
+	}
+	t.Logf("every key answered %v after the start", time.Since(start))
+	// A forwarded request is answered locally or not at all (no loops).
+	other := map[string]string{addrs[0]: addrs[1], addrs[1]: addrs[0]}
+	a := queryGet(t, http.MethodGet, other[owner["user3"]], "/v1/jobs/iq/stores/clicks-per-user/keys/user3", "Strata-Query-Forwarded", "test")
+	if msg, _ := a.body["error"].(string); a.status != http.StatusServiceUnavailable || !strings.Contains(msg, "not open on this instance") {
+		t.Errorf("forwarded request to the non-owner: %d %v, want 503", a.status, a.body)
 	}
 
 	// A window query, the bounds in epoch ms and RFC 3339.
@@ -145,7 +203,7 @@ func TestInteractiveQueriesAnswerLikeTheOutputTopic(t *testing.T) {
 	}
 
 	// Range queries gather every instance's partitions.
-	a := queryGet(t, http.MethodGet, addrs[0], "/v1/jobs/iq/stores/clicks-per-user/keys?from=user1&to=user15&limit=1000")
+	a = queryGet(t, http.MethodGet, addrs[0], "/v1/jobs/iq/stores/clicks-per-user/keys?from=user1&to=user15&limit=1000")
 	entries, _ := a.body["entries"].([]any)
 	// user1, user10..user15 (byte order).
 	if a.status != http.StatusOK || len(entries) != 7 || a.body["missing_partitions"] != nil || a.body["truncated"] != false {
@@ -188,5 +246,10 @@ func TestInteractiveQueriesAnswerLikeTheOutputTopic(t *testing.T) {
 				t.Errorf("%s %s via %s: %d %v, want %d with %q", c.method, c.path, addr, a.status, a.body, c.status, c.errorHas)
 			}
 		}
+	}
+	t.Logf("queries done %v after the start", time.Since(start))
+	for i, stop := range stops {
+		stop()
+		t.Logf("instance %d stopped %v after the start", i, time.Since(start))
 	}
 }
