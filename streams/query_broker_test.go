@@ -48,10 +48,10 @@ func queryGet(t *testing.T, method, addr, path string, header ...string) queryAn
 	return a
 }
 
-// waitAssigned waits until group is stable with members members, each
-// assigned some of the partitions of topic and all of them together:
-// "Stable" alone is also seen between the rounds of a cooperative
-// rebalance, before revoked partitions are reassigned.
+// waitAssigned waits until group is stable with members members and, when
+// topic is not "", each is assigned some of the partitions of topic and
+// all of them together: "Stable" alone is also seen between the rounds of
+// a cooperative rebalance, before revoked partitions are reassigned.
 func waitAssigned(t *testing.T, addr, group, topic string, members, partitions int) {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
@@ -76,9 +76,9 @@ func waitAssigned(t *testing.T, addr, group, topic string, members, partitions i
 				}
 			}
 			assigned += n
-			each = each && n > 0
+			each = each && (n > 0 || topic == "")
 		}
-		if err == nil && ok && g.State == "Stable" && len(g.Members) == members && each && assigned == partitions {
+		if err == nil && ok && g.Err == nil && g.State == "Stable" && len(g.Members) == members && each && assigned == partitions {
 			return
 		}
 		if time.Now().After(deadline) {
