@@ -107,6 +107,7 @@ func aggregate[K, V, A any](g Grouped[K, V], kind string, f fold[K, V, A], aggs 
 	top := g.s.top
 	name := top.name(kind, opts)
 	spec := top.addStore(name, g.s.src)
+	spec.query = newQueryCodec(g.keys, aggs, 0)
 	out := &node[K, A]{}
 	g.s.node.children = append(g.s.node.children, func(c *procCtx, r Record[K, V]) error {
 		st, kb, err := storeAndKey(c, spec, g.keys, r.Key)

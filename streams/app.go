@@ -46,6 +46,8 @@ type App struct {
 	// state is the current run's state manager (nil without stores);
 	// promises read it.
 	state atomic.Pointer[stateManager]
+	// query is the current run's query server (nil without QueryListen).
+	query atomic.Pointer[queryServer]
 }
 
 // NewApp validates the options and binds the topology; it does not connect.
@@ -174,6 +176,13 @@ func (a *App) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if a.cfg.queryListen != "" {
+		qs, err := a.startQueryServer() // query.go
+		if err != nil {
+			return err
+		}
+		defer qs.stop()
+	}
 	if err := a.createInternalTopics(ctx); err != nil {
 		return err
 	}
@@ -212,7 +221,7 @@ func (a *App) baseOpts() []kgo.Opt {
 		kgo.SeedBrokers(a.cfg.brokers...),
 		kgo.ConsumerGroup(a.cfg.appID),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.ClientID("strata-streams-" + a.cfg.appID),
+		kgo.ClientID(a.clientID()),
 		// Output and dead-letter topics are created on first produce
 		// when the brokers allow it (auto.create.topics.enable).
 		kgo.AllowAutoTopicCreation(),
@@ -222,8 +231,7 @@ func (a *App) baseOpts() []kgo.Opt {
 		for _, st := range a.top.stores {
 			changelogs[st.changelog] = true
 		}
-		opts = append(opts, kgo.RecordPartitioner(partitioner{changelogs: changelogs,
-			dflt: kgo.UniformBytesPartitioner(64<<10, true, true, nil)}))
+		opts = append(opts, kgo.RecordPartitioner(partitioner{changelogs: changelogs, dflt: keyPartitioner()}))
 	}
 	if len(a.top.joined) > 0 {
 		// Range assignment gives one member partition p of every

@@ -367,23 +367,5 @@ func TestThreeInstancesOneKilled(t *testing.T) {
 
 func waitMembers(t *testing.T, addr, group string, n int) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		groups, err := adm.DescribeGroups(ctx, group)
-		cancel()
-		if err == nil {
-			if g, ok := groups[group]; ok && g.Err == nil && len(g.Members) == n && g.State == "Stable" {
-				return
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("group %s never had %d stable members", group, n)
+	waitAssigned(t, addr, group, "", n, 0)
 }

@@ -138,6 +138,26 @@
 //		return newView(c, u), nil // u is nil for unknown users
 //	})
 //
+// # Interactive queries
+//
+// With QueryListen(addr) a running App serves its key-value stores (Count,
+// Reduce, Aggregate, TableFrom) and windowed stores over HTTP, in JSON:
+//
+//	GET /v1/jobs/{job}/stores/{store}/keys/{key}                a key's value (404 if absent)
+//	GET /v1/jobs/{job}/stores/{store}/keys?from=A&to=B&limit=N   keys A..B inclusive, in key-byte order
+//	GET /v1/jobs/{job}/stores/{store}/keys/{key}/windows?from=T1&to=T2
+//	                                                            windows starting in [T1, T2] (epoch ms or RFC 3339)
+//
+// Keys are parsed with the key serde (String as is, Int64 in decimal, Bytes
+// in base64, JSON as JSON); values are rendered decoded (numbers, strings,
+// base64 bytes, JSON). Only committed state is visible: what the last
+// commit wrote, never the pending writes of a commit period. Any instance
+// answers: a key's partition is computed as the App partitions (murmur2 of
+// the key bytes), its owner found among the group members (each advertises
+// its query address, AdvertisedQueryAddr, in its client id), and the
+// request forwarded once; a partition no one has open answers 503 JSON with
+// the owner's address. Range queries gather every member's partitions.
+//
 // # Testing and metrics
 //
 // TestDriver runs a topology in memory, like Kafka Streams'

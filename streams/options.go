@@ -70,6 +70,8 @@ type config struct {
 	logger         *slog.Logger
 	clientOpts     []kgo.Opt
 	beforeRun      []func(context.Context) error
+	queryListen    string
+	queryAdvertise string
 }
 
 func defaultConfig() config {
@@ -195,4 +197,18 @@ func BeforeRun(fn func(ctx context.Context) error) Opt {
 // sends each changelog record to its task's partition.
 func ClientOpts(opts ...kgo.Opt) Opt {
 	return optFunc(func(c *config) { c.clientOpts = append(c.clientOpts, opts...) })
+}
+
+// QueryListen serves interactive queries of the App's stores over HTTP on
+// addr (host:port; port 0 picks one) while it runs (query.go, "Interactive
+// queries" in the package doc). The App advertises the address to the
+// other instances in its Kafka client id, so a query sent to any instance
+// reaches the one holding the key.
+func QueryListen(addr string) Opt { return optFunc(func(c *config) { c.queryListen = addr }) }
+
+// AdvertisedQueryAddr is the host:port other instances use to reach this
+// one's query listener (default: the listener's address, which is only
+// right when QueryListen names a host others can reach).
+func AdvertisedQueryAddr(addr string) Opt {
+	return optFunc(func(c *config) { c.queryAdvertise = addr })
 }

@@ -24,6 +24,9 @@ type storeSpec struct {
 	name      string
 	input     *source // the single fixed-topic source feeding it
 	changelog string  // resolved at bind
+	// query parses keys and renders values for interactive queries
+	// (query.go); nil: the store is not queryable.
+	query *queryCodec
 }
 
 // inputTopic is the topic whose partitions are the store's tasks.
@@ -77,6 +80,19 @@ type stateManager struct {
 		next map[topicPartition]int64 // changelog partition → one past the last acked offset
 	}
 	changelogs map[string]bool
+
+	// queryable are the open stores interactive queries read (query.go);
+	// HTTP handlers take a store under the lock and read it without.
+	queryable struct {
+		sync.Mutex
+		stores map[storePartition]*store
+	}
+}
+
+// storePartition names one store of one task.
+type storePartition struct {
+	name      string
+	partition int32
 }
 
 func newStateManager(top *Topology, root string, fs vfs.FS, logger *slog.Logger, restore restoreFunc) *stateManager {
@@ -89,6 +105,7 @@ func newStateManager(top *Topology, root string, fs vfs.FS, logger *slog.Logger,
 		m.changelogs[spec.changelog] = true
 	}
 	m.acked.next = map[topicPartition]int64{}
+	m.queryable.stores = map[storePartition]*store{}
 	m.cache = pebble.NewCache(64 << 20)
 	return m
 }
@@ -145,7 +162,39 @@ func (m *stateManager) open(ctx context.Context, topic string, partition int32) 
 		}
 	}
 	m.tasks[tp] = t
+	m.queryable.Lock()
+	for _, st := range opened {
+		if st.spec.query != nil {
+			m.queryable.stores[storePartition{st.spec.name, partition}] = st
+		}
+	}
+	m.queryable.Unlock()
 	return nil
+}
+
+// acquireQueryable returns the open store name of partition for a query,
+// or nil; the caller reads its committed state and calls st.readers.Done.
+func (m *stateManager) acquireQueryable(name string, partition int32) *store {
+	m.queryable.Lock()
+	defer m.queryable.Unlock()
+	st := m.queryable.stores[storePartition{name, partition}]
+	if st != nil {
+		st.readers.Add(1)
+	}
+	return st
+}
+
+// queryablePartitions lists the partitions of store name open here.
+func (m *stateManager) queryablePartitions(name string) []int32 {
+	m.queryable.Lock()
+	defer m.queryable.Unlock()
+	var ps []int32
+	for sp := range m.queryable.stores {
+		if sp.name == name {
+			ps = append(ps, sp.partition)
+		}
+	}
+	return ps
 }
 
 // openRetrying opens a store's database, retrying for a while when another
@@ -253,10 +302,18 @@ func (m *stateManager) closeTasks(parts map[string][]int32) {
 }
 
 func (m *stateManager) closeTask(t *task) {
+	m.queryable.Lock()
+	for _, st := range t.stores {
+		if st != nil {
+			delete(m.queryable.stores, storePartition{st.spec.name, st.partition})
+		}
+	}
+	m.queryable.Unlock()
 	for _, st := range t.stores {
 		if st == nil {
 			continue
 		}
+		st.readers.Wait() // queries that took the store before it left the map
 		if err := st.close(); err != nil {
 			m.logger.Warn("closing store", "store", st.spec.name, "partition", st.partition, "err", err)
 		}
@@ -280,6 +337,18 @@ func (m *stateManager) close() {
 type partitioner struct {
 	changelogs map[string]bool
 	dflt       kgo.Partitioner
+}
+
+// keyPartitioner is where the App sends records other than changelog
+// records: keyed ones by kgo.KafkaHasher(murmur2) of the key, as Kafka's
+// producers do (keyPartition).
+func keyPartitioner() kgo.Partitioner { return kgo.UniformBytesPartitioner(64<<10, true, true, nil) }
+
+// keyPartition is the partition of n that keyPartitioner sends key to
+// (both default to kgo.KafkaHasher(murmur2)); interactive queries find a
+// key's partition with it.
+func keyPartition(key []byte, n int) int32 {
+	return int32(kgo.StickyKeyPartitioner(nil).ForTopic("").Partition(&kgo.Record{Key: key}, n))
 }
 
 func (p partitioner) ForTopic(topic string) kgo.TopicPartitioner {

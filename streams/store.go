@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -50,6 +51,9 @@ type store struct {
 	nextOffset          int64
 	streamTime          int64
 	committedStreamTime int64
+	// readers counts interactive queries reading the database (query.go):
+	// close waits for them.
+	readers sync.WaitGroup
 	// nextDue is, for a suppression buffer, a lower bound of the earliest
 	// window end it holds (noStreamTime: unknown, math.MaxInt64: empty).
 	nextDue int64

@@ -81,6 +81,7 @@ func TableFrom[K, V any](t *Topology, keys Serde[K], values Serde[V], topic stri
 	updates := &node[K, V]{}
 	src := &source{topics: []string{topic}}
 	spec := t.addStore(name, src)
+	spec.query = newQueryCodec(keys, values, 0)
 	view := storeView(spec, keys, values, nil)
 	src.handle = func(c *procCtx, kr *kgo.Record) error {
 		k, err := keys.Decode(kr.Key)

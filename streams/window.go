@@ -188,6 +188,7 @@ func windowAggregate[K, V, A any](wg WindowedGroup[K, V], kind string, f fold[K,
 	name := top.name("windowed-"+kind, opts)
 	wa, _ := newWindowAgg(top, name, g.s.src, g.keys, aggs)
 	w := wg.w
+	wa.spec.query = newQueryCodec(g.keys, aggs, w.size)
 	out := &node[Windowed[K], A]{}
 	wa.take = func(c *procCtx, st *store, kb []byte, start, due int64, ts time.Time) ([]byte, int64, bool, error) {
 		winKey := windowKey(kb, start)

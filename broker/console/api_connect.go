@@ -55,7 +55,8 @@ type StreamJob struct {
 }
 
 // streamsClientPrefix starts the client id of a stream job's clients
-// (streams/app.go: strata-streams-<application id>).
+// (streams/app.go: strata-streams-<application id>, then @<query address>
+// when the job serves interactive queries).
 const streamsClientPrefix = "strata-streams-"
 
 // connectTimeout bounds one round trip to the Connect REST API.
@@ -361,7 +362,9 @@ func discoverStreamJobs(ctx context.Context, adm *kadm.Client) ([]StreamJob, err
 	jobs := []StreamJob{}
 	for _, g := range described.Sorted() {
 		for _, m := range g.Members {
-			if id, ok := strings.CutPrefix(m.ClientID, streamsClientPrefix); ok && id == g.Group {
+			id, ok := strings.CutPrefix(m.ClientID, streamsClientPrefix)
+			id, _, _ = strings.Cut(id, "@") // @<query address> (streams/query.go)
+			if ok && id == g.Group {
 				jobs = append(jobs, StreamJob{Name: g.Group, ApplicationID: g.Group})
 				break
 			}
