@@ -70,6 +70,10 @@ func (a *App) runExactlyOnce(ctx context.Context, proc *processor) error {
 		// retriable produce failure.
 		produceAborts int
 	)
+	// aborted is set when end aborts: the session then rewinds the
+	// consumer to the committed offsets, so records already polled must
+	// not be processed (they come again).
+	aborted := false
 	end := func(endCtx context.Context) error {
 		inTxn = false
 		cl := sess.Client()
@@ -108,6 +112,7 @@ func (a *App) runExactlyOnce(ctx context.Context, proc *processor) error {
 			}
 			return nil
 		}
+		aborted = true
 		if proc.state != nil {
 			proc.state.abort()
 		}
@@ -130,6 +135,7 @@ func (a *App) runExactlyOnce(ctx context.Context, proc *processor) error {
 			return nil
 		}
 		a.logFetchErrors(fetches)
+		aborted = false
 		if proc.state != nil {
 			err := a.settleTasks(ctx, proc.state, fetches, func() error {
 				if !inTxn {
@@ -144,6 +150,14 @@ func (a *App) runExactlyOnce(ctx context.Context, proc *processor) error {
 					return nil
 				}
 				return err
+			}
+			if aborted {
+				// Ending the transaction before opening tasks aborted
+				// it (a rebalance): the session rewound to the
+				// committed offsets, and these records, polled before
+				// the rewind, will be fetched again. Processing them
+				// now would count them twice.
+				continue
 			}
 		}
 		if fetches.NumRecords() > 0 {
