@@ -115,13 +115,7 @@ func (g *globalStore) apply(partition int32, recs []*kgo.Record, next int64) err
 	b := g.db.NewBatch()
 	defer b.Close()
 	for _, r := range recs {
-		var err error
-		if r.Value == nil {
-			err = b.Delete(dataKey(r.Key), nil)
-		} else {
-			err = b.Set(dataKey(r.Key), r.Value, nil)
-		}
-		if err != nil {
+		if err := putRecord(b, r); err != nil {
 			return err
 		}
 	}
@@ -238,16 +232,7 @@ func (a *App) startGlobals(ctx context.Context) (*globalRunner, error) {
 		return fail(fmt.Errorf("streams: global table client: %w", err))
 	}
 	g.cl = cl
-	adm := kadm.NewClient(cl)
-	var ends kadm.ListedOffsets
-	if a.cfg.guarantee == ExactlyOnceV2 {
-		ends, err = adm.ListCommittedOffsets(ctx, topics...)
-	} else {
-		ends, err = adm.ListEndOffsets(ctx, topics...)
-	}
-	if err == nil {
-		err = ends.Error()
-	}
+	ends, err := a.readableEnds(ctx, cl, topics)
 	if err != nil {
 		return fail(fmt.Errorf("streams: global table end offsets: %w", err))
 	}

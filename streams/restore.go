@@ -23,6 +23,26 @@ func (r *restorer) close() {
 	}
 }
 
+// readableEnds lists where a restore of topics stops: the last stable
+// offsets under exactly-once (read_committed sees nothing past them), else
+// the end offsets.
+func (a *App) readableEnds(ctx context.Context, cl *kgo.Client, topics []string) (kadm.ListedOffsets, error) {
+	adm := kadm.NewClient(cl)
+	var (
+		ends kadm.ListedOffsets
+		err  error
+	)
+	if a.cfg.guarantee == ExactlyOnceV2 {
+		ends, err = adm.ListCommittedOffsets(ctx, topics...)
+	} else {
+		ends, err = adm.ListEndOffsets(ctx, topics...)
+	}
+	if err == nil {
+		err = ends.Error()
+	}
+	return ends, err
+}
+
 // restore reads each store's changelog partition from the store's next
 // offset up to the partition's end as of now (the last stable offset under
 // exactly-once, whose restore reads committed records only) and applies the
@@ -49,19 +69,7 @@ func (r *restorer) restore(ctx context.Context, stores []*store) error {
 	for _, st := range stores {
 		topics = append(topics, st.spec.changelog)
 	}
-	adm := kadm.NewClient(r.cl)
-	var (
-		ends kadm.ListedOffsets
-		err  error
-	)
-	if a.cfg.guarantee == ExactlyOnceV2 {
-		ends, err = adm.ListCommittedOffsets(ctx, topics...)
-	} else {
-		ends, err = adm.ListEndOffsets(ctx, topics...)
-	}
-	if err == nil {
-		err = ends.Error()
-	}
+	ends, err := a.readableEnds(ctx, r.cl, topics)
 	if err != nil {
 		return fmt.Errorf("streams: changelog end offsets: %w", err)
 	}

@@ -314,6 +314,15 @@ func (s *store) close() error {
 	return s.db.Close()
 }
 
+// putRecord writes a table or changelog record's key and value to b; a nil
+// value (a tombstone) deletes the key.
+func putRecord(b *pebble.Batch, r *kgo.Record) error {
+	if r.Value == nil {
+		return b.Delete(dataKey(r.Key), nil)
+	}
+	return b.Set(dataKey(r.Key), r.Value, nil)
+}
+
 // restoreBatch applies changelog records read during a restore: each
 // record's key and value (nil deletes), then the offset after the last one
 // and the stream time (the largest record timestamp seen).
@@ -323,13 +332,7 @@ func (s *store) restoreBatch(recs []*kgo.Record, next int64) error {
 	b := s.db.NewBatch()
 	defer b.Close()
 	for _, r := range recs {
-		var err error
-		if r.Value == nil {
-			err = b.Delete(dataKey(r.Key), nil)
-		} else {
-			err = b.Set(dataKey(r.Key), r.Value, nil)
-		}
-		if err != nil {
+		if err := putRecord(b, r); err != nil {
 			return err
 		}
 		if ms := r.Timestamp.UnixMilli(); ms > s.streamTime {
