@@ -299,6 +299,10 @@ func TestShareGroupReleaseRejectAndLockExpiry(t *testing.T) {
 		return ok && start == 6 && lag == 0
 	})
 	ackErrs.check(t)
+	// The first member's client keeps fetching in the background; were it
+	// left open, it could take a poison delivery below into its buffer
+	// (and let the lock end) without the loop below seeing it.
+	first.Close()
 
 	// A poison record: released on every delivery, archived after 3.
 	produceOnePerBatch(t, tb, topic, 1, 1) // offset 6, value 0-0 again
