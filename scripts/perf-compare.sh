@@ -22,8 +22,10 @@
 #   PERF_DIR=/var/tmp    where the scratch directory goes (keep it on a real disk, not tmpfs)
 #   PERF_PARTS="dd strata raw jetstream omb omb3"   which parts to run
 #   OMB_WARMUP=15s OMB_DURATION=45s   phases of each OMB workload
-#   OMB_TOPIC_CONFIGS="retention.bytes=536870912 segment.bytes=67108864 file.delete.delay.ms=1000"
+#   OMB_TOPIC_CONFIGS="retention.bytes=134217728 segment.bytes=67108864 file.delete.delay.ms=1000"
 #                        configs of the OMB topics: bound what an unthrottled run leaves on disk
+#                        (retention.bytes is per partition, as in Kafka: 16 x (128 + 64) MiB is
+#                        about 3 GiB per node, 9 GiB for the three nodes of omb3)
 #   RAW_DURATION=10s     length of each raw run and of each timed baseline figure
 #   RAW_CONNECTIONS=2 RAW_IN_FLIGHT=8 RAW_PARTITIONS=4 RAW_RECORDS_PER_BATCH=16
 #   PRODUCER_PROPS="acks=1 linger.ms=5 batch.size=1048576"
@@ -44,7 +46,7 @@ PERF_DIR="${PERF_DIR:-/var/tmp}"
 PERF_PARTS="${PERF_PARTS:-dd strata raw jetstream omb omb3}"
 OMB_WARMUP="${OMB_WARMUP:-15s}"
 OMB_DURATION="${OMB_DURATION:-45s}"
-OMB_TOPIC_CONFIGS="${OMB_TOPIC_CONFIGS:-retention.bytes=536870912 segment.bytes=67108864 file.delete.delay.ms=1000}"
+OMB_TOPIC_CONFIGS="${OMB_TOPIC_CONFIGS:-retention.bytes=134217728 segment.bytes=67108864 file.delete.delay.ms=1000}"
 RAW_DURATION="${RAW_DURATION:-10s}"
 RAW_CONNECTIONS="${RAW_CONNECTIONS:-2}"
 RAW_IN_FLIGHT="${RAW_IN_FLIGHT:-8}"
@@ -227,6 +229,12 @@ omb_rows=()
 omb1_max_mib="n/a"; omb3_max_mib="n/a"
 
 log "scratch directory $work ($(df -h --output=source,fstype,avail "$work" | tail -1 | tr -s ' '))"
+# An unthrottled OMB run writes until retention.bytes holds it: refuse to
+# start rather than fill the disk (the three-node run needs about 9 GiB).
+avail_kib="$(df -k --output=avail "$work" | tail -1 | tr -d ' ')"
+if wants omb3 && [ "$avail_kib" -lt $((12 * 1024 * 1024)) ]; then
+	die "$work has $((avail_kib / 1024)) MiB free; the three-node OMB runs need about 12 GiB (PERF_DIR=elsewhere, or PERF_PARTS without omb3)"
+fi
 
 # --- dd -------------------------------------------------------------------
 if wants dd; then

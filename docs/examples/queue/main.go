@@ -3,11 +3,12 @@
 // than partitions, each record acknowledged by one of them.
 //
 //	strata server &            # 127.0.0.1:9092
-//	go run ./docs/examples/queue
+//	go run ./docs/examples/queue    # or -brokers host:port
 package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"sync"
@@ -20,7 +21,6 @@ import (
 )
 
 const (
-	broker    = "127.0.0.1:9092"
 	topic     = "orders-queue"
 	group     = "order-workers"
 	records   = 1000
@@ -28,15 +28,17 @@ const (
 )
 
 func main() {
+	brokers := flag.String("brokers", "127.0.0.1:9092", "bootstrap broker")
+	flag.Parse()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := run(ctx); err != nil {
+	if err := run(ctx, *brokers); err != nil {
 		fmt.Fprintln(os.Stderr, "queue:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context) error {
+func run(ctx context.Context, broker string) error {
 	admin, err := kgo.NewClient(kgo.SeedBrokers(broker), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		return err
