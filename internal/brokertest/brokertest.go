@@ -12,6 +12,8 @@
 package brokertest
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -50,22 +52,46 @@ func Binary(t testing.TB) string {
 		}
 		_, file, _, _ := runtime.Caller(0)
 		root := filepath.Join(filepath.Dir(file), "..", "..")
-		dir, err := os.MkdirTemp("", "strata-brokertest-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "strata")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/strata")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/strata: %v\n%s", err, out)
-		}
+		binPath, buildErr = build(root)
 	})
 	if buildErr != nil {
 		t.Fatalf("brokertest: %v", buildErr)
 	}
 	return binPath
+}
+
+// build builds ./cmd/strata of the module at root into a directory of the
+// temp dir named after root, one per checkout rather than one per test
+// process (each binary is 140 MB; test processes that die cannot clean up
+// after themselves). It builds to a temporary name and renames, so test
+// processes of other packages building at the same time, or running the
+// previous binary, are not disturbed.
+func build(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256([]byte(abs))
+	dir := filepath.Join(os.TempDir(), "strata-brokertest-"+hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, "strata-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name()) // after a failed build; gone after the rename
+	cmd := exec.Command("go", "build", "-o", tmp.Name(), "./cmd/strata")
+	cmd.Dir = abs
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/strata: %v\n%s", err, out)
+	}
+	bin := filepath.Join(dir, "strata")
+	if err := os.Rename(tmp.Name(), bin); err != nil {
+		return "", err
+	}
+	return bin, nil
 }
 
 // UseBinary makes Binary return path instead of building one, if Binary
