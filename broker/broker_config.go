@@ -202,6 +202,12 @@ type Config struct {
 	security map[string]string
 }
 
+// defaultIcebergCatalogListen is iceberg.catalog.listen's default. This
+// package's tests clear it (catalog_default_test.go): their brokers,
+// several at a time and beside other test processes, would contend for the
+// one port and log the loser's warning.
+var defaultIcebergCatalogListen = "127.0.0.1:8181"
+
 // DefaultConfig returns Kafka's defaults for a single node.
 func DefaultConfig() Config {
 	return Config{
@@ -210,7 +216,7 @@ func DefaultConfig() Config {
 		DataDir:                              "./data",
 		Listen:                               "127.0.0.1:9092",
 		HTTPListen:                           "127.0.0.1:9644",
-		IcebergCatalogListen:                 "127.0.0.1:8181",
+		IcebergCatalogListen:                 defaultIcebergCatalogListen,
 		BrokerHeartbeatIntervalMs:            250,
 		BrokerSessionTimeoutMs:               1500,
 		ReplicaLagTimeMaxMs:                  30000,

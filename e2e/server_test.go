@@ -116,6 +116,10 @@ func (s *server) launch() {
 		"--listen", s.addr,
 		"--http-listen", s.httpAddr,
 		"--data-dir", s.dataDir,
+		// No Iceberg catalog on the default 127.0.0.1:8181 (one port
+		// for every test server on the machine) unless the test's flags
+		// set one: the later --set wins.
+		"--set", "iceberg.catalog.listen=",
 	}, s.extra...)
 	cmd := exec.Command(strataBin, args...)
 	if len(s.env) > 0 {

@@ -110,7 +110,7 @@ func New(cfg Config) *Console {
 	if cfg.LagHistoryInterval == 0 {
 		cfg.LagHistoryInterval = defaultLagHistoryInterval
 	}
-	c := &Console{cfg: cfg, snapshots: newSnapshotCache(snapshotTTL), history: newLagHistory(), samplerDone: make(chan struct{})}
+	c := &Console{cfg: cfg, snapshots: newSnapshotCache(snapshotTTL, snapshotMaxStale), history: newLagHistory(), samplerDone: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.stopSampler = cancel
 	if cfg.LagHistoryInterval > 0 && cfg.NewClient != nil {
@@ -132,8 +132,8 @@ func (c *Console) Mount(mux *http.ServeMux) {
 	mux.Handle("/", assetHandler())
 }
 
-// Close stops the lag sampler and closes the shared client; requests
-// after it answer 503.
+// Close stops the lag sampler, closes the shared client and waits for
+// background Metadata fetches; requests after it answer 503.
 func (c *Console) Close() {
 	c.stopSampler()
 	<-c.samplerDone
@@ -144,6 +144,7 @@ func (c *Console) Close() {
 	if cl != nil {
 		cl.Close()
 	}
+	c.snapshots.wait()
 }
 
 var errClosed = errors.New("console: shutting down")

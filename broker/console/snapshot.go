@@ -19,6 +19,15 @@ import (
 // full Metadata request per interval, not one per page view.
 const snapshotTTL = 2 * time.Second
 
+// snapshotMaxStale is how old a snapshot may be and still answer at once
+// while a newer one is fetched in the background (stale-while-revalidate):
+// with 10,000 partitions the Metadata request takes a good part of a page's
+// time budget, and no page view should wait for it every snapshotTTL.
+// Older than this (a console nobody looked at for a while), or after an
+// invalidation, a request waits for the fresh one. Pages show the age
+// (metadata_age_ms).
+const snapshotMaxStale = 4 * snapshotTTL
+
 // partitionState names the partitions the cluster page counts and lists.
 type partitionState string
 
@@ -138,20 +147,24 @@ func (s *metadataSnapshot) partition(ref partitionRef) (kmsg.MetadataResponseTop
 }
 
 // snapshotCache hands out the current snapshot, fetching a new one when
-// it is older than snapshotTTL. Concurrent requests that find it stale
-// share one Metadata request (the first one's), and a state-changing API
-// request (createTopic, deleteTopic…) invalidates it so the next page
-// shows the change.
+// it is older than ttl: in the background while it is younger than
+// maxStale (the request is answered from it), else while the request
+// waits. Concurrent requests that find it stale share one Metadata request,
+// and a state-changing API request (createTopic, deleteTopic…) invalidates
+// it so the next page shows the change.
 type snapshotCache struct {
-	ttl   time.Duration
-	now   func() time.Time
-	fetch func(ctx context.Context, cl *kgo.Client) (*kmsg.MetadataResponse, error) // tests replace it
+	ttl, maxStale time.Duration
+	now           func() time.Time
+	fetch         func(ctx context.Context, cl *kgo.Client) (*kmsg.MetadataResponse, error) // tests replace it
+	// refreshing counts background fetches; wait waits for them.
+	refreshing sync.WaitGroup
 
 	mu struct {
 		sync.Mutex
 		current    *metadataSnapshot
 		inflight   *snapshotFetch
 		generation uint64 // bumped by invalidate; a fetch of an older one is not kept
+		closed     bool   // by wait: no more background fetches
 	}
 }
 
@@ -162,8 +175,8 @@ type snapshotFetch struct {
 	err  error
 }
 
-func newSnapshotCache(ttl time.Duration) *snapshotCache {
-	return &snapshotCache{ttl: ttl, now: time.Now, fetch: fetchMetadata}
+func newSnapshotCache(ttl, maxStale time.Duration) *snapshotCache {
+	return &snapshotCache{ttl: ttl, maxStale: maxStale, now: time.Now, fetch: fetchMetadata}
 }
 
 // fetchMetadata asks the cluster for the metadata of every topic. It is
@@ -175,15 +188,25 @@ func fetchMetadata(ctx context.Context, cl *kgo.Client) (*kmsg.MetadataResponse,
 	return req.RequestWith(ctx, cl)
 }
 
-// get returns a snapshot no older than the cache's ttl.
+// get returns a snapshot no older than the cache's ttl, or one no older
+// than maxStale while a newer one is being fetched.
 func (sc *snapshotCache) get(ctx context.Context, cl *kgo.Client) (*metadataSnapshot, error) {
 	sc.mu.Lock()
-	if s := sc.mu.current; s != nil && sc.now().Sub(s.taken) < sc.ttl {
-		sc.mu.Unlock()
-		return s, nil
+	s := sc.mu.current
+	var age time.Duration
+	if s != nil {
+		age = sc.now().Sub(s.taken)
+		if age < sc.ttl {
+			sc.mu.Unlock()
+			return s, nil
+		}
 	}
+	stale := s != nil && age < sc.maxStale && !sc.mu.closed
 	if f := sc.mu.inflight; f != nil {
 		sc.mu.Unlock()
+		if stale {
+			return s, nil
+		}
 		select {
 		case <-f.done:
 			return f.snap, f.err
@@ -194,10 +217,26 @@ func (sc *snapshotCache) get(ctx context.Context, cl *kgo.Client) (*metadataSnap
 	f := &snapshotFetch{done: make(chan struct{})}
 	sc.mu.inflight = f
 	gen := sc.mu.generation
+	if stale {
+		sc.refreshing.Add(1)
+	}
 	sc.mu.Unlock()
 
-	// The fetch is shared: one requester going away must not fail the
-	// others, so only the request timeout bounds it.
+	if stale {
+		go func() {
+			defer sc.refreshing.Done()
+			sc.run(ctx, cl, f, gen)
+		}()
+		return s, nil
+	}
+	sc.run(ctx, cl, f, gen)
+	return f.snap, f.err
+}
+
+// run fetches f and keeps its snapshot unless the cache was invalidated
+// since gen. The fetch is shared: one requester going away must not fail
+// the others, so only the request timeout bounds it.
+func (sc *snapshotCache) run(ctx context.Context, cl *kgo.Client, f *snapshotFetch, gen uint64) {
 	fetchCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), requestTimeout)
 	taken := sc.now()
 	md, err := sc.fetch(fetchCtx, cl)
@@ -216,7 +255,15 @@ func (sc *snapshotCache) get(ctx context.Context, cl *kgo.Client) (*metadataSnap
 	}
 	sc.mu.Unlock()
 	close(f.done)
-	return f.snap, f.err
+}
+
+// wait waits for the background fetches under way and starts no more
+// (Console.Close, once the client they use is closed).
+func (sc *snapshotCache) wait() {
+	sc.mu.Lock()
+	sc.mu.closed = true
+	sc.mu.Unlock()
+	sc.refreshing.Wait()
 }
 
 // invalidate drops the current snapshot and any fetch under way, so the

@@ -95,13 +95,14 @@ func TestPageBounds(t *testing.T) {
 }
 
 // TestSnapshotCache: requests within the TTL share one Metadata request,
-// concurrent ones too; an expired snapshot or an invalidation asks again;
-// a failed fetch is not kept.
+// concurrent ones too; a snapshot past the TTL but within maxStale answers
+// at once while a new one is fetched in the background; an older one or an
+// invalidation waits for a new one; a failed fetch is not kept.
 func TestSnapshotCache(t *testing.T) {
 	var fetches atomic.Int32
 	release := make(chan struct{})
 	var fail atomic.Bool
-	sc := newSnapshotCache(time.Second)
+	sc := newSnapshotCache(time.Second, 4*time.Second)
 	clock := time.Unix(1000, 0)
 	var clockMu sync.Mutex
 	sc.now = func() time.Time { clockMu.Lock(); defer clockMu.Unlock(); return clock }
@@ -144,14 +145,37 @@ func TestSnapshotCache(t *testing.T) {
 	if s, _ := sc.get(ctx, nil); s != got[0] || fetches.Load() != 1 {
 		t.Fatalf("within the TTL: fetches %d", fetches.Load())
 	}
-	// Past it: a new one.
+	// Past it, within maxStale: the same one at once, and a new one
+	// fetched in the background that later requests get.
 	advance(200 * time.Millisecond)
-	if s, _ := sc.get(ctx, nil); s == got[0] || fetches.Load() != 2 || s.topics[0].name != "t2" {
-		t.Fatalf("past the TTL: fetches %d", fetches.Load())
+	if s, _ := sc.get(ctx, nil); s != got[0] {
+		t.Fatal("past the TTL, within maxStale: not the stale snapshot")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		s, err := sc.get(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s != got[0] {
+			if fetches.Load() != 2 || s.topics[0].name != "t2" {
+				t.Fatalf("after the background fetch: %s, fetches %d", s.topics[0].name, fetches.Load())
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background fetch never replaced the stale snapshot (fetches %d)", fetches.Load())
+		}
+		time.Sleep(time.Millisecond) // the background fetch has no notification
+	}
+	// Past maxStale: the request waits for a new one.
+	advance(5 * time.Second)
+	if s, _ := sc.get(ctx, nil); fetches.Load() != 3 || s.topics[0].name != "t3" {
+		t.Fatalf("past maxStale: fetches %d", fetches.Load())
 	}
 	// Invalidated: a new one at once.
 	sc.invalidate()
-	if s, _ := sc.get(ctx, nil); fetches.Load() != 3 || s.topics[0].name != "t3" {
+	if s, _ := sc.get(ctx, nil); fetches.Load() != 4 || s.topics[0].name != "t4" {
 		t.Fatalf("after invalidate: fetches %d", fetches.Load())
 	}
 	// A failure is returned and not kept.
@@ -161,7 +185,7 @@ func TestSnapshotCache(t *testing.T) {
 		t.Fatal("a failed fetch gave no error")
 	}
 	fail.Store(false)
-	if s, err := sc.get(ctx, nil); err != nil || fetches.Load() != 5 || s.topics[0].name != "t5" {
+	if s, err := sc.get(ctx, nil); err != nil || fetches.Load() != 6 || s.topics[0].name != "t6" {
 		t.Fatalf("after a failure: %v, fetches %d", err, fetches.Load())
 	}
 }

@@ -244,7 +244,11 @@ func (b *Broker) launch() error {
 	if err != nil {
 		return err
 	}
-	args := append([]string{"server", "--listen", b.Addr, "--http-listen", b.HTTPAddr, "--data-dir", b.DataDir}, b.extra...)
+	// No Iceberg catalog on the default 127.0.0.1:8181 (one port for every
+	// test broker on the machine) unless the flags set one: the later
+	// --set wins.
+	args := append([]string{"server", "--listen", b.Addr, "--http-listen", b.HTTPAddr, "--data-dir", b.DataDir,
+		"--set", "iceberg.catalog.listen="}, b.extra...)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
