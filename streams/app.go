@@ -279,7 +279,13 @@ func (a *App) createInternalTopics(ctx context.Context) error {
 		partitions = -1
 	}
 	for _, it := range a.top.internals {
-		resp, err := adm.CreateTopic(ctx, partitions, -1, nil, it.resolved)
+		n := partitions
+		if it.like != nil {
+			if n, err = partitionsLike(ctx, adm, it.like); err != nil {
+				return err
+			}
+		}
+		resp, err := adm.CreateTopic(ctx, n, -1, nil, it.resolved)
 		if err == nil {
 			err = resp.Err
 		}
