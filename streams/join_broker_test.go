@@ -377,7 +377,7 @@ func TestJoinTasksStayTogetherAcrossInstances(t *testing.T) {
 	streams.JoinTable(logins, accounts, func(_ string, login, account string) (string, error) {
 		return login + "@" + account, nil
 	}).To("tagged", streams.String, streams.String)
-	apps := runInstances(t, 2, top, streams.Brokers(b.Addr), streams.ApplicationID("tagger"),
+	apps, _ := runInstances(t, 2, top, streams.Brokers(b.Addr), streams.ApplicationID("tagger"),
 		streams.CommitInterval(200*time.Millisecond))
 	waitMembers(t, b.Addr, "tagger", 2)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr))

@@ -94,7 +94,8 @@ func (j *joinedTable) converge(t *testing.T, want map[string]string, timeout tim
 // tables (last value per order in the output topics) equal the reference
 // computation. Mid-stream customers are updated, deleted and created,
 // orders change customer, change otherwise and are deleted, produced
-// without waiting for the App in between.
+// without waiting for the App in between; then a new instance without
+// state takes over from restored stores.
 func TestForeignKeyJoinOverBroker(t *testing.T) {
 	b := startBroker(t)
 	createTopic(t, b.Addr, "orders", 3)
@@ -102,8 +103,9 @@ func TestForeignKeyJoinOverBroker(t *testing.T) {
 	createTopic(t, b.Addr, "inner", 3)
 	createTopic(t, b.Addr, "left", 3)
 	top := fkTopology()
-	apps := runInstances(t, 2, top, streams.Brokers(b.Addr), streams.ApplicationID("shop"),
-		streams.WithGuarantee(streams.ExactlyOnceV2), streams.CommitInterval(100*time.Millisecond))
+	opts := []streams.Opt{streams.Brokers(b.Addr), streams.ApplicationID("shop"),
+		streams.WithGuarantee(streams.ExactlyOnceV2), streams.CommitInterval(100 * time.Millisecond)}
+	apps, stop := runInstances(t, 2, top, opts...)
 	inner := &joinedTable{reader: newCommittedReader(t, b.Addr, "inner"), name: "inner", table: map[string]string{}}
 	left := &joinedTable{reader: newCommittedReader(t, b.Addr, "left"), name: "left", table: map[string]string{}}
 
@@ -180,22 +182,48 @@ func TestForeignKeyJoinOverBroker(t *testing.T) {
 		}
 	}
 	checkAllProcessed(t, apps)
+
+	// Phase 3: both instances stop; a new one without state restores the
+	// join's stores from their changelogs, so customer updates still
+	// reach their orders (from the restored subscription store) and
+	// answers to older order values are still told apart (the restored
+	// response store).
+	stop()
+	t2 := time.Now()
+	fresh, _ := runInstances(t, 1, top, opts...)
+	produce("customers", ref.customers, 10, 20, customer(4))
+	produce("orders", ref.orders, 200, 230, order(3, func(i int) int { return (i + 5) % 40 }))
+	produce("customers", ref.customers, 25, 28, deleted("c"))
+	produce("orders", ref.orders, 230, 240, deleted("o"))
+	inner.converge(t, ref.want(false), 60*time.Second)
+	left.converge(t, ref.want(true), 60*time.Second)
+	t.Logf("phase 3 (restored) joined in %v (%d inner, %d left records in all)", time.Since(t2), inner.seen, left.seen)
+	if st := fresh[0].Stats(); st.RestoredRecords == 0 {
+		t.Error("the new instance restored nothing")
+	}
 }
 
-// runInstances runs n instances of top, each with its own state
-// directory and the test's logger, until the test ends.
-func runInstances(t *testing.T, n int, top *streams.Topology, opts ...streams.Opt) []*streams.App {
+// runInstances runs n instances of top, each with a new state directory
+// and the test's logger, until stop or the test's end. All are created
+// before any runs: NewApp binds the topology, which running Apps read.
+func runInstances(t *testing.T, n int, top *streams.Topology, opts ...streams.Opt) (apps []*streams.App, stop func()) {
 	t.Helper()
-	var apps []*streams.App
 	for range n {
 		app, err := streams.NewApp(top, append([]streams.Opt{streams.StateDir(t.TempDir()), streams.Logger(testLogger(t))}, opts...)...)
 		if err != nil {
 			t.Fatal(err)
 		}
 		apps = append(apps, app)
-		runApp(t, app)
 	}
-	return apps
+	var stops []func()
+	for _, app := range apps {
+		stops = append(stops, runApp(t, app))
+	}
+	return apps, func() {
+		for _, s := range stops {
+			s()
+		}
+	}
 }
 
 // checkAllProcessed fails the test if an instance processed no record.
