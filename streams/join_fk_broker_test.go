@@ -90,13 +90,18 @@ func (j *joinedTable) converge(t *testing.T, want map[string]string, timeout tim
 
 // TestForeignKeyJoinOverBroker: orders (3 partitions) joined by customer
 // id with customers (2 partitions, so not co-partitioned) by two
-// exactly-once instances, inner and left: after each phase, the joined
-// tables (last value per order in the output topics) equal the reference
-// computation. Mid-stream customers are updated, deleted and created,
-// orders change customer, change otherwise and are deleted, produced
-// without waiting for the App in between; then a new instance without
-// state takes over from restored stores.
+// instances, exactly-once and at-least-once, inner and left: after each
+// phase, the joined tables (last value per order in the output topics)
+// equal the reference computation. Mid-stream customers are updated,
+// deleted and created, orders change customer, change otherwise and are
+// deleted, produced without waiting for the App in between; then a new
+// instance without state takes over from restored stores.
 func TestForeignKeyJoinOverBroker(t *testing.T) {
+	t.Run("exactly-once", func(t *testing.T) { testForeignKeyJoinOverBroker(t, streams.ExactlyOnceV2) })
+	t.Run("at-least-once", func(t *testing.T) { testForeignKeyJoinOverBroker(t, streams.AtLeastOnce) })
+}
+
+func testForeignKeyJoinOverBroker(t *testing.T, guarantee streams.Guarantee) {
 	b := startBroker(t)
 	createTopic(t, b.Addr, "orders", 3)
 	createTopic(t, b.Addr, "customers", 2)
@@ -104,8 +109,9 @@ func TestForeignKeyJoinOverBroker(t *testing.T) {
 	createTopic(t, b.Addr, "left", 3)
 	top := fkTopology()
 	opts := []streams.Opt{streams.Brokers(b.Addr), streams.ApplicationID("shop"),
-		streams.WithGuarantee(streams.ExactlyOnceV2), streams.CommitInterval(100 * time.Millisecond)}
+		streams.WithGuarantee(guarantee), streams.CommitInterval(100 * time.Millisecond)}
 	apps, stop := runInstances(t, 2, top, opts...)
+	waitMembers(t, b.Addr, "shop", 2)
 	inner := &joinedTable{reader: newCommittedReader(t, b.Addr, "inner"), name: "inner", table: map[string]string{}}
 	left := &joinedTable{reader: newCommittedReader(t, b.Addr, "left"), name: "left", table: map[string]string{}}
 
