@@ -279,7 +279,13 @@ func (a *App) createInternalTopics(ctx context.Context) error {
 		partitions = -1
 	}
 	for _, it := range a.top.internals {
-		resp, err := adm.CreateTopic(ctx, partitions, -1, nil, it.resolved)
+		n := partitions
+		if it.like != nil {
+			if n, err = partitionsLike(ctx, adm, it.like); err != nil {
+				return err
+			}
+		}
+		resp, err := adm.CreateTopic(ctx, n, -1, nil, it.resolved)
 		if err == nil {
 			err = resp.Err
 		}
@@ -410,22 +416,30 @@ func (a *App) settleTasks(ctx context.Context, st *stateManager, fetches kgo.Fet
 	a.mu.Lock()
 	revoked := a.mu.revoked
 	a.mu.revoked = nil
-	var open []topicPartition
+	var fetched []topicPartition // owned, with records, feeding stores
+	needed := false
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
 		owned := a.cfg.guarantee == ExactlyOnceV2 || a.mu.owned[p.Topic][p.Partition]
-		if len(p.Records) > 0 && owned && st.needsOpen(p.Topic, p.Partition) {
-			open = append(open, topicPartition{p.Topic, p.Partition})
+		if len(p.Records) > 0 && owned && st.stateful(p.Topic) {
+			fetched = append(fetched, topicPartition{p.Topic, p.Partition})
+			needed = needed || st.needsOpen(p.Topic, p.Partition)
 		}
 	})
 	a.mu.Unlock()
-	if len(revoked) == 0 && len(open) == 0 {
+	if len(revoked) == 0 && !needed {
 		return nil
 	}
 	if err := settle(); err != nil {
 		return err
 	}
 	st.closeTasks(revoked)
-	for _, tp := range open {
+	// After closing: a revoked partition assigned here again by the
+	// same rebalance (eager assignors revoke everything) was fetched
+	// anew and needs its task reopened.
+	for _, tp := range fetched {
+		if !st.needsOpen(tp.topic, tp.partition) {
+			continue
+		}
 		if err := st.open(ctx, tp.topic, tp.partition); err != nil {
 			return err
 		}

@@ -132,6 +132,10 @@
 // reads a topic whole into every instance (restored before processing
 // starts, then kept updated); JoinGlobal and LeftJoinGlobal look a key
 // computed from each stream record up in it, with no co-partitioning.
+// JoinTablesByForeignKey and LeftJoinTablesByForeignKey join each row of a
+// table with the row of another table that a key extracted from it names
+// (Kafka's KIP-213), through subscription topics, with no co-partitioning
+// either (join_fk.go describes the protocol).
 //
 //	users := streams.TableFrom(t, streams.String, streams.JSON[User](), "users")
 //	enriched := streams.LeftJoinTable(clicks, users, func(_ string, c Click, u *User) (View, error) {

@@ -377,16 +377,8 @@ func TestJoinTasksStayTogetherAcrossInstances(t *testing.T) {
 	streams.JoinTable(logins, accounts, func(_ string, login, account string) (string, error) {
 		return login + "@" + account, nil
 	}).To("tagged", streams.String, streams.String)
-	var apps []*streams.App
-	for range 2 {
-		app, err := streams.NewApp(top, streams.Brokers(b.Addr), streams.ApplicationID("tagger"),
-			streams.StateDir(t.TempDir()), streams.CommitInterval(200*time.Millisecond), streams.Logger(testLogger(t)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		apps = append(apps, app)
-		runApp(t, app)
-	}
+	apps, _ := runInstances(t, 2, top, streams.Brokers(b.Addr), streams.ApplicationID("tagger"),
+		streams.CommitInterval(200*time.Millisecond))
 	waitMembers(t, b.Addr, "tagger", 2)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr))
 	if err != nil {
@@ -432,9 +424,5 @@ func TestJoinTasksStayTogetherAcrossInstances(t *testing.T) {
 			t.Fatalf("%s: %s, want suffix %s", r.Key, r.Value, want)
 		}
 	}
-	for i, app := range apps {
-		if app.Stats().RecordsIn == 0 {
-			t.Errorf("instance %d processed nothing", i)
-		}
-	}
+	checkAllProcessed(t, apps)
 }

@@ -114,19 +114,7 @@ func TestTableTableJoin(t *testing.T) {
 	pipeTombstone(t, d, "right", "k", 6) // inner deletion; left b+nil
 	pipeTombstone(t, d, "left", "k", 7)  // both deletions
 
-	got := d.Output("inner")
-	var inner []string
-	for _, r := range got {
-		if r.Value == nil {
-			inner = append(inner, string(r.Key)+"=<del>")
-		} else {
-			inner = append(inner, string(r.Key)+"="+string(r.Value))
-		}
-	}
-	want := []string{"k=<del>", "k=a+x", "k=b+x", "k=b+y", "j=<del>", "k=<del>", "k=<del>"}
-	if !reflect.DeepEqual(inner, want) {
-		t.Fatalf("inner: got %v, want %v", inner, want)
-	}
+	wantChanges(t, d, "table-table", "inner", "k=<del>", "k=a+x", "k=b+x", "k=b+y", "j=<del>", "k=<del>", "k=<del>")
 	wantKV(t, d, "left", kvs("k", "a+nil", "k", "a+x", "k", "b+x", "k", "b+y", "k", "b+nil"))
 }
 

@@ -1,6 +1,7 @@
 package streams
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"sort"
@@ -50,6 +51,11 @@ type source struct {
 type internalTopic struct {
 	name     string
 	resolved string
+	// suffix ends the resolved name instead of "repartition"; like, if
+	// set, is the source whose topic's partition count the App creates
+	// the topic with (a foreign-key join's topics, join_fk.go).
+	suffix string
+	like   *source
 }
 
 func (t *Topology) name(kind string, opts []OpOpt) string {
@@ -73,7 +79,7 @@ func (t *Topology) fail(err error) {
 func (t *Topology) bind(appID, deadLetter string) {
 	excluded := map[string]bool{}
 	for _, it := range t.internals {
-		it.resolved = appID + "-" + it.name + "-repartition"
+		it.resolved = appID + "-" + it.name + "-" + cmp.Or(it.suffix, "repartition")
 		excluded[it.resolved] = true
 	}
 	for _, st := range t.stores {
