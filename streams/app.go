@@ -102,7 +102,8 @@ func (a *App) Stats() Stats {
 		LateDropped: a.stats.lateDropped.Load(), RestoredRecords: a.stats.restoredRecords.Load(),
 		RestoredBytes: a.stats.restoredBytes.Load(), RestoreTime: time.Duration(a.stats.restoreNanos.Load()),
 		Restores: a.stats.restores.Load(), StandbyTasks: a.stats.standbyTasks.Load(),
-		StandbyRecords: a.stats.standbyRecords.Load(),
+		StandbyRecords: a.stats.standbyRecords.Load(), StandbyLag: a.stats.standbyLag.Load(),
+		RestoreRemaining: a.stats.restoreRemaining.Load(),
 	}
 }
 

@@ -176,7 +176,8 @@
 // strata_stream_restarts_total, strata_stream_lag_records,
 // strata_stream_late_dropped_total and the restore counters
 // strata_stream_restored_records_total, _restored_bytes_total,
-// _restore_seconds_total and _restores_total, and for standbys
-// strata_stream_standby_tasks and strata_stream_standby_records_total, all
-// labelled by job.
+// _restore_seconds_total, _restores_total and the gauge
+// strata_stream_restore_remaining_offsets, and for standbys
+// strata_stream_standby_tasks, strata_stream_standby_records_total and
+// strata_stream_standby_lag_offsets, all labelled by job.
 package streams

@@ -113,6 +113,14 @@ func (r *restorer) restore(ctx context.Context, stores []*store) error {
 		}
 		r.cl.RemoveConsumePartitions(rm)
 	}()
+	// left is what the restore has still to read, in offsets (an upper
+	// bound on records: compaction removes some), shown while it runs.
+	var left int64
+	for tp, e := range end {
+		left += e - byTP[tp].nextOffset
+	}
+	a.stats.restoreRemaining.Add(left)
+	defer func() { a.stats.restoreRemaining.Add(-left) }()
 	var records, bytes int64
 	for len(end) > 0 {
 		fetches := r.cl.PollFetches(ctx)
@@ -136,20 +144,26 @@ func (r *restorer) restore(ctx context.Context, stores []*store) error {
 					if !ok || len(fp.Records) == 0 {
 						continue
 					}
-					n, b, done, err := applyChangelog(byTP[tp], fp.Records, stop)
+					st := byTP[tp]
+					from := st.nextOffset
+					n, b, done, err := applyChangelog(st, fp.Records, stop)
 					if err != nil {
 						return fmt.Errorf("streams: restoring %s[%d]: %w", tp.topic, tp.partition, err)
 					}
 					records, bytes = records+n, bytes+b
+					a.stats.restoredRecords.Add(uint64(n))
+					a.stats.restoredBytes.Add(uint64(b))
+					moved := min(st.nextOffset, stop) - from
 					if done {
+						moved = stop - from
 						delete(end, tp)
 					}
+					left -= moved
+					a.stats.restoreRemaining.Add(-moved)
 				}
 			}
 		}
 	}
-	a.stats.restoredRecords.Add(uint64(records))
-	a.stats.restoredBytes.Add(uint64(bytes))
 	a.stats.restoreNanos.Add(uint64(time.Since(start)))
 	a.stats.restores.Add(1)
 	a.cfg.logger.Info("restored stores", "records", records, "bytes", bytes, "took", time.Since(start))

@@ -38,6 +38,10 @@ type standbys struct {
 		open   map[topicPartition]*task
 		active map[topicPartition]bool
 		busy   map[topicPartition]bool
+		// lag is each standby store's distance from its changelog
+		// partition's end (the last stable offset under exactly-once)
+		// as of its last fetch; keyed by changelog partition.
+		lag map[topicPartition]int64
 	}
 	byChangelog map[string]*storeSpec
 
@@ -57,6 +61,7 @@ func newStandbys(a *App, st *stateManager) *standbys {
 	s.mu.open = map[topicPartition]*task{}
 	s.mu.active = map[topicPartition]bool{}
 	s.mu.busy = map[topicPartition]bool{}
+	s.mu.lag = map[topicPartition]int64{}
 	for _, spec := range a.top.stores {
 		s.byChangelog[spec.changelog] = spec
 	}
@@ -106,6 +111,9 @@ func (s *standbys) take(tp topicPartition) *task {
 	}
 	t := s.mu.open[tp]
 	delete(s.mu.open, tp)
+	if t != nil {
+		s.dropLagLocked(t)
+	}
 	s.mu.Unlock()
 	if t != nil {
 		s.cl.RemoveConsumePartitions(changelogPartitions(t))
@@ -127,6 +135,9 @@ func (s *standbys) loop(ctx context.Context) {
 		s.mu.Lock()
 		open := s.mu.open
 		s.mu.open = map[topicPartition]*task{}
+		for _, t := range open {
+			s.dropLagLocked(t)
+		}
 		s.mu.Unlock()
 		for _, t := range open {
 			s.app.stats.standbyTasks.Add(-1)
@@ -156,6 +167,7 @@ func (s *standbys) reconcile() {
 		if !s.mu.wanted[tp] {
 			closing = append(closing, t)
 			delete(s.mu.open, tp)
+			s.dropLagLocked(t)
 			s.mu.busy[tp] = true // a take waits for the close
 		}
 	}
@@ -230,10 +242,29 @@ func (s *standbys) apply(p kgo.FetchTopicPartition) {
 		s.app.stats.standbyRecords.Add(uint64(n))
 		s.state.noteLocal(t)
 	}
+	end := p.HighWatermark
+	if s.app.cfg.guarantee == ExactlyOnceV2 {
+		end = p.LastStableOffset
+	}
 	s.mu.Lock()
 	delete(s.mu.busy, tp)
+	s.setLagLocked(topicPartition{p.Topic, p.Partition}, max(0, end-st.nextOffset))
 	s.mu.cond.Broadcast()
 	s.mu.Unlock()
+}
+
+func (s *standbys) setLagLocked(changelog topicPartition, lag int64) {
+	s.app.stats.standbyLag.Add(lag - s.mu.lag[changelog])
+	s.mu.lag[changelog] = lag
+}
+
+// dropLagLocked forgets the lag of t's stores (no longer standbys here).
+func (s *standbys) dropLagLocked(t *task) {
+	for _, st := range t.open() {
+		key := topicPartition{st.spec.changelog, st.partition}
+		s.app.stats.standbyLag.Add(-s.mu.lag[key])
+		delete(s.mu.lag, key)
+	}
 }
 
 func (s *standbys) closeTask(t *task) {

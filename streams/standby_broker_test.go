@@ -171,6 +171,9 @@ func runFailover(t *testing.T, addr string, standbys int) failover {
 	}
 	for _, s := range survivors {
 		st := s.Stats()
+		if st.RestoreRemaining != 0 {
+			t.Errorf("%s: a survivor shows %d offsets left to restore after the takeover, want 0", app, st.RestoreRemaining)
+		}
 		f.restored += st.RestoredRecords
 		f.restores += st.Restores
 		f.restoreTime += st.RestoreTime
@@ -243,9 +246,9 @@ func adminClient(t *testing.T, addr string) *kadm.Client {
 	return kadm.NewClient(cl)
 }
 
-// waitStandbysCaughtUp waits until every survivor keeps a standby and
-// their standby records applied stay unchanged for a second (the standbys
-// read the changelogs' ends).
+// waitStandbysCaughtUp waits until every survivor keeps a standby, their
+// standby lag is zero and their standby records applied stay unchanged for
+// a second (the standbys read the changelogs' ends).
 func waitStandbysCaughtUp(t *testing.T, apps []*streams.App) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
@@ -257,7 +260,7 @@ func waitStandbysCaughtUp(t *testing.T, apps []*streams.App) {
 		for _, a := range apps {
 			s := a.Stats()
 			applied += s.StandbyRecords
-			all = all && s.StandbyTasks > 0
+			all = all && s.StandbyTasks > 0 && s.StandbyLag == 0
 		}
 		if applied != last || !all {
 			last, stableSince = applied, time.Now()
