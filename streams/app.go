@@ -101,6 +101,9 @@ func (a *App) Stats() Stats {
 		Lag:         a.stats.lag.Load(),
 		LateDropped: a.stats.lateDropped.Load(), RestoredRecords: a.stats.restoredRecords.Load(),
 		RestoredBytes: a.stats.restoredBytes.Load(), RestoreTime: time.Duration(a.stats.restoreNanos.Load()),
+		Restores: a.stats.restores.Load(), StandbyTasks: a.stats.standbyTasks.Load(),
+		StandbyRecords: a.stats.standbyRecords.Load(), StandbyLag: a.stats.standbyLag.Load(),
+		RestoreRemaining: a.stats.restoreRemaining.Load(),
 	}
 }
 
@@ -208,6 +211,14 @@ func (a *App) run(ctx context.Context) error {
 			st.close()
 		}()
 		proc.state = st
+		if a.cfg.standbys > 0 {
+			sb := newStandbys(a, st) // standby.go
+			if err := sb.start(ctx); err != nil {
+				return err
+			}
+			defer sb.stop()
+			st.standby = sb
+		}
 	}
 	if a.cfg.guarantee == ExactlyOnceV2 {
 		return a.runExactlyOnce(ctx, proc)
@@ -233,9 +244,16 @@ func (a *App) baseOpts() []kgo.Opt {
 		}
 		opts = append(opts, kgo.RecordPartitioner(partitioner{changelogs: changelogs, dflt: keyPartitioner()}))
 	}
-	if len(a.top.joined) > 0 {
-		// Range assignment gives one member partition p of every
-		// co-partitioned topic (join.go).
+	switch st := a.state.Load(); {
+	case st != nil && len(a.top.joined) > 0:
+		// Tasks placed with their stores (balancer.go), keeping
+		// partition p of every co-partitioned topic on one member
+		// (join.go); range assignment does that too while members of
+		// an older version are in the group.
+		opts = append(opts, kgo.Balancers(st.balancer(a.cfg.standbys, a.cfg.logger), kgo.RangeBalancer()))
+	case st != nil:
+		opts = append(opts, kgo.Balancers(st.balancer(a.cfg.standbys, a.cfg.logger), kgo.CooperativeStickyBalancer()))
+	case len(a.top.joined) > 0:
 		opts = append(opts, kgo.Balancers(kgo.RangeBalancer()))
 	}
 	if len(patterns) > 0 {

@@ -30,6 +30,10 @@ const (
 	// envHelperStateDir selects the windowed topology (stateful) with its
 	// stores in that directory.
 	envHelperStateDir = "STREAMS_TEST_HELPER_STATE_DIR"
+	// envHelperStandbys selects the counting topology of the standby
+	// test (<app>-in counted into <app>-out) with that many standby
+	// replicas.
+	envHelperStandbys = "STREAMS_TEST_HELPER_STANDBYS"
 )
 
 func TestMain(m *testing.M) {
@@ -61,14 +65,20 @@ func runHelperInstance(brokers string) int {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	top := evenTopology("kill-in", "kill-out")
-	var static []kgo.Opt
-	if dir := os.Getenv(envHelperStateDir); dir != "" {
+	var (
+		static []kgo.Opt
+		extra  []streams.Opt
+	)
+	if n, err := strconv.Atoi(os.Getenv(envHelperStandbys)); err == nil {
+		top = countingTopology(os.Getenv(envHelperApp))
+		extra = append(extra, streams.NumStandbyReplicas(n))
+	} else if dir := os.Getenv(envHelperStateDir); dir != "" {
 		top = windowedTopology("win-in", "win-count", "win-sum")
 		// A static member: a restarted instance takes its killed
 		// predecessor's place without waiting for its session to expire.
 		static = append(static, kgo.InstanceID("static-"+os.Getenv(envHelperInstance)))
 	}
-	app, err := streams.NewApp(top,
+	app, err := streams.NewApp(top, append(extra,
 		streams.StateDir(os.Getenv(envHelperStateDir)),
 		streams.Brokers(brokers),
 		streams.ApplicationID(os.Getenv(envHelperApp)),
@@ -80,7 +90,7 @@ func runHelperInstance(brokers string) int {
 		streams.ClientOpts(kgo.SessionTimeout(3*time.Second), kgo.HeartbeatInterval(300*time.Millisecond),
 			kgo.RebalanceTimeout(10*time.Second)),
 		streams.ClientOpts(static...),
-	)
+	)...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -114,6 +114,13 @@
 // changed, or that does not come from exactly one fixed topic, goes through
 // a repartition topic first, as in Kafka Streams.
 //
+// The group leader places tasks with their state (balancer.go): a member
+// keeps the tasks it owns up to its fair share, and a task without an
+// owner goes to the member whose local copy is furthest along its
+// changelog. NumStandbyReplicas(n) keeps n standby copies of each task on
+// other instances, tailing the changelog into local stores, so a task
+// moving after a failure restores only the changelog's tail.
+//
 // # Tables and joins
 //
 // TableFrom reads a topic as a Table (a tombstone deletes its key),
@@ -172,6 +179,9 @@
 // (dead_letter, skip, fail), strata_stream_transactions_aborted_total,
 // strata_stream_restarts_total, strata_stream_lag_records,
 // strata_stream_late_dropped_total and the restore counters
-// strata_stream_restored_records_total, _restored_bytes_total and
-// _restore_seconds_total, all labelled by job.
+// strata_stream_restored_records_total, _restored_bytes_total,
+// _restore_seconds_total, _restores_total and the gauge
+// strata_stream_restore_remaining_offsets, and for standbys
+// strata_stream_standby_tasks, strata_stream_standby_records_total and
+// strata_stream_standby_lag_offsets, all labelled by job.
 package streams

@@ -17,6 +17,8 @@ type counters struct {
 
 	lateDropped                                  atomic.Uint64
 	restoredRecords, restoredBytes, restoreNanos atomic.Uint64
+	restores, standbyRecords                     atomic.Uint64
+	standbyTasks, standbyLag, restoreRemaining   atomic.Int64
 }
 
 // Stats is a snapshot of a job's counters. When several Apps in one process
@@ -34,10 +36,15 @@ type Stats struct {
 	Restarts     uint64 // times RunWithRestarts ran the App again after an error
 	Lag          int64  // records behind the high watermarks of the fetched partitions
 
-	LateDropped     uint64        // (record, window) updates dropped: the window had closed
-	RestoredRecords uint64        // changelog records replayed into state stores
-	RestoredBytes   uint64        // their key and value bytes
-	RestoreTime     time.Duration // time spent restoring
+	LateDropped      uint64        // (record, window) updates dropped: the window had closed
+	RestoredRecords  uint64        // changelog records replayed into state stores
+	RestoredBytes    uint64        // their key and value bytes
+	RestoreTime      time.Duration // time spent restoring
+	Restores         uint64        // restores that replayed changelog records (one per task opening behind its changelog)
+	StandbyTasks     int64         // tasks this instance keeps a standby copy of (NumStandbyReplicas)
+	StandbyRecords   uint64        // changelog records applied to standby stores
+	StandbyLag       int64         // offsets the standby stores are behind their changelogs' ends (as of their last fetch)
+	RestoreRemaining int64         // offsets the restores under way have still to read
 }
 
 var registry struct {
@@ -93,6 +100,11 @@ func Running() []Stats {
 		s.RestoredRecords += one.RestoredRecords
 		s.RestoredBytes += one.RestoredBytes
 		s.RestoreTime += one.RestoreTime
+		s.Restores += one.Restores
+		s.StandbyTasks += one.StandbyTasks
+		s.StandbyRecords += one.StandbyRecords
+		s.StandbyLag += one.StandbyLag
+		s.RestoreRemaining += one.RestoreRemaining
 	}
 	registry.Unlock()
 	out := make([]Stats, 0, len(byJob))
@@ -114,13 +126,18 @@ var (
 	descRestRec = prometheus.NewDesc("strata_stream_restored_records_total", "Changelog records replayed into state stores.", []string{"job"}, nil)
 	descRestB   = prometheus.NewDesc("strata_stream_restored_bytes_total", "Key and value bytes of the changelog records replayed into state stores.", []string{"job"}, nil)
 	descRestSec = prometheus.NewDesc("strata_stream_restore_seconds_total", "Time spent restoring state stores from changelogs.", []string{"job"}, nil)
+	descRestN   = prometheus.NewDesc("strata_stream_restores_total", "Task openings that replayed changelog records.", []string{"job"}, nil)
+	descSbTasks = prometheus.NewDesc("strata_stream_standby_tasks", "Tasks kept as standby copies by the job's instances here.", []string{"job"}, nil)
+	descSbRec   = prometheus.NewDesc("strata_stream_standby_records_total", "Changelog records applied to standby stores.", []string{"job"}, nil)
+	descSbLag   = prometheus.NewDesc("strata_stream_standby_lag_offsets", "Offsets the standby stores are behind their changelogs' ends.", []string{"job"}, nil)
+	descRestRem = prometheus.NewDesc("strata_stream_restore_remaining_offsets", "Changelog offsets the restores under way have still to read.", []string{"job"}, nil)
 )
 
 // collector exposes Running at scrape time.
 type collector struct{}
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descIn, descOut, descErrors, descAborted, descRestart, descLag, descLate, descRestRec, descRestB, descRestSec} {
+	for _, d := range []*prometheus.Desc{descIn, descOut, descErrors, descAborted, descRestart, descLag, descLate, descRestRec, descRestB, descRestSec, descRestN, descSbTasks, descSbRec, descSbLag, descRestRem} {
 		ch <- d
 	}
 }
@@ -139,5 +156,10 @@ func (collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descRestRec, prometheus.CounterValue, float64(s.RestoredRecords), s.Job)
 		ch <- prometheus.MustNewConstMetric(descRestB, prometheus.CounterValue, float64(s.RestoredBytes), s.Job)
 		ch <- prometheus.MustNewConstMetric(descRestSec, prometheus.CounterValue, s.RestoreTime.Seconds(), s.Job)
+		ch <- prometheus.MustNewConstMetric(descRestN, prometheus.CounterValue, float64(s.Restores), s.Job)
+		ch <- prometheus.MustNewConstMetric(descSbTasks, prometheus.GaugeValue, float64(s.StandbyTasks), s.Job)
+		ch <- prometheus.MustNewConstMetric(descSbRec, prometheus.CounterValue, float64(s.StandbyRecords), s.Job)
+		ch <- prometheus.MustNewConstMetric(descSbLag, prometheus.GaugeValue, float64(s.StandbyLag), s.Job)
+		ch <- prometheus.MustNewConstMetric(descRestRem, prometheus.GaugeValue, float64(s.RestoreRemaining), s.Job)
 	}
 }

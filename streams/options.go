@@ -72,6 +72,7 @@ type config struct {
 	beforeRun      []func(context.Context) error
 	queryListen    string
 	queryAdvertise string
+	standbys       int
 }
 
 func defaultConfig() config {
@@ -101,6 +102,9 @@ func (c *config) validate() error {
 	}
 	if c.guarantee == ExactlyOnceV2 && c.commitInterval >= c.txnTimeout {
 		return fmt.Errorf("%w: CommitInterval %v must be shorter than TransactionTimeout %v under exactly-once", ErrConfig, c.commitInterval, c.txnTimeout)
+	}
+	if c.standbys < 0 {
+		return fmt.Errorf("%w: NumStandbyReplicas %d is negative", ErrConfig, c.standbys)
 	}
 	if c.instanceID == "" {
 		var b [6]byte
@@ -212,3 +216,11 @@ func QueryListen(addr string) Opt { return optFunc(func(c *config) { c.queryList
 func AdvertisedQueryAddr(addr string) Opt {
 	return optFunc(func(c *config) { c.queryAdvertise = addr })
 }
+
+// NumStandbyReplicas keeps n standby copies of every stateful task on
+// instances other than its owner (Kafka Streams' num.standby.replicas,
+// default 0): each tails the task's changelog partitions into local stores
+// laid out as the active ones, so when the owner dies the task moves to an
+// instance holding a standby and restores only the changelog's tail
+// (standby.go). The group leader places tasks and standbys (balancer.go).
+func NumStandbyReplicas(n int) Opt { return optFunc(func(c *config) { c.standbys = n }) }

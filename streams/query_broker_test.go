@@ -1,7 +1,6 @@
 package streams_test
 
 import (
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -54,18 +53,7 @@ func queryGet(t *testing.T, method, addr, path string, header ...string) queryAn
 // a cooperative rebalance, before revoked partitions are reassigned.
 func waitAssigned(t *testing.T, addr, group, topic string, members, partitions int) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		groups, err := adm.DescribeGroups(ctx, group)
-		cancel()
-		g, ok := groups[group]
+	describeUntil(t, addr, group, fmt.Sprintf("%d members sharing %d partitions of %q", members, partitions, topic), func(g kadm.DescribedGroup) bool {
 		assigned, each := 0, true
 		for _, m := range g.Members {
 			c, ok := m.Assigned.AsConsumer()
@@ -78,14 +66,8 @@ func waitAssigned(t *testing.T, addr, group, topic string, members, partitions i
 			assigned += n
 			each = each && (n > 0 || topic == "")
 		}
-		if err == nil && ok && g.Err == nil && g.State == "Stable" && len(g.Members) == members && each && assigned == partitions {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("group %s: %+v %v, want %d members sharing %d partitions", group, g, err, members, partitions)
-		}
-		time.Sleep(50 * time.Millisecond) // no notification of group changes
-	}
+		return len(g.Members) == members && each && assigned == partitions
+	})
 }
 
 // TestInteractiveQueriesAnswerLikeTheOutputTopic: two instances share a

@@ -43,6 +43,22 @@ func (a *App) readableEnds(ctx context.Context, cl *kgo.Client, topics []string)
 	return ends, err
 }
 
+// changelogClient is a consumer of changelogs outside the group (restores,
+// standbys): read_committed under exactly-once, control records kept so a
+// store's next offset moves past transaction markers.
+func (a *App) changelogClient(role string) (*kgo.Client, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(a.cfg.brokers...), kgo.KeepControlRecords(),
+		kgo.ClientID("strata-streams-" + a.cfg.appID + "-" + role)}
+	if a.cfg.guarantee == ExactlyOnceV2 {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	cl, err := kgo.NewClient(append(opts, a.cfg.clientOpts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("streams: %s client: %w", role, err)
+	}
+	return cl, nil
+}
+
 // restore reads each store's changelog partition from the store's next
 // offset up to the partition's end as of now (the last stable offset under
 // exactly-once, whose restore reads committed records only) and applies the
@@ -53,14 +69,9 @@ func (r *restorer) restore(ctx context.Context, stores []*store) error {
 	}
 	a := r.app
 	if r.cl == nil {
-		opts := []kgo.Opt{kgo.SeedBrokers(a.cfg.brokers...), kgo.KeepControlRecords(),
-			kgo.ClientID("strata-streams-" + a.cfg.appID + "-restore")}
-		if a.cfg.guarantee == ExactlyOnceV2 {
-			opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
-		}
-		cl, err := kgo.NewClient(append(opts, a.cfg.clientOpts...)...)
+		cl, err := a.changelogClient("restore")
 		if err != nil {
-			return fmt.Errorf("streams: restore client: %w", err)
+			return err
 		}
 		r.cl = cl
 	}
@@ -102,6 +113,14 @@ func (r *restorer) restore(ctx context.Context, stores []*store) error {
 		}
 		r.cl.RemoveConsumePartitions(rm)
 	}()
+	// left is what the restore has still to read, in offsets (an upper
+	// bound on records: compaction removes some), shown while it runs.
+	var left int64
+	for tp, e := range end {
+		left += e - byTP[tp].nextOffset
+	}
+	a.stats.restoreRemaining.Add(left)
+	defer func() { a.stats.restoreRemaining.Add(-left) }()
 	var records, bytes int64
 	for len(end) > 0 {
 		fetches := r.cl.PollFetches(ctx)
@@ -125,38 +144,59 @@ func (r *restorer) restore(ctx context.Context, stores []*store) error {
 					if !ok || len(fp.Records) == 0 {
 						continue
 					}
-					batch := make([]*kgo.Record, 0, len(fp.Records))
-					last, done := int64(-1), false
-					for _, rec := range fp.Records {
-						if rec.Offset >= stop {
-							// Compaction may have removed the
-							// records just below the end.
-							done = true
-							break
-						}
-						last = rec.Offset
-						if rec.Attrs.IsControl() {
-							continue
-						}
-						batch = append(batch, rec)
-						records++
-						bytes += int64(len(rec.Key) + len(rec.Value))
+					st := byTP[tp]
+					from := st.nextOffset
+					n, b, done, err := applyChangelog(st, fp.Records, stop)
+					if err != nil {
+						return fmt.Errorf("streams: restoring %s[%d]: %w", tp.topic, tp.partition, err)
 					}
-					if last >= 0 {
-						if err := byTP[tp].restoreBatch(batch, last+1); err != nil {
-							return fmt.Errorf("streams: restoring %s[%d]: %w", tp.topic, tp.partition, err)
-						}
-					}
-					if done || last+1 >= stop {
+					records, bytes = records+n, bytes+b
+					a.stats.restoredRecords.Add(uint64(n))
+					a.stats.restoredBytes.Add(uint64(b))
+					moved := min(st.nextOffset, stop) - from
+					if done {
+						moved = stop - from
 						delete(end, tp)
 					}
+					left -= moved
+					a.stats.restoreRemaining.Add(-moved)
 				}
 			}
 		}
 	}
-	a.stats.restoredRecords.Add(uint64(records))
-	a.stats.restoredBytes.Add(uint64(bytes))
 	a.stats.restoreNanos.Add(uint64(time.Since(start)))
+	a.stats.restores.Add(1)
 	a.cfg.logger.Info("restored stores", "records", records, "bytes", bytes, "took", time.Since(start))
 	return nil
+}
+
+// applyChangelog applies the fetched changelog records of st's partition
+// that lie below stop (stop < 0: all of them) in one batch, control records
+// only moving the store's next offset past them. It returns the data
+// records applied, their key and value bytes, and whether stop is reached.
+func applyChangelog(st *store, recs []*kgo.Record, stop int64) (records, bytes int64, reached bool, err error) {
+	batch := make([]*kgo.Record, 0, len(recs))
+	last := int64(-1)
+	for _, rec := range recs {
+		if stop >= 0 && rec.Offset >= stop {
+			// Compaction may have removed the records just below
+			// the end.
+			reached = true
+			break
+		}
+		last = rec.Offset
+		if rec.Attrs.IsControl() {
+			continue
+		}
+		batch = append(batch, rec)
+		records++
+		bytes += int64(len(rec.Key) + len(rec.Value))
+	}
+	if last >= 0 {
+		if err := st.restoreBatch(batch, last+1); err != nil {
+			return 0, 0, false, err
+		}
+		reached = reached || (stop >= 0 && last+1 >= stop)
+	}
+	return records, bytes, reached, nil
 }

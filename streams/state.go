@@ -87,6 +87,18 @@ type stateManager struct {
 		sync.Mutex
 		stores map[storePartition]*store
 	}
+
+	// standby, if not nil, holds standby copies of tasks (standby.go):
+	// open takes a task's stores from it.
+	standby *standbys
+	// local is the changelog position of every task with open stores
+	// here, active or standby (the sum of its stores' next offsets): what
+	// this member tells the group leader (balancer.go). Written by the
+	// processing and standby goroutines, read by the group goroutine.
+	local struct {
+		sync.Mutex
+		offsets map[topicPartition]int64
+	}
 }
 
 // storePartition names one store of one task.
@@ -106,6 +118,7 @@ func newStateManager(top *Topology, root string, fs vfs.FS, logger *slog.Logger,
 	}
 	m.acked.next = map[topicPartition]int64{}
 	m.queryable.stores = map[storePartition]*store{}
+	m.local.offsets = map[topicPartition]int64{}
 	m.cache = pebble.NewCache(64 << 20)
 	return m
 }
@@ -139,37 +152,130 @@ func (m *stateManager) open(ctx context.Context, topic string, partition int32) 
 	if m.tasks[tp] != nil {
 		return nil
 	}
-	t := &task{tp: tp, stores: make([]*store, len(m.top.stores))}
-	var opened []*store
-	for _, spec := range m.byInput[topic] {
-		dir := filepath.Join(m.root, spec.name+"-"+strconv.Itoa(int(partition)))
-		st, err := m.openRetrying(ctx, spec, partition, dir)
-		if err != nil {
-			for _, o := range opened {
-				o.close()
-			}
-			return err
-		}
-		t.stores[spec.index] = st
-		opened = append(opened, st)
+	var t *task
+	if m.standby != nil {
+		t = m.standby.take(tp)
+	}
+	if t == nil {
+		t = &task{tp: tp, stores: make([]*store, len(m.top.stores))}
+	}
+	if err := m.openStores(t, func(spec *storeSpec, dir string) (*store, error) {
+		return m.openRetrying(ctx, spec, partition, dir)
+	}); err != nil {
+		m.releaseStandby(tp)
+		return err
 	}
 	if m.restore != nil {
-		if err := m.restore(ctx, opened); err != nil {
-			for _, o := range opened {
-				o.close()
-			}
+		if err := m.restore(ctx, t.open()); err != nil {
+			m.closeStores(t)
+			m.releaseStandby(tp)
 			return err
 		}
 	}
+	m.noteLocal(t)
 	m.tasks[tp] = t
 	m.queryable.Lock()
-	for _, st := range opened {
+	for _, st := range t.open() {
 		if st.spec.query != nil {
 			m.queryable.stores[storePartition{st.spec.name, partition}] = st
 		}
 	}
 	m.queryable.Unlock()
 	return nil
+}
+
+// openStores opens the stores of t's task that t lacks with openOne; on
+// an error it closes every store of t.
+func (m *stateManager) openStores(t *task, openOne func(spec *storeSpec, dir string) (*store, error)) error {
+	for _, spec := range m.byInput[t.tp.topic] {
+		if t.stores[spec.index] != nil {
+			continue
+		}
+		st, err := openOne(spec, filepath.Join(m.root, spec.name+"-"+strconv.Itoa(int(t.tp.partition))))
+		if err != nil {
+			m.closeStores(t)
+			return err
+		}
+		t.stores[spec.index] = st
+	}
+	return nil
+}
+
+// openTaskStores opens the stores of task tp once, without waiting for a
+// store another App of this process holds (standbys retry later).
+func (m *stateManager) openTaskStores(tp topicPartition) (*task, error) {
+	t := &task{tp: tp, stores: make([]*store, len(m.top.stores))}
+	err := m.openStores(t, func(spec *storeSpec, dir string) (*store, error) {
+		if m.fs == nil {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("streams: state dir: %w", err)
+			}
+		}
+		return openStore(spec, tp.partition, dir, m.fs, m.cache, m.logger)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// open lists the task's open stores.
+func (t *task) open() []*store {
+	var out []*store
+	for _, st := range t.stores {
+		if st != nil {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// closeStores closes the open stores of t.
+func (m *stateManager) closeStores(t *task) {
+	for i, st := range t.stores {
+		if st == nil {
+			continue
+		}
+		st.readers.Wait() // queries that took the store before it left the registry
+		if err := st.close(); err != nil {
+			m.logger.Warn("closing store", "store", st.spec.name, "partition", st.partition, "err", err)
+		}
+		t.stores[i] = nil
+	}
+}
+
+func (m *stateManager) releaseStandby(tp topicPartition) {
+	if m.standby != nil {
+		m.standby.release(tp)
+	}
+}
+
+// noteLocal records the changelog position of t's stores.
+func (m *stateManager) noteLocal(t *task) {
+	var sum int64
+	for _, st := range t.open() {
+		sum += st.nextOffset
+	}
+	m.local.Lock()
+	m.local.offsets[t.tp] = sum
+	m.local.Unlock()
+}
+
+func (m *stateManager) forgetLocal(tp topicPartition) {
+	m.local.Lock()
+	delete(m.local.offsets, tp)
+	m.local.Unlock()
+}
+
+// localOffsets is a copy of local.offsets.
+func (m *stateManager) localOffsets() map[topicPartition]int64 {
+	m.local.Lock()
+	defer m.local.Unlock()
+	out := make(map[topicPartition]int64, len(m.local.offsets))
+	for tp, o := range m.local.offsets {
+		out[tp] = o
+	}
+	return out
 }
 
 // acquireQueryable returns the open store name of partition for a query,
@@ -271,6 +377,7 @@ func (m *stateManager) commit() error {
 				return err
 			}
 		}
+		m.noteLocal(t)
 	}
 	return nil
 }
@@ -309,15 +416,9 @@ func (m *stateManager) closeTask(t *task) {
 		}
 	}
 	m.queryable.Unlock()
-	for _, st := range t.stores {
-		if st == nil {
-			continue
-		}
-		st.readers.Wait() // queries that took the store before it left the map
-		if err := st.close(); err != nil {
-			m.logger.Warn("closing store", "store", st.spec.name, "partition", st.partition, "err", err)
-		}
-	}
+	m.closeStores(t)
+	m.forgetLocal(t.tp)
+	m.releaseStandby(t.tp)
 }
 
 // close closes every task and releases the block cache.

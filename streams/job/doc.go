@@ -20,6 +20,7 @@
 //	guarantee: exactly_once                    # or at_least_once (default)
 //	errors: {mode: dead_letter, topic: orders-dlq}   # or skip, or fail (default)
 //	commit_interval: 100ms                     # optional
+//	standby_replicas: 1                        # optional; stateful jobs: standby copies per task (default 0)
 //	application_id: big-orders                 # optional; default: name
 //
 // Expressions see value (decoded JSON: map[string]any, []any, string,

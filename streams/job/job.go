@@ -338,6 +338,9 @@ func (j *Job) Options() []streams.Opt {
 	if j.commitInterval >= 0 {
 		opts = append(opts, streams.CommitInterval(j.commitInterval))
 	}
+	if j.Spec.StandbyReplicas != 0 {
+		opts = append(opts, streams.NumStandbyReplicas(j.Spec.StandbyReplicas))
+	}
 	if j.registry != nil && j.outFormat.usesRegistry() {
 		opts = append(opts, streams.BeforeRun(j.Prepare))
 	}

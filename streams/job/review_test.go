@@ -141,3 +141,23 @@ commit_interval: 15s
 		t.Fatalf("at-least-once: %v", err)
 	}
 }
+
+// TestStandbyReplicasMustNotBeNegative: standby_replicas becomes
+// streams.NumStandbyReplicas; a negative count is rejected at load.
+func TestStandbyReplicasMustNotBeNegative(t *testing.T) {
+	src := `name: counts
+input: {topics: [in]}
+pipeline:
+  - aggregate: {n: count}
+output: {topic: out}
+standby_replicas: -1
+`
+	_, err := Parse([]byte(src))
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "NumStandbyReplicas -1 is negative") {
+		t.Fatalf("err = %v, want a standby replicas error", err)
+	}
+	j, err := Parse([]byte(strings.Replace(src, "-1", "2", 1)))
+	if err != nil || j.Spec.StandbyReplicas != 2 {
+		t.Fatalf("standby_replicas 2: %v", err)
+	}
+}

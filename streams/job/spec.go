@@ -32,6 +32,9 @@ type Spec struct {
 	// SchemaRegistry is the registry of the avro, protobuf and json_schema
 	// formats, for input and output alike.
 	SchemaRegistry RegistrySpec `yaml:"schema_registry"`
+	// StandbyReplicas is streams.NumStandbyReplicas (Kafka Streams'
+	// num.standby.replicas): standby copies of each stateful task.
+	StandbyReplicas int `yaml:"standby_replicas"`
 }
 
 // RegistrySpec locates a Confluent-compatible schema registry (Strata's
