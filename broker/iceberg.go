@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,18 @@ const (
 	icebergNamespaceConfig      = "iceberg.namespace"
 	icebergRetentionConfig      = "iceberg.retention.ms"
 	icebergPartitionSpecConfig  = "iceberg.partition.spec"
+	icebergTargetFileSizeConfig = "iceberg.target.file.size.bytes"
+	icebergCompactionMinConfig  = "iceberg.compaction.min.input.files"
+	icebergDefaultTargetSize    = "134217728" // 128 MiB, Iceberg's write.target-file-size-bytes
+	icebergDefaultCompactionMin = "10"
+	// icebergOrphanMinAge is the youngest an unreferenced file of a table
+	// may be to be deleted (at least 3 commit intervals): far longer than a
+	// commit, bounded by icebergCommitTimeout, takes between writing its
+	// files and the metadata that references them.
+	icebergOrphanMinAge = time.Hour
+	// icebergOrphanSweepEvery is how often the leader of partition 0 lists
+	// a table's files for orphans.
+	icebergOrphanSweepEvery     = time.Hour
 	icebergDefaultRetentionMs   = "604800000" // 7 days of snapshots
 	icebergTopicIDProperty      = "strata.topic-id"
 	icebergMaxBytesPerCommit    = 32 << 20 // log bytes read per commit of a topic (all its led partitions); the rest goes next round
@@ -77,6 +90,17 @@ func validateIcebergPrefix(v string) error {
 	return nil
 }
 
+// validateIcebergCompactionMin accepts 0 (compaction off) or 2 and more.
+func validateIcebergCompactionMin(v string) error {
+	if err := validateLong(0)(v); err != nil {
+		return err
+	}
+	if n, _ := strconv.ParseInt(v, 10, 64); n == 1 {
+		return fmt.Errorf("1 small file is nothing to compact: use 0 (off) or 2 and more")
+	}
+	return nil
+}
+
 func validateIcebergNamespace(v string) error {
 	if v == "" || len(v) > icebergMaxNamespaceOrPrefix || !legalTopicName.MatchString(v) || v == "." || v == ".." {
 		return fmt.Errorf("%q is not a namespace: use letters, digits, '.', '_' or '-'", v)
@@ -110,19 +134,28 @@ type icebergTopicStatus struct {
 	RowsCommitted   int64  `json:"rows_committed"`
 	// DLQRowsCommitted counts the records of typed modes that did not
 	// decode, committed to the dead-letter table DLQLocation.
-	DLQRowsCommitted int64                    `json:"dlq_rows_committed"`
-	DLQLocation      string                   `json:"dlq_location,omitempty"`
-	DLQLastReason    string                   `json:"dlq_last_reason,omitempty"`
-	FilesCommitted   int64                    `json:"files_committed"`
-	BytesCommitted   int64                    `json:"bytes_committed"`
-	Commits          int64                    `json:"commits"`
-	LastCommit       *time.Time               `json:"last_commit,omitempty"`
-	LastError        string                   `json:"last_error,omitempty"`
-	LagOffsets       int64                    `json:"lag_offsets"`
-	LagSeconds       float64                  `json:"lag_seconds"`
-	Partitions       []icebergPartitionStatus `json:"partitions"`
-	lastAttempt      time.Time
-	lastSuccessOrNew time.Time
+	DLQRowsCommitted int64  `json:"dlq_rows_committed"`
+	DLQLocation      string `json:"dlq_location,omitempty"`
+	DLQLastReason    string `json:"dlq_last_reason,omitempty"`
+	FilesCommitted   int64  `json:"files_committed"`
+	// Compactions counts the replace snapshots this node committed (it
+	// compacts the topics whose partition 0 it leads), FilesCompacted the
+	// small files they rewrote, OrphansDeleted the unreferenced files it
+	// deleted; LastMaintenanceError is the last failure of either (they are
+	// tried again at the next commit round).
+	Compactions          int64                    `json:"compactions"`
+	FilesCompacted       int64                    `json:"files_compacted"`
+	OrphansDeleted       int64                    `json:"orphan_files_deleted"`
+	LastMaintenanceError string                   `json:"last_maintenance_error,omitempty"`
+	BytesCommitted       int64                    `json:"bytes_committed"`
+	Commits              int64                    `json:"commits"`
+	LastCommit           *time.Time               `json:"last_commit,omitempty"`
+	LastError            string                   `json:"last_error,omitempty"`
+	LagOffsets           int64                    `json:"lag_offsets"`
+	LagSeconds           float64                  `json:"lag_seconds"`
+	Partitions           []icebergPartitionStatus `json:"partitions"`
+	lastAttempt          time.Time
+	lastSuccessOrNew     time.Time
 }
 
 // icebergPartitionStatus compares the table with the log of one partition
@@ -149,6 +182,7 @@ type icebergCommitter struct {
 	}
 
 	rows, files, bytes, failures, dlqRows *prometheus.CounterVec
+	compactions, filesCompacted, orphans  *prometheus.CounterVec
 	lagOffsets, lagSeconds                *prometheus.GaugeVec
 }
 
@@ -174,6 +208,15 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_iceberg_commit_errors_total", Help: "Failed Iceberg commits, per topic (retried).",
 		}, []string{"topic"}),
+		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_compactions_total", Help: "Replace snapshots that rewrote small data files of Iceberg tables, committed by this node, per topic.",
+		}, []string{"topic"}),
+		filesCompacted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_files_compacted_total", Help: "Small data files of Iceberg tables rewritten into larger ones by this node, per topic.",
+		}, []string{"topic"}),
+		orphans: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_orphan_files_deleted_total", Help: "Files of Iceberg tables no retained snapshot referenced, deleted by this node, per topic.",
+		}, []string{"topic"}),
 		lagOffsets: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "strata_iceberg_commit_lag_offsets", Help: "Committed offsets of the partitions this node leads that the Iceberg table does not hold yet, per topic.",
 		}, []string{"topic"}),
@@ -182,7 +225,8 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 		}, []string{"topic"}),
 	}
 	c.mu.status = map[string]*icebergTopicStatus{}
-	s.metrics.registry.MustRegister(c.rows, c.files, c.bytes, c.dlqRows, c.failures, c.lagOffsets, c.lagSeconds)
+	s.metrics.registry.MustRegister(c.rows, c.files, c.bytes, c.dlqRows, c.failures, c.lagOffsets, c.lagSeconds,
+		c.compactions, c.filesCompacted, c.orphans)
 	return c
 }
 
@@ -331,6 +375,11 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	ctx, cancel := context.WithTimeout(c.s.ctx, icebergCommitTimeout)
 	defer cancel()
 	status, err := c.commitPartitions(ctx, topic, cfg, meta.ID.String(), led)
+	var maint icebergMaintenance
+	var maintErr error
+	if err == nil && len(parts) > 0 && parts[0] != nil && parts[0].IsLeader() {
+		maint, maintErr = c.maintain(ctx, topic, cfg, now)
+	}
 	c.mu.Lock()
 	st := c.mu.status[topic]
 	if st == nil {
@@ -347,6 +396,14 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	st.DLQRowsCommitted += status.DLQRowsCommitted
 	if status.DLQLastReason != "" {
 		st.DLQLastReason = status.DLQLastReason
+	}
+	st.Compactions += maint.compactions
+	st.FilesCompacted += maint.filesCompacted
+	st.OrphansDeleted += maint.orphansDeleted
+	if maintErr != nil {
+		st.LastMaintenanceError = maintErr.Error()
+	} else if maint.ran {
+		st.LastMaintenanceError = ""
 	}
 	if err != nil {
 		st.LastError = err.Error()
@@ -389,12 +446,71 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	c.files.WithLabelValues(topic).Add(float64(status.FilesCommitted))
 	c.bytes.WithLabelValues(topic).Add(float64(status.BytesCommitted))
 	c.dlqRows.WithLabelValues(topic).Add(float64(status.DLQRowsCommitted))
+	c.compactions.WithLabelValues(topic).Add(float64(maint.compactions))
+	c.filesCompacted.WithLabelValues(topic).Add(float64(maint.filesCompacted))
+	c.orphans.WithLabelValues(topic).Add(float64(maint.orphansDeleted))
 	c.lagOffsets.WithLabelValues(topic).Set(float64(out.LagOffsets))
 	c.lagSeconds.WithLabelValues(topic).Set(out.LagSeconds)
 	if err != nil {
 		c.s.logger.Warn("iceberg commit failed; will retry", "topic", topic, "err", err)
 	}
+	if maintErr != nil {
+		c.s.logger.Warn("iceberg compaction or orphan cleanup failed; will retry", "topic", topic, "err", maintErr)
+	}
 	return out, err
+}
+
+// icebergMaintenance is what one round of maintain did.
+type icebergMaintenance struct {
+	ran                                         bool
+	compactions, filesCompacted, orphansDeleted int64
+}
+
+// maintain compacts the small files of the topic's tables (the main one
+// and the dead-letter table) and, every icebergOrphanSweepEvery, deletes
+// the files none of their retained snapshots references that are older
+// than icebergOrphanMinAge (or 3 commit intervals, if longer). The leader
+// of partition 0 runs it after its commit, so one node per topic does; a
+// commit of another node racing with a compaction costs a retry, never a
+// row (the compare-and-swap of Table.Compact).
+func (c *icebergCommitter) maintain(ctx context.Context, topic string, cfg effectiveTopicConfig, now time.Time) (icebergMaintenance, error) {
+	var out icebergMaintenance
+	tables := c.tables[topic]
+	if tables == nil {
+		return out, nil
+	}
+	out.ran = true
+	minInputs := int(cfg.int64(icebergCompactionMinConfig))
+	sweep := now.Sub(tables.lastOrphanSweep) >= icebergOrphanSweepEvery
+	minAge := max(icebergOrphanMinAge, 3*time.Duration(cfg.int64(icebergIntervalConfig))*time.Millisecond)
+	for _, tbl := range []*iceberg.Table{tables.main, tables.dlq} {
+		if tbl == nil {
+			continue
+		}
+		if minInputs >= 2 {
+			res, err := tbl.Compact(ctx, minInputs)
+			if err != nil {
+				return out, fmt.Errorf("compact %s: %w", tbl.Location(), err)
+			}
+			if res.FilesRewritten > 0 {
+				out.compactions++
+				out.filesCompacted += int64(res.FilesRewritten)
+				c.s.logger.Info("iceberg: compacted small data files", "topic", topic, "table", tbl.Location(),
+					"files", res.FilesRewritten, "into", res.FilesWritten, "rows", res.Rows, "version", res.Version)
+			}
+		}
+		if sweep {
+			n, err := tbl.RemoveOrphans(ctx, now.Add(-minAge))
+			out.orphansDeleted += int64(n)
+			if err != nil {
+				return out, fmt.Errorf("remove orphans of %s: %w", tbl.Location(), err)
+			}
+		}
+	}
+	if sweep {
+		tables.lastOrphanSweep = now
+	}
+	return out, nil
 }
 
 func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, cfg effectiveTopicConfig, topicID string, led []*partition) (icebergTopicStatus, error) {
@@ -494,15 +610,19 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 // icebergTables are a topic's tables: the main one and, in the typed
 // modes, the dead-letter table.
 type icebergTables struct {
-	mode       string
-	main, dlq  *iceberg.Table
-	dlqCreated bool // dlq exists in the store
+	mode           string
+	targetFileSize int64
+	main, dlq      *iceberg.Table
+	dlqCreated     bool // dlq exists in the store
+	// lastOrphanSweep is when maintain last looked for orphans.
+	lastOrphanSweep time.Time
 }
 
 // openTables returns the topic's tables, opened again when its mode changed.
 func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, topicID string) (*icebergTables, error) {
 	mode := cfg.values[icebergModeConfig]
-	if tables := c.tables[topic]; tables != nil && tables.mode == mode {
+	target := cfg.int64(icebergTargetFileSizeConfig)
+	if tables := c.tables[topic]; tables != nil && tables.mode == mode && tables.targetFileSize == target {
 		return tables, nil
 	}
 	prefix, location, err := c.tableLocation(topic, cfg)
@@ -514,9 +634,10 @@ func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, to
 			Store: c.s.objects, Prefix: prefix, Location: location, Properties: props, Layout: layout,
 			SnapshotRetention: time.Duration(cfg.int64(icebergRetentionConfig)) * time.Millisecond,
 			Partitioning:      strings.TrimSuffix(cfg.values[icebergPartitionSpecConfig], "(timestamp)"),
+			TargetFileSize:    target,
 		})
 	}
-	tables := &icebergTables{mode: mode}
+	tables := &icebergTables{mode: mode, targetFileSize: target}
 	layout := iceberg.LayoutKeyValue
 	if icebergTyped(cfg) {
 		layout = iceberg.LayoutTyped

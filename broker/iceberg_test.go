@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -137,13 +139,18 @@ func TestIcebergTopicConfigsAreValidated(t *testing.T) {
 		{icebergTableLocationConfig: "s3://x/y"},
 		{icebergNamespaceConfig: "a/b"},
 		{icebergPartitionSpecConfig: "minute(timestamp)"},
+		{icebergTargetFileSizeConfig: "0"},
+		{icebergCompactionMinConfig: "1"},
+		{icebergCompactionMinConfig: "-1"},
+		{icebergCompactionMinConfig: "many"},
 	} {
 		if err := validateTopicConfigs(bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
 	}
 	for _, mode := range []string{icebergModeKeyValue, icebergModeSchemaIDPrefix, icebergModeSchemaLatest} {
-		if err := validateTopicConfigs(map[string]string{icebergEnabledConfig: "true", icebergModeConfig: mode, icebergIntervalConfig: "1000", icebergTableLocationConfig: "lake/t", icebergNamespaceConfig: "lake", icebergValueSubjectConfig: "orders-value"}); err != nil {
+		if err := validateTopicConfigs(map[string]string{icebergEnabledConfig: "true", icebergModeConfig: mode, icebergIntervalConfig: "1000", icebergTableLocationConfig: "lake/t", icebergNamespaceConfig: "lake", icebergValueSubjectConfig: "orders-value",
+			icebergTargetFileSizeConfig: "1048576", icebergCompactionMinConfig: "0"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -309,4 +316,77 @@ func TestIcebergStatusForgetsDeletedTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, 10*time.Second, "the deleted topic's status gone", func() bool { return len(tb.srv.iceberg.statuses()) == 0 })
+}
+
+// The leader of partition 0 compacts the small files of each commit into
+// one (a replace snapshot: same rows, one file) and deletes the table's
+// files no snapshot references once they are old; young ones stay.
+func TestIcebergCompactionAndOrphanCleanup(t *testing.T) {
+	storeDir := t.TempDir()
+	// A crashed commit's leftovers from before: one old, one recent.
+	dataDir := filepath.Join(storeDir, "iceberg/strata/icec/data")
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	oldOrphan, youngOrphan := filepath.Join(dataDir, "00000-crashed.parquet"), filepath.Join(dataDir, "00000-running.parquet")
+	for _, f := range []string{oldOrphan, youngOrphan} {
+		if err := os.WriteFile(f, []byte("PAR1"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Older than 3 commit intervals (the safety age of a 1 h interval).
+	longAgo := time.Now().Add(-4 * time.Hour)
+	if err := os.Chtimes(oldOrphan, longAgo, longAgo); err != nil {
+		t.Fatal(err)
+	}
+	tb := startTestBroker(t, func(c *Config) { c.ObjectStore = "file://" + storeDir })
+	tb.createTopicWithPartitions("icec", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000",
+		icebergPartitionSpecConfig: "none", icebergCompactionMinConfig: "3"})
+	ctx := testContext(t)
+	prod := tb.client(kgo.DefaultProduceTopic("icec"))
+	var st icebergTopicStatus
+	for round := range 3 {
+		for i := range 5 {
+			if err := prod.ProduceSync(ctx, &kgo.Record{Key: fmt.Appendf(nil, "k%d-%d", round, i)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st = icebergCommitNow(t, tb, "icec")
+	}
+	// The third commit made the third small file: all of them became one.
+	if st.Compactions != 1 || st.FilesCompacted < 3 || st.LastMaintenanceError != "" {
+		t.Fatalf("status after three commits: %+v", st)
+	}
+	tbl := openTestTable(t, storeDir, "icec")
+	if files := icebergtest.DataFiles(t, tbl); len(files) != 1 {
+		t.Fatalf("data files after compaction: %v", files)
+	}
+	want := committedRows(t, tb, "icec", 15)
+	if got := icebergtest.Rows(t, tbl); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("table rows after compaction\n got %v\nwant %v", got, want)
+	}
+	loaded, err := tbl.Load(ctx)
+	if err != nil || loaded.Metadata.CurrentSnapshot().Summary.Operation != table.OpReplace || loaded.LastOffsets[0] != 14 {
+		t.Fatalf("current snapshot after compaction: %+v offsets %v (%v)", loaded.Metadata.CurrentSnapshot().Summary, loaded.LastOffsets, err)
+	}
+	// The first round swept for orphans: the old leftover went.
+	if st.OrphansDeleted != 1 {
+		t.Fatalf("orphans deleted %d, want 1", st.OrphansDeleted)
+	}
+	if _, err := os.Stat(oldOrphan); !os.IsNotExist(err) {
+		t.Fatalf("the old orphan is still there: %v", err)
+	}
+	if _, err := os.Stat(youngOrphan); err != nil {
+		t.Fatalf("the young orphan went: %v", err)
+	}
+	// The next commit resumes after the compaction, exactly once.
+	if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte("after")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if st := icebergCommitNow(t, tb, "icec"); st.Partitions[0].TableNextOffset != 16 {
+		t.Fatalf("commit after compaction: %+v", st)
+	}
+	if got := icebergtest.Rows(t, tbl); len(got) != 16 {
+		t.Fatalf("%d rows after the next commit, want 16: %v", len(got), got)
+	}
 }
