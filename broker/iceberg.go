@@ -27,6 +27,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/broker/storage"
 	"github.com/strata-streaming/strata/tiering/iceberg"
 )
@@ -547,15 +548,14 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 	budget := icebergMaxBytesPerCommit
 	for _, p := range led {
 		// A partition new to the table starts at the local log: history
-		// that only the remote log holds is not backfilled (reading remote
-		// segments is not built yet). Once in the table, a partition goes
-		// on from its last offset, and falling behind the local log is an
-		// error, never a gap.
+		// that only the remote log holds is not backfilled. Once in the
+		// table, a partition goes on from its last offset, from the remote
+		// log if local retention deleted it meanwhile: never a gap.
 		next := p.Log().LogStartOffset()
 		if last, ok := st.LastOffsets[p.index]; ok {
 			next = last + 1
 		}
-		recs, readTo, lso, err := readCommittedRecords(p, next, max(budget, icebergMinBytesPerPartition))
+		recs, readTo, lso, err := readCommittedRecords(ctx, p, next, max(budget, icebergMinBytesPerPartition))
 		if err != nil {
 			return out, fmt.Errorf("partition %d: %w", p.index, err)
 		}
@@ -659,77 +659,145 @@ func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, to
 // last stable offset, as a read_committed consumer sees them: control
 // batches and the batches of aborted transactions are left out. It stops
 // after about maxBytes of batches, and returns the offset it read up to
-// (exclusive). Records only in the remote log (below the local log start)
-// are not read yet: that is an error, never a gap.
-func readCommittedRecords(p *partition, from int64, maxBytes int) (records []iceberg.Record, readTo, lso int64, err error) {
+// (exclusive). Offsets below the local log start are read from the remote
+// log when the partition is tiered, so retention deleting local segments
+// before the table got them leaves no gap; only what neither log holds
+// any more (deleted by retention everywhere, or a non-tiered partition's)
+// is skipped.
+func readCommittedRecords(ctx context.Context, p *partition, from int64, maxBytes int) (records []iceberg.Record, readTo, lso int64, err error) {
 	lso = p.LastStableOffset()
 	if from >= lso {
 		return nil, from, lso, nil
 	}
 	log := p.Log()
-	if local := log.LogStartOffset(); from < local {
-		if p.remote.enabled() {
-			return nil, from, lso, fmt.Errorf("offsets %d to %d are only in the remote log, which the Iceberg writer does not read yet", from, local-1)
-		}
-		from = local // deleted by retention before it reached the table
-	}
 	start := from
-	aborted, err := log.AbortedTxns(from, lso)
-	if err != nil {
-		return nil, from, lso, err
-	}
 	var out []iceberg.Record
 	read := 0
 	for from < lso && read < maxBytes {
-		chunk, err := log.Read(from, maxBytes-read, lso, true)
-		if err != nil {
-			return nil, from, lso, fmt.Errorf("read offset %d: %w", from, err)
-		}
-		if chunk.Len <= 0 {
-			break
-		}
-		data, err := chunk.ReadAll()
-		if err != nil {
-			return nil, from, lso, fmt.Errorf("read offset %d: %w", from, err)
-		}
-		read += len(data)
-		advanced := false
-		for len(data) >= storage.BatchHeaderSize {
-			h, err := storage.ParseBatchHeader(data)
-			if err != nil {
-				return nil, from, lso, err
-			}
-			if h.Size() > len(data) {
-				break // cut at maxBytes: the next read starts here
-			}
-			batch := data[:h.Size()]
-			data = data[h.Size():]
-			if h.BaseOffset >= lso {
-				from = lso
-				break
-			}
-			if next := h.LastOffset() + 1; next > from {
-				from = next
-				advanced = true
-			}
-			if h.IsControl() || (h.IsTransactional() && isAborted(aborted, h.ProducerID, h.BaseOffset)) {
+		var data []byte
+		var aborted []storage.AbortedTxn
+		if local := log.LogStartOffset(); from < local {
+			remoteStart, _, remote := p.remote.readable()
+			if !remote || from < remoteStart {
+				// Gone from both logs: the table goes on from what is left.
+				if remote && remoteStart < local {
+					from = remoteStart
+				} else {
+					from = local
+				}
 				continue
 			}
-			recs, err := storage.DecodeRecords(batch)
-			if err != nil {
-				return nil, from, lso, fmt.Errorf("decode batch at offset %d: %w", h.BaseOffset, err)
+			data, aborted, err = readRemoteBatches(ctx, p.remote, from, maxBytes-read)
+			if errors.Is(err, errNotRemote) {
+				from = local // past the remote log's end: the local log goes on
+				continue
 			}
-			for _, r := range recs {
-				if r.Offset >= start && r.Offset < lso {
-					out = append(out, toIcebergRecord(p.index, r))
-				}
-			}
+		} else {
+			data, aborted, err = readLocalBatches(log, from, maxBytes-read, lso)
 		}
-		if !advanced {
+		if err != nil {
+			return nil, from, lso, fmt.Errorf("read offset %d: %w", from, err)
+		}
+		if len(data) == 0 {
 			break
 		}
+		read += len(data)
+		next, recs, err := committedRecordsOf(p.index, data, from, start, lso, aborted)
+		if err != nil {
+			return nil, from, lso, err
+		}
+		out = append(out, recs...)
+		if next <= from {
+			break
+		}
+		from = next
 	}
 	return out, from, lso, nil
+}
+
+// readLocalBatches reads up to maxBytes of the local log's batches from
+// offset from, and the aborted transactions overlapping [from, lso).
+func readLocalBatches(log replica.LocalLog, from int64, maxBytes int, lso int64) ([]byte, []storage.AbortedTxn, error) {
+	chunk, err := log.Read(from, maxBytes, lso, true)
+	if err != nil || chunk.Len <= 0 {
+		return nil, nil, err
+	}
+	data, err := chunk.ReadAll()
+	if err != nil {
+		return nil, nil, err
+	}
+	aborted, err := log.AbortedTxns(from, lso)
+	return data, aborted, err
+}
+
+// readRemoteBatches reads up to maxBytes of the remote log's batches from
+// offset from (within one remote segment, through the chunk cache: loaded
+// first, then read), and the aborted transactions a read_committed fetch
+// of them needs. errNotRemote if from is not in the remote log.
+func readRemoteBatches(ctx context.Context, r *remoteLog, from int64, maxBytes int) ([]byte, []storage.AbortedTxn, error) {
+	for attempt := 0; ; attempt++ {
+		if _, err := (remoteReader{r: r, ctx: ctx, wait: true}).read(from, maxBytes, true); err != nil {
+			return nil, nil, err
+		}
+		chunks, err := remoteReader{r: r, ctx: ctx}.read(from, maxBytes, true)
+		if errors.Is(err, errNotCached) && attempt < 3 {
+			continue // evicted between the load and the read
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		var data []byte
+		for _, c := range chunks {
+			b, rerr := c.ReadAll()
+			c.File.Close()
+			if rerr != nil && err == nil {
+				err = rerr
+			}
+			data = append(data, b...)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		aborted, err := r.abortedFor(remoteReader{r: r, ctx: ctx, wait: true}, from)
+		return data, aborted, err
+	}
+}
+
+// committedRecordsOf decodes the whole batches of data (read at offset
+// from) that a read_committed consumer gets, keeping records in [start,
+// lso), and returns the offset after the last batch it went past.
+func committedRecordsOf(partition int32, data []byte, from, start, lso int64, aborted []storage.AbortedTxn) (int64, []iceberg.Record, error) {
+	var out []iceberg.Record
+	for len(data) >= storage.BatchHeaderSize {
+		h, err := storage.ParseBatchHeader(data)
+		if err != nil {
+			return from, nil, err
+		}
+		if h.Size() > len(data) {
+			break // cut at maxBytes: the next read starts here
+		}
+		batch := data[:h.Size()]
+		data = data[h.Size():]
+		if h.BaseOffset >= lso {
+			return lso, out, nil
+		}
+		if next := h.LastOffset() + 1; next > from {
+			from = next
+		}
+		if h.IsControl() || (h.IsTransactional() && isAborted(aborted, h.ProducerID, h.BaseOffset)) {
+			continue
+		}
+		recs, err := storage.DecodeRecords(batch)
+		if err != nil {
+			return from, nil, fmt.Errorf("decode batch at offset %d: %w", h.BaseOffset, err)
+		}
+		for _, r := range recs {
+			if r.Offset >= start && r.Offset < lso {
+				out = append(out, toIcebergRecord(partition, r))
+			}
+		}
+	}
+	return from, out, nil
 }
 
 func isAborted(aborted []storage.AbortedTxn, producerID, offset int64) bool {

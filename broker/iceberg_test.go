@@ -390,3 +390,63 @@ func TestIcebergCompactionAndOrphanCleanup(t *testing.T) {
 		t.Fatalf("%d rows after the next commit, want 16: %v", len(got), got)
 	}
 }
+
+// Local retention of a tiered topic deletes segments the table has not
+// got yet: the committer reads them back from the remote log (a committed
+// and an aborted transaction among them), so the table holds every
+// committed offset once, no gap.
+func TestIcebergReadsRecordsOnlyInTheRemoteLog(t *testing.T) {
+	tb := tieredBroker(t)
+	storeDir := strings.TrimPrefix(tb.srv.cfg.ObjectStore, "file://")
+	tb.createTopic("icer", 1, tieredTopicConfigs(icebergEnabledConfig, "true", icebergIntervalConfig, "3600000"))
+	cl := tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10))
+	produceValues(t, cl, "icer", 10)
+	if st := icebergCommitNow(t, tb, "icer"); st.Partitions[0].TableNextOffset != 10 {
+		t.Fatalf("first commit: %+v", st)
+	}
+	ctx := testContext(t)
+	txp := tb.client(kgo.TransactionalID("icer-tx"), kgo.DefaultProduceTopic("icer"))
+	for _, commit := range []bool{true, false} {
+		if err := txp.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 5 {
+			if err := txp.ProduceSync(ctx, &kgo.Record{Key: fmt.Appendf(nil, "tx-%v-%d", commit, j)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := txp.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produceValues(t, cl, "icer", 4000) // ≈ 900 KiB, 14 segments; local retention keeps 128 KiB
+	p := tb.srv.topics.partition("icer", 0)
+	waitFor(t, 20*time.Second, "local retention to delete offsets the table lacks", func() bool { return p.Log().LogStartOffset() > 1000 })
+	const end = 10 + 12 + 4000 // two transactions of 5 records and a marker
+	for {
+		st := icebergCommitNow(t, tb, "icer")
+		if st.LastError != "" {
+			t.Fatalf("commit: %+v", st)
+		}
+		if st.Partitions[0].TableNextOffset == end {
+			break
+		}
+	}
+	want := committedRows(t, tb, "icer", end-7)
+	if got := icebergRows(t, storeDir, "icer"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("table rows (%d) differ from the %d committed records: %s", len(got), len(want), firstDiff(got, want))
+	}
+	if !strings.Contains(fmt.Sprint(want), "tx-true-4") || strings.Contains(fmt.Sprint(want), "tx-false") {
+		t.Fatalf("the committed records are not what the transactions left: %v", want[:20])
+	}
+}
+
+// firstDiff describes where two sorted row lists first differ.
+func firstDiff(got, want []string) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("row %d: got %s, want %s", i, got[i], want[i])
+		}
+	}
+	return fmt.Sprintf("%d rows vs %d", len(got), len(want))
+}
