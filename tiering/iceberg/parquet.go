@@ -103,23 +103,17 @@ func recordSize(r *Record) int64 {
 	return n
 }
 
-// splitByTarget cuts records into runs of about target bytes (recordSize),
-// each at least one record: the rows of one data file.
-func splitByTarget(records []Record, target int64) [][]Record {
-	var out [][]Record
-	start, size := 0, int64(0)
+// cutByBudget splits records after the first run of about budget bytes
+// (recordSize; at least one record), and returns that run's estimate.
+func cutByBudget(records []Record, budget int64) (run, rest []Record, estimate int64) {
 	for i := range records {
 		n := recordSize(&records[i])
-		if i > start && size+n > target {
-			out = append(out, records[start:i])
-			start, size = i, 0
+		if i > 0 && estimate+n > budget {
+			return records[:i], records[i:], estimate
 		}
-		size += n
+		estimate += n
 	}
-	if start < len(records) {
-		out = append(out, records[start:])
-	}
-	return out
+	return records, nil, estimate
 }
 
 // buildArrowRecord lays records out in the columns of KeyValueSchema.

@@ -86,6 +86,11 @@ const maxMetadataLog = 100
 // next metadata version, retried on a lost race.
 type Table struct {
 	cfg Config
+	// fileSizeRatio is the size of the last data file cut at the target
+	// per byte of recordSize's estimate of its rows (1 at first): the
+	// next commit's files are cut at TargetFileSize/fileSizeRatio
+	// estimated bytes, so they come out at about the target.
+	fileSizeRatio float64
 }
 
 // Open returns the table at cfg; nothing is read or written until Load,
@@ -105,7 +110,7 @@ func Open(cfg Config) (*Table, error) {
 	if cfg.TargetFileSize == 0 {
 		cfg.TargetFileSize = DefaultTargetFileSize
 	}
-	return &Table{cfg: cfg}, nil
+	return &Table{cfg: cfg, fileSizeRatio: 1}, nil
 }
 
 // Location is the table's URI.
@@ -442,10 +447,17 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	commitID := uuid.NewString()
 	var entries []iceberg.ManifestEntry
 	for _, g := range groups {
-		for _, rows := range splitByTarget(byGroup[g], t.cfg.TargetFileSize) {
+		for pending := byGroup[g]; len(pending) > 0; {
+			rows, rest, estimate := cutByBudget(pending, int64(float64(t.cfg.TargetFileSize)/t.fileSizeRatio))
+			pending = rest
 			data, err := encodeParquet(asc, t.cfg.Layout, rows)
 			if err != nil {
 				return CommitResult{}, err
+			}
+			if len(rest) > 0 {
+				// A file cut at the budget: learn how large files come
+				// out per estimated byte (compression, footer).
+				t.fileSizeRatio = min(max(float64(len(data))/float64(estimate), 0.01), 10)
 			}
 			df, err := t.writeDataFile(ctx, dataFileRel(spec, g, res.Files, commitID), data, schema, spec, md.Properties())
 			if err != nil {
