@@ -20,12 +20,14 @@ import (
 	"net/url"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/strata-streaming/strata/broker/replica"
 	"github.com/strata-streaming/strata/broker/storage"
 	"github.com/strata-streaming/strata/tiering/iceberg"
 )
@@ -39,6 +41,18 @@ const (
 	icebergNamespaceConfig      = "iceberg.namespace"
 	icebergRetentionConfig      = "iceberg.retention.ms"
 	icebergPartitionSpecConfig  = "iceberg.partition.spec"
+	icebergTargetFileSizeConfig = "iceberg.target.file.size.bytes"
+	icebergCompactionMinConfig  = "iceberg.compaction.min.input.files"
+	icebergDefaultTargetSize    = "134217728" // 128 MiB, Iceberg's write.target-file-size-bytes
+	icebergDefaultCompactionMin = "10"
+	// icebergOrphanMinAge is the youngest an unreferenced file of a table
+	// may be to be deleted (at least 3 commit intervals): far longer than a
+	// commit, bounded by icebergCommitTimeout, takes between writing its
+	// files and the metadata that references them.
+	icebergOrphanMinAge = time.Hour
+	// icebergOrphanSweepEvery is how often the leader of partition 0 lists
+	// a table's files for orphans.
+	icebergOrphanSweepEvery     = time.Hour
 	icebergDefaultRetentionMs   = "604800000" // 7 days of snapshots
 	icebergTopicIDProperty      = "strata.topic-id"
 	icebergMaxBytesPerCommit    = 32 << 20 // log bytes read per commit of a topic (all its led partitions); the rest goes next round
@@ -77,6 +91,17 @@ func validateIcebergPrefix(v string) error {
 	return nil
 }
 
+// validateIcebergCompactionMin accepts 0 (compaction off) or 2 and more.
+func validateIcebergCompactionMin(v string) error {
+	if err := validateLong(0)(v); err != nil {
+		return err
+	}
+	if n, _ := strconv.ParseInt(v, 10, 64); n == 1 {
+		return fmt.Errorf("1 small file is nothing to compact: use 0 (off) or 2 and more")
+	}
+	return nil
+}
+
 func validateIcebergNamespace(v string) error {
 	if v == "" || len(v) > icebergMaxNamespaceOrPrefix || !legalTopicName.MatchString(v) || v == "." || v == ".." {
 		return fmt.Errorf("%q is not a namespace: use letters, digits, '.', '_' or '-'", v)
@@ -110,19 +135,28 @@ type icebergTopicStatus struct {
 	RowsCommitted   int64  `json:"rows_committed"`
 	// DLQRowsCommitted counts the records of typed modes that did not
 	// decode, committed to the dead-letter table DLQLocation.
-	DLQRowsCommitted int64                    `json:"dlq_rows_committed"`
-	DLQLocation      string                   `json:"dlq_location,omitempty"`
-	DLQLastReason    string                   `json:"dlq_last_reason,omitempty"`
-	FilesCommitted   int64                    `json:"files_committed"`
-	BytesCommitted   int64                    `json:"bytes_committed"`
-	Commits          int64                    `json:"commits"`
-	LastCommit       *time.Time               `json:"last_commit,omitempty"`
-	LastError        string                   `json:"last_error,omitempty"`
-	LagOffsets       int64                    `json:"lag_offsets"`
-	LagSeconds       float64                  `json:"lag_seconds"`
-	Partitions       []icebergPartitionStatus `json:"partitions"`
-	lastAttempt      time.Time
-	lastSuccessOrNew time.Time
+	DLQRowsCommitted int64  `json:"dlq_rows_committed"`
+	DLQLocation      string `json:"dlq_location,omitempty"`
+	DLQLastReason    string `json:"dlq_last_reason,omitempty"`
+	FilesCommitted   int64  `json:"files_committed"`
+	// Compactions counts the replace snapshots this node committed (it
+	// compacts the topics whose partition 0 it leads), FilesCompacted the
+	// small files they rewrote, OrphansDeleted the unreferenced files it
+	// deleted; LastMaintenanceError is the last failure of either (they are
+	// tried again at the next commit round).
+	Compactions          int64                    `json:"compactions"`
+	FilesCompacted       int64                    `json:"files_compacted"`
+	OrphansDeleted       int64                    `json:"orphan_files_deleted"`
+	LastMaintenanceError string                   `json:"last_maintenance_error,omitempty"`
+	BytesCommitted       int64                    `json:"bytes_committed"`
+	Commits              int64                    `json:"commits"`
+	LastCommit           *time.Time               `json:"last_commit,omitempty"`
+	LastError            string                   `json:"last_error,omitempty"`
+	LagOffsets           int64                    `json:"lag_offsets"`
+	LagSeconds           float64                  `json:"lag_seconds"`
+	Partitions           []icebergPartitionStatus `json:"partitions"`
+	lastAttempt          time.Time
+	lastSuccessOrNew     time.Time
 }
 
 // icebergPartitionStatus compares the table with the log of one partition
@@ -149,6 +183,7 @@ type icebergCommitter struct {
 	}
 
 	rows, files, bytes, failures, dlqRows *prometheus.CounterVec
+	compactions, filesCompacted, orphans  *prometheus.CounterVec
 	lagOffsets, lagSeconds                *prometheus.GaugeVec
 }
 
@@ -174,6 +209,15 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_iceberg_commit_errors_total", Help: "Failed Iceberg commits, per topic (retried).",
 		}, []string{"topic"}),
+		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_compactions_total", Help: "Replace snapshots that rewrote small data files of Iceberg tables, committed by this node, per topic.",
+		}, []string{"topic"}),
+		filesCompacted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_files_compacted_total", Help: "Small data files of Iceberg tables rewritten into larger ones by this node, per topic.",
+		}, []string{"topic"}),
+		orphans: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_orphan_files_deleted_total", Help: "Files of Iceberg tables no retained snapshot referenced, deleted by this node, per topic.",
+		}, []string{"topic"}),
 		lagOffsets: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "strata_iceberg_commit_lag_offsets", Help: "Committed offsets of the partitions this node leads that the Iceberg table does not hold yet, per topic.",
 		}, []string{"topic"}),
@@ -182,7 +226,8 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 		}, []string{"topic"}),
 	}
 	c.mu.status = map[string]*icebergTopicStatus{}
-	s.metrics.registry.MustRegister(c.rows, c.files, c.bytes, c.dlqRows, c.failures, c.lagOffsets, c.lagSeconds)
+	s.metrics.registry.MustRegister(c.rows, c.files, c.bytes, c.dlqRows, c.failures, c.lagOffsets, c.lagSeconds,
+		c.compactions, c.filesCompacted, c.orphans)
 	return c
 }
 
@@ -331,6 +376,11 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	ctx, cancel := context.WithTimeout(c.s.ctx, icebergCommitTimeout)
 	defer cancel()
 	status, err := c.commitPartitions(ctx, topic, cfg, meta.ID.String(), led)
+	var maint icebergMaintenance
+	var maintErr error
+	if err == nil && len(parts) > 0 && parts[0] != nil && parts[0].IsLeader() {
+		maint, maintErr = c.maintain(ctx, topic, cfg, now)
+	}
 	c.mu.Lock()
 	st := c.mu.status[topic]
 	if st == nil {
@@ -347,6 +397,14 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	st.DLQRowsCommitted += status.DLQRowsCommitted
 	if status.DLQLastReason != "" {
 		st.DLQLastReason = status.DLQLastReason
+	}
+	st.Compactions += maint.compactions
+	st.FilesCompacted += maint.filesCompacted
+	st.OrphansDeleted += maint.orphansDeleted
+	if maintErr != nil {
+		st.LastMaintenanceError = maintErr.Error()
+	} else if maint.ran {
+		st.LastMaintenanceError = ""
 	}
 	if err != nil {
 		st.LastError = err.Error()
@@ -389,12 +447,71 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	c.files.WithLabelValues(topic).Add(float64(status.FilesCommitted))
 	c.bytes.WithLabelValues(topic).Add(float64(status.BytesCommitted))
 	c.dlqRows.WithLabelValues(topic).Add(float64(status.DLQRowsCommitted))
+	c.compactions.WithLabelValues(topic).Add(float64(maint.compactions))
+	c.filesCompacted.WithLabelValues(topic).Add(float64(maint.filesCompacted))
+	c.orphans.WithLabelValues(topic).Add(float64(maint.orphansDeleted))
 	c.lagOffsets.WithLabelValues(topic).Set(float64(out.LagOffsets))
 	c.lagSeconds.WithLabelValues(topic).Set(out.LagSeconds)
 	if err != nil {
 		c.s.logger.Warn("iceberg commit failed; will retry", "topic", topic, "err", err)
 	}
+	if maintErr != nil {
+		c.s.logger.Warn("iceberg compaction or orphan cleanup failed; will retry", "topic", topic, "err", maintErr)
+	}
 	return out, err
+}
+
+// icebergMaintenance is what one round of maintain did.
+type icebergMaintenance struct {
+	ran                                         bool
+	compactions, filesCompacted, orphansDeleted int64
+}
+
+// maintain compacts the small files of the topic's tables (the main one
+// and the dead-letter table) and, every icebergOrphanSweepEvery, deletes
+// the files none of their retained snapshots references that are older
+// than icebergOrphanMinAge (or 3 commit intervals, if longer). The leader
+// of partition 0 runs it after its commit, so one node per topic does; a
+// commit of another node racing with a compaction costs a retry, never a
+// row (the compare-and-swap of Table.Compact).
+func (c *icebergCommitter) maintain(ctx context.Context, topic string, cfg effectiveTopicConfig, now time.Time) (icebergMaintenance, error) {
+	var out icebergMaintenance
+	tables := c.tables[topic]
+	if tables == nil {
+		return out, nil
+	}
+	out.ran = true
+	minInputs := int(cfg.int64(icebergCompactionMinConfig))
+	sweep := now.Sub(tables.lastOrphanSweep) >= icebergOrphanSweepEvery
+	minAge := max(icebergOrphanMinAge, 3*time.Duration(cfg.int64(icebergIntervalConfig))*time.Millisecond)
+	for _, tbl := range []*iceberg.Table{tables.main, tables.dlq} {
+		if tbl == nil {
+			continue
+		}
+		if minInputs >= 2 {
+			res, err := tbl.Compact(ctx, minInputs)
+			if err != nil {
+				return out, fmt.Errorf("compact %s: %w", tbl.Location(), err)
+			}
+			if res.FilesRewritten > 0 {
+				out.compactions++
+				out.filesCompacted += int64(res.FilesRewritten)
+				c.s.logger.Info("iceberg: compacted small data files", "topic", topic, "table", tbl.Location(),
+					"files", res.FilesRewritten, "into", res.FilesWritten, "rows", res.Rows, "version", res.Version)
+			}
+		}
+		if sweep {
+			n, err := tbl.RemoveOrphans(ctx, now.Add(-minAge))
+			out.orphansDeleted += int64(n)
+			if err != nil {
+				return out, fmt.Errorf("remove orphans of %s: %w", tbl.Location(), err)
+			}
+		}
+	}
+	if sweep {
+		tables.lastOrphanSweep = now
+	}
+	return out, nil
 }
 
 func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, cfg effectiveTopicConfig, topicID string, led []*partition) (icebergTopicStatus, error) {
@@ -431,15 +548,14 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 	budget := icebergMaxBytesPerCommit
 	for _, p := range led {
 		// A partition new to the table starts at the local log: history
-		// that only the remote log holds is not backfilled (reading remote
-		// segments is not built yet). Once in the table, a partition goes
-		// on from its last offset, and falling behind the local log is an
-		// error, never a gap.
+		// that only the remote log holds is not backfilled. Once in the
+		// table, a partition goes on from its last offset, from the remote
+		// log if local retention deleted it meanwhile: never a gap.
 		next := p.Log().LogStartOffset()
 		if last, ok := st.LastOffsets[p.index]; ok {
 			next = last + 1
 		}
-		recs, readTo, lso, err := readCommittedRecords(p, next, max(budget, icebergMinBytesPerPartition))
+		recs, readTo, lso, err := readCommittedRecords(ctx, p, next, max(budget, icebergMinBytesPerPartition))
 		if err != nil {
 			return out, fmt.Errorf("partition %d: %w", p.index, err)
 		}
@@ -494,15 +610,19 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 // icebergTables are a topic's tables: the main one and, in the typed
 // modes, the dead-letter table.
 type icebergTables struct {
-	mode       string
-	main, dlq  *iceberg.Table
-	dlqCreated bool // dlq exists in the store
+	mode           string
+	targetFileSize int64
+	main, dlq      *iceberg.Table
+	dlqCreated     bool // dlq exists in the store
+	// lastOrphanSweep is when maintain last looked for orphans.
+	lastOrphanSweep time.Time
 }
 
 // openTables returns the topic's tables, opened again when its mode changed.
 func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, topicID string) (*icebergTables, error) {
 	mode := cfg.values[icebergModeConfig]
-	if tables := c.tables[topic]; tables != nil && tables.mode == mode {
+	target := cfg.int64(icebergTargetFileSizeConfig)
+	if tables := c.tables[topic]; tables != nil && tables.mode == mode && tables.targetFileSize == target {
 		return tables, nil
 	}
 	prefix, location, err := c.tableLocation(topic, cfg)
@@ -514,9 +634,10 @@ func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, to
 			Store: c.s.objects, Prefix: prefix, Location: location, Properties: props, Layout: layout,
 			SnapshotRetention: time.Duration(cfg.int64(icebergRetentionConfig)) * time.Millisecond,
 			Partitioning:      strings.TrimSuffix(cfg.values[icebergPartitionSpecConfig], "(timestamp)"),
+			TargetFileSize:    target,
 		})
 	}
-	tables := &icebergTables{mode: mode}
+	tables := &icebergTables{mode: mode, targetFileSize: target}
 	layout := iceberg.LayoutKeyValue
 	if icebergTyped(cfg) {
 		layout = iceberg.LayoutTyped
@@ -538,77 +659,145 @@ func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, to
 // last stable offset, as a read_committed consumer sees them: control
 // batches and the batches of aborted transactions are left out. It stops
 // after about maxBytes of batches, and returns the offset it read up to
-// (exclusive). Records only in the remote log (below the local log start)
-// are not read yet: that is an error, never a gap.
-func readCommittedRecords(p *partition, from int64, maxBytes int) (records []iceberg.Record, readTo, lso int64, err error) {
+// (exclusive). Offsets below the local log start are read from the remote
+// log when the partition is tiered, so retention deleting local segments
+// before the table got them leaves no gap; only what neither log holds
+// any more (deleted by retention everywhere, or a non-tiered partition's)
+// is skipped.
+func readCommittedRecords(ctx context.Context, p *partition, from int64, maxBytes int) (records []iceberg.Record, readTo, lso int64, err error) {
 	lso = p.LastStableOffset()
 	if from >= lso {
 		return nil, from, lso, nil
 	}
 	log := p.Log()
-	if local := log.LogStartOffset(); from < local {
-		if p.remote.enabled() {
-			return nil, from, lso, fmt.Errorf("offsets %d to %d are only in the remote log, which the Iceberg writer does not read yet", from, local-1)
-		}
-		from = local // deleted by retention before it reached the table
-	}
 	start := from
-	aborted, err := log.AbortedTxns(from, lso)
-	if err != nil {
-		return nil, from, lso, err
-	}
 	var out []iceberg.Record
 	read := 0
 	for from < lso && read < maxBytes {
-		chunk, err := log.Read(from, maxBytes-read, lso, true)
-		if err != nil {
-			return nil, from, lso, fmt.Errorf("read offset %d: %w", from, err)
-		}
-		if chunk.Len <= 0 {
-			break
-		}
-		data, err := chunk.ReadAll()
-		if err != nil {
-			return nil, from, lso, fmt.Errorf("read offset %d: %w", from, err)
-		}
-		read += len(data)
-		advanced := false
-		for len(data) >= storage.BatchHeaderSize {
-			h, err := storage.ParseBatchHeader(data)
-			if err != nil {
-				return nil, from, lso, err
-			}
-			if h.Size() > len(data) {
-				break // cut at maxBytes: the next read starts here
-			}
-			batch := data[:h.Size()]
-			data = data[h.Size():]
-			if h.BaseOffset >= lso {
-				from = lso
-				break
-			}
-			if next := h.LastOffset() + 1; next > from {
-				from = next
-				advanced = true
-			}
-			if h.IsControl() || (h.IsTransactional() && isAborted(aborted, h.ProducerID, h.BaseOffset)) {
+		var data []byte
+		var aborted []storage.AbortedTxn
+		if local := log.LogStartOffset(); from < local {
+			remoteStart, _, remote := p.remote.readable()
+			if !remote || from < remoteStart {
+				// Gone from both logs: the table goes on from what is left.
+				if remote && remoteStart < local {
+					from = remoteStart
+				} else {
+					from = local
+				}
 				continue
 			}
-			recs, err := storage.DecodeRecords(batch)
-			if err != nil {
-				return nil, from, lso, fmt.Errorf("decode batch at offset %d: %w", h.BaseOffset, err)
+			data, aborted, err = readRemoteBatches(ctx, p.remote, from, maxBytes-read)
+			if errors.Is(err, errNotRemote) {
+				from = local // past the remote log's end: the local log goes on
+				continue
 			}
-			for _, r := range recs {
-				if r.Offset >= start && r.Offset < lso {
-					out = append(out, toIcebergRecord(p.index, r))
-				}
-			}
+		} else {
+			data, aborted, err = readLocalBatches(log, from, maxBytes-read, lso)
 		}
-		if !advanced {
+		if err != nil {
+			return nil, from, lso, fmt.Errorf("read offset %d: %w", from, err)
+		}
+		if len(data) == 0 {
 			break
 		}
+		read += len(data)
+		next, recs, err := committedRecordsOf(p.index, data, from, start, lso, aborted)
+		if err != nil {
+			return nil, from, lso, err
+		}
+		out = append(out, recs...)
+		if next <= from {
+			break
+		}
+		from = next
 	}
 	return out, from, lso, nil
+}
+
+// readLocalBatches reads up to maxBytes of the local log's batches from
+// offset from, and the aborted transactions overlapping [from, lso).
+func readLocalBatches(log replica.LocalLog, from int64, maxBytes int, lso int64) ([]byte, []storage.AbortedTxn, error) {
+	chunk, err := log.Read(from, maxBytes, lso, true)
+	if err != nil || chunk.Len <= 0 {
+		return nil, nil, err
+	}
+	data, err := chunk.ReadAll()
+	if err != nil {
+		return nil, nil, err
+	}
+	aborted, err := log.AbortedTxns(from, lso)
+	return data, aborted, err
+}
+
+// readRemoteBatches reads up to maxBytes of the remote log's batches from
+// offset from (within one remote segment, through the chunk cache: loaded
+// first, then read), and the aborted transactions a read_committed fetch
+// of them needs. errNotRemote if from is not in the remote log.
+func readRemoteBatches(ctx context.Context, r *remoteLog, from int64, maxBytes int) ([]byte, []storage.AbortedTxn, error) {
+	for attempt := 0; ; attempt++ {
+		if _, err := (remoteReader{r: r, ctx: ctx, wait: true}).read(from, maxBytes, true); err != nil {
+			return nil, nil, err
+		}
+		chunks, err := remoteReader{r: r, ctx: ctx}.read(from, maxBytes, true)
+		if errors.Is(err, errNotCached) && attempt < 3 {
+			continue // evicted between the load and the read
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		var data []byte
+		for _, c := range chunks {
+			b, rerr := c.ReadAll()
+			c.File.Close()
+			if rerr != nil && err == nil {
+				err = rerr
+			}
+			data = append(data, b...)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		aborted, err := r.abortedFor(remoteReader{r: r, ctx: ctx, wait: true}, from)
+		return data, aborted, err
+	}
+}
+
+// committedRecordsOf decodes the whole batches of data (read at offset
+// from) that a read_committed consumer gets, keeping records in [start,
+// lso), and returns the offset after the last batch it went past.
+func committedRecordsOf(partition int32, data []byte, from, start, lso int64, aborted []storage.AbortedTxn) (int64, []iceberg.Record, error) {
+	var out []iceberg.Record
+	for len(data) >= storage.BatchHeaderSize {
+		h, err := storage.ParseBatchHeader(data)
+		if err != nil {
+			return from, nil, err
+		}
+		if h.Size() > len(data) {
+			break // cut at maxBytes: the next read starts here
+		}
+		batch := data[:h.Size()]
+		data = data[h.Size():]
+		if h.BaseOffset >= lso {
+			return lso, out, nil
+		}
+		if next := h.LastOffset() + 1; next > from {
+			from = next
+		}
+		if h.IsControl() || (h.IsTransactional() && isAborted(aborted, h.ProducerID, h.BaseOffset)) {
+			continue
+		}
+		recs, err := storage.DecodeRecords(batch)
+		if err != nil {
+			return from, nil, fmt.Errorf("decode batch at offset %d: %w", h.BaseOffset, err)
+		}
+		for _, r := range recs {
+			if r.Offset >= start && r.Offset < lso {
+				out = append(out, toIcebergRecord(partition, r))
+			}
+		}
+	}
+	return from, out, nil
 }
 
 func isAborted(aborted []storage.AbortedTxn, producerID, offset int64) bool {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -137,13 +139,18 @@ func TestIcebergTopicConfigsAreValidated(t *testing.T) {
 		{icebergTableLocationConfig: "s3://x/y"},
 		{icebergNamespaceConfig: "a/b"},
 		{icebergPartitionSpecConfig: "minute(timestamp)"},
+		{icebergTargetFileSizeConfig: "0"},
+		{icebergCompactionMinConfig: "1"},
+		{icebergCompactionMinConfig: "-1"},
+		{icebergCompactionMinConfig: "many"},
 	} {
 		if err := validateTopicConfigs(bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
 	}
 	for _, mode := range []string{icebergModeKeyValue, icebergModeSchemaIDPrefix, icebergModeSchemaLatest} {
-		if err := validateTopicConfigs(map[string]string{icebergEnabledConfig: "true", icebergModeConfig: mode, icebergIntervalConfig: "1000", icebergTableLocationConfig: "lake/t", icebergNamespaceConfig: "lake", icebergValueSubjectConfig: "orders-value"}); err != nil {
+		if err := validateTopicConfigs(map[string]string{icebergEnabledConfig: "true", icebergModeConfig: mode, icebergIntervalConfig: "1000", icebergTableLocationConfig: "lake/t", icebergNamespaceConfig: "lake", icebergValueSubjectConfig: "orders-value",
+			icebergTargetFileSizeConfig: "1048576", icebergCompactionMinConfig: "0"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -309,4 +316,137 @@ func TestIcebergStatusForgetsDeletedTopics(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntil(t, 10*time.Second, "the deleted topic's status gone", func() bool { return len(tb.srv.iceberg.statuses()) == 0 })
+}
+
+// The leader of partition 0 compacts the small files of each commit into
+// one (a replace snapshot: same rows, one file) and deletes the table's
+// files no snapshot references once they are old; young ones stay.
+func TestIcebergCompactionAndOrphanCleanup(t *testing.T) {
+	storeDir := t.TempDir()
+	// A crashed commit's leftovers from before: one old, one recent.
+	dataDir := filepath.Join(storeDir, "iceberg/strata/icec/data")
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	oldOrphan, youngOrphan := filepath.Join(dataDir, "00000-crashed.parquet"), filepath.Join(dataDir, "00000-running.parquet")
+	for _, f := range []string{oldOrphan, youngOrphan} {
+		if err := os.WriteFile(f, []byte("PAR1"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Older than 3 commit intervals (the safety age of a 1 h interval).
+	longAgo := time.Now().Add(-4 * time.Hour)
+	if err := os.Chtimes(oldOrphan, longAgo, longAgo); err != nil {
+		t.Fatal(err)
+	}
+	tb := startTestBroker(t, func(c *Config) { c.ObjectStore = "file://" + storeDir })
+	tb.createTopicWithPartitions("icec", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000",
+		icebergPartitionSpecConfig: "none", icebergCompactionMinConfig: "3"})
+	ctx := testContext(t)
+	prod := tb.client(kgo.DefaultProduceTopic("icec"))
+	var st icebergTopicStatus
+	for round := range 3 {
+		for i := range 5 {
+			if err := prod.ProduceSync(ctx, &kgo.Record{Key: fmt.Appendf(nil, "k%d-%d", round, i)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st = icebergCommitNow(t, tb, "icec")
+	}
+	// The third commit made the third small file: all of them became one.
+	if st.Compactions != 1 || st.FilesCompacted < 3 || st.LastMaintenanceError != "" {
+		t.Fatalf("status after three commits: %+v", st)
+	}
+	tbl := openTestTable(t, storeDir, "icec")
+	if files := icebergtest.DataFiles(t, tbl); len(files) != 1 {
+		t.Fatalf("data files after compaction: %v", files)
+	}
+	want := committedRows(t, tb, "icec", 15)
+	if got := icebergtest.Rows(t, tbl); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("table rows after compaction\n got %v\nwant %v", got, want)
+	}
+	loaded, err := tbl.Load(ctx)
+	if err != nil || loaded.Metadata.CurrentSnapshot().Summary.Operation != table.OpReplace || loaded.LastOffsets[0] != 14 {
+		t.Fatalf("current snapshot after compaction: %+v offsets %v (%v)", loaded.Metadata.CurrentSnapshot().Summary, loaded.LastOffsets, err)
+	}
+	// The first round swept for orphans: the old leftover went.
+	if st.OrphansDeleted != 1 {
+		t.Fatalf("orphans deleted %d, want 1", st.OrphansDeleted)
+	}
+	if _, err := os.Stat(oldOrphan); !os.IsNotExist(err) {
+		t.Fatalf("the old orphan is still there: %v", err)
+	}
+	if _, err := os.Stat(youngOrphan); err != nil {
+		t.Fatalf("the young orphan went: %v", err)
+	}
+	// The next commit resumes after the compaction, exactly once.
+	if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte("after")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if st := icebergCommitNow(t, tb, "icec"); st.Partitions[0].TableNextOffset != 16 {
+		t.Fatalf("commit after compaction: %+v", st)
+	}
+	if got := icebergtest.Rows(t, tbl); len(got) != 16 {
+		t.Fatalf("%d rows after the next commit, want 16: %v", len(got), got)
+	}
+}
+
+// Local retention of a tiered topic deletes segments the table has not
+// got yet: the committer reads them back from the remote log (a committed
+// and an aborted transaction among them), so the table holds every
+// committed offset once, no gap.
+func TestIcebergReadsRecordsOnlyInTheRemoteLog(t *testing.T) {
+	tb := tieredBroker(t)
+	storeDir := strings.TrimPrefix(tb.srv.cfg.ObjectStore, "file://")
+	tb.createTopic("icer", 1, tieredTopicConfigs(icebergEnabledConfig, "true", icebergIntervalConfig, "3600000"))
+	cl := tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10))
+	produceValues(t, cl, "icer", 10)
+	if st := icebergCommitNow(t, tb, "icer"); st.Partitions[0].TableNextOffset != 10 {
+		t.Fatalf("first commit: %+v", st)
+	}
+	ctx := testContext(t)
+	txp := tb.client(kgo.TransactionalID("icer-tx"), kgo.DefaultProduceTopic("icer"))
+	for _, commit := range []bool{true, false} {
+		if err := txp.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for j := range 5 {
+			if err := txp.ProduceSync(ctx, &kgo.Record{Key: fmt.Appendf(nil, "tx-%v-%d", commit, j)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := txp.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produceValues(t, cl, "icer", 4000) // ≈ 900 KiB, 14 segments; local retention keeps 128 KiB
+	p := tb.srv.topics.partition("icer", 0)
+	waitFor(t, 20*time.Second, "local retention to delete offsets the table lacks", func() bool { return p.Log().LogStartOffset() > 1000 })
+	const end = 10 + 12 + 4000 // two transactions of 5 records and a marker
+	for {
+		st := icebergCommitNow(t, tb, "icer")
+		if st.LastError != "" {
+			t.Fatalf("commit: %+v", st)
+		}
+		if st.Partitions[0].TableNextOffset == end {
+			break
+		}
+	}
+	want := committedRows(t, tb, "icer", end-7)
+	if got := icebergRows(t, storeDir, "icer"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("table rows (%d) differ from the %d committed records: %s", len(got), len(want), firstDiff(got, want))
+	}
+	if !strings.Contains(fmt.Sprint(want), "tx-true-4") || strings.Contains(fmt.Sprint(want), "tx-false") {
+		t.Fatalf("the committed records are not what the transactions left: %v", want[:20])
+	}
+}
+
+// firstDiff describes where two sorted row lists first differ.
+func firstDiff(got, want []string) string {
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("row %d: got %s, want %s", i, got[i], want[i])
+		}
+	}
+	return fmt.Sprintf("%d rows vs %d", len(got), len(want))
 }

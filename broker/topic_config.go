@@ -165,6 +165,8 @@ func init() {
 		{name: icebergPartitionSpecConfig, defaultValue: constant("hour(timestamp)"), validate: validateOneOf("hour(timestamp)", "day(timestamp)", "none")},
 		{name: icebergValueSubjectConfig, defaultValue: constant(""), validate: validateIcebergSubject},
 		{name: icebergRetentionConfig, defaultValue: constant(icebergDefaultRetentionMs), validate: validateLong(-1)},
+		{name: icebergTargetFileSizeConfig, defaultValue: constant(icebergDefaultTargetSize), validate: validateLong(1)},
+		{name: icebergCompactionMinConfig, defaultValue: constant(icebergDefaultCompactionMin), validate: validateIcebergCompactionMin},
 	}
 	for _, d := range defs {
 		topicConfigDefs[d.name] = d

@@ -206,27 +206,49 @@ func TestIcebergTopicE2E(t *testing.T) {
 	got = readIcebergTable(t, node, tableURL, store.Endpoint())
 	checkIcebergReaders(t, got, want)
 	t.Logf("after 40 more commits (manifests merged) icebird and DuckDB read the %d rows exactly once (%d data files)", len(want), got.Files)
+	// Those commits added a file each to the current hour: past
+	// iceberg.compaction.min.input.files (10) small ones the committer
+	// rewrote them into one (replace snapshots), so the readers above read
+	// fewer files than commits, each row once.
+	st := icebergStatusJSONOf(t, srv.httpAddr, topic)
+	if st.Compactions < 1 || st.FilesCompacted < 10 || got.Files > 2*9 {
+		t.Fatalf("after 40 one-record commits: %d compactions of %d files, %d data files left", st.Compactions, st.FilesCompacted, got.Files)
+	}
+	t.Logf("%d compactions rewrote %d small files; the table has %d data files", st.Compactions, st.FilesCompacted, got.Files)
 }
 
-// icebergStatusOf reads one topic of `strata iceberg status --json`.
-func icebergStatusOf(t *testing.T, admin, topic string) (lastError string, lagOffsets int64, rows int64) {
+// icebergStatusJSON is one topic of `strata iceberg status --json`.
+type icebergStatusJSON struct {
+	Topic          string `json:"topic"`
+	LastError      string `json:"last_error"`
+	LagOffsets     int64  `json:"lag_offsets"`
+	RowsCommitted  int64  `json:"rows_committed"`
+	Compactions    int64  `json:"compactions"`
+	FilesCompacted int64  `json:"files_compacted"`
+}
+
+// icebergStatusJSONOf reads one topic of `strata iceberg status --json`
+// (LagOffsets -1: the topic is not listed).
+func icebergStatusJSONOf(t *testing.T, admin, topic string) icebergStatusJSON {
 	t.Helper()
 	res := mustRun(t, time.Minute, "", strataBin, "iceberg", "status", "--admin", admin, "--json")
-	var sts []struct {
-		Topic         string `json:"topic"`
-		LastError     string `json:"last_error"`
-		LagOffsets    int64  `json:"lag_offsets"`
-		RowsCommitted int64  `json:"rows_committed"`
-	}
+	var sts []icebergStatusJSON
 	if err := json.Unmarshal([]byte(res.stdout), &sts); err != nil {
 		t.Fatalf("iceberg status --json: %v: %s", err, res.stdout)
 	}
 	for _, st := range sts {
 		if st.Topic == topic {
-			return st.LastError, st.LagOffsets, st.RowsCommitted
+			return st
 		}
 	}
-	return "", -1, 0
+	return icebergStatusJSON{LagOffsets: -1}
+}
+
+// icebergStatusOf reads one topic of `strata iceberg status --json`.
+func icebergStatusOf(t *testing.T, admin, topic string) (lastError string, lagOffsets int64, rows int64) {
+	t.Helper()
+	st := icebergStatusJSONOf(t, admin, topic)
+	return st.LastError, st.LagOffsets, st.RowsCommitted
 }
 
 // TestIcebergMinIOOutage: with the store down, produce still succeeds at

@@ -12,6 +12,8 @@
 //	metadata/snap-<id>-1-<commit>.avro       manifest list of snapshot <id>
 //	metadata/<commit>-m0.avro                manifest of the files one commit added
 //	data/timestamp_hour=YYYY-MM-DD-HH/<n>-<commit>.parquet
+//	                                         n counts the commit's files: an hour's
+//	                                         rows past Config.TargetFileSize roll over
 //
 // Table schema (iceberg.mode=key_value):
 //
@@ -52,4 +54,17 @@
 // (tiering.ConditionalPutter; S3 If-None-Match): of writers racing for it
 // exactly one wins, the others reload and retry, so committers of one table
 // on several nodes (partitions led by different nodes) never lose a commit.
+//
+// Compaction (Compact): the small files (below half the target) of a
+// partition value are rewritten into files of about the target and swapped
+// in by a "replace" snapshot — one manifest: new files ADDED, rewritten
+// ones DELETED, every other live file EXISTING — that carries
+// SummaryLastOffsets unchanged. It commits through the same
+// compare-and-swap as Append, so an append that lands first makes it start
+// again from the new state.
+//
+// Orphans (RemoveOrphans): data files, manifests and manifest lists under
+// data/ and metadata/ that no retained snapshot references (expired
+// snapshots', compacted-away files', crashed commits') are deleted once
+// older than the caller's safety age. Metadata versions are never deleted.
 package iceberg

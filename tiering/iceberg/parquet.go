@@ -2,6 +2,7 @@ package iceberg
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
@@ -45,17 +47,27 @@ func encodeParquet(sc *arrow.Schema, layout Layout, records []Record) ([]byte, e
 		return nil, err
 	}
 	defer rec.Release()
+	return writeParquet(sc, func(w *pqarrow.FileWriter) error { return w.Write(rec) })
+}
+
+// parquetRowGroupRows is the most rows a row group of a data file holds.
+const parquetRowGroupRows = 64 * 1024
+
+// writeParquet makes one Parquet file of schema sc (snappy, row groups of
+// at most parquetRowGroupRows, the arrow schema stored): write gives the
+// writer its rows.
+func writeParquet(sc *arrow.Schema, write func(*pqarrow.FileWriter) error) ([]byte, error) {
 	var buf bytes.Buffer
 	props := parquet.NewWriterProperties(
 		parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithMaxRowGroupLength(64*1024),
+		parquet.WithMaxRowGroupLength(parquetRowGroupRows),
 		parquet.WithCreatedBy("strata"),
 	)
 	w, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: parquet writer: %w", err)
 	}
-	if err := w.Write(rec); err != nil {
+	if err := write(w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("iceberg: parquet write: %w", err)
 	}
@@ -63,6 +75,45 @@ func encodeParquet(sc *arrow.Schema, layout Layout, records []Record) ([]byte, e
 		return nil, fmt.Errorf("iceberg: parquet close: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// readParquet reads a whole Parquet data file as an arrow table (the
+// caller releases it).
+func readParquet(ctx context.Context, data []byte) (arrow.Table, error) {
+	pf, err := file.NewParquetReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: parquetRowGroupRows}, memory.DefaultAllocator)
+	if err != nil {
+		return nil, err
+	}
+	return fr.ReadTable(ctx)
+}
+
+// recordSize estimates the bytes a record takes in a data file before
+// compression: its key, value (a typed row's fields come from it) and
+// headers, and about 24 bytes of partition, offset and timestamp.
+func recordSize(r *Record) int64 {
+	n := int64(len(r.Key) + len(r.Value) + 24)
+	for _, h := range r.Headers {
+		n += int64(len(h.Key) + len(h.Value) + 8)
+	}
+	return n
+}
+
+// cutByBudget splits records after the first run of about budget bytes
+// (recordSize; at least one record), and returns that run's estimate.
+func cutByBudget(records []Record, budget int64) (run, rest []Record, estimate int64) {
+	for i := range records {
+		n := recordSize(&records[i])
+		if i > 0 && estimate+n > budget {
+			return records[:i], records[i:], estimate
+		}
+		estimate += n
+	}
+	return records, nil, estimate
 }
 
 // buildArrowRecord lays records out in the columns of KeyValueSchema.

@@ -62,7 +62,15 @@ type Config struct {
 	// LayoutTyped, whose table starts with only KafkaColumn and gains the
 	// value's columns from the value schemas of AppendWith.
 	Layout Layout
+	// TargetFileSize is about the largest data file a commit or a
+	// compaction writes, in bytes: the rows of one partition value past it
+	// go to further files. 0 means DefaultTargetFileSize.
+	TargetFileSize int64
 }
+
+// DefaultTargetFileSize is the target data file size when Config has none
+// (Iceberg's write.target-file-size-bytes default for Parquet).
+const DefaultTargetFileSize = 128 << 20
 
 // maxManifests bounds the manifests a snapshot lists: a commit that would
 // exceed it merges them all into its own (merge-append).
@@ -78,6 +86,11 @@ const maxMetadataLog = 100
 // next metadata version, retried on a lost race.
 type Table struct {
 	cfg Config
+	// fileSizeRatio is the size of the last data file cut at the target
+	// per byte of recordSize's estimate of its rows (1 at first): the
+	// next commit's files are cut at TargetFileSize/fileSizeRatio
+	// estimated bytes, so they come out at about the target.
+	fileSizeRatio float64
 }
 
 // Open returns the table at cfg; nothing is read or written until Load,
@@ -91,7 +104,13 @@ func Open(cfg Config) (*Table, error) {
 	if cfg.Prefix == "" || cfg.Location == "" {
 		return nil, errors.New("iceberg: a table needs a prefix and a location")
 	}
-	return &Table{cfg: cfg}, nil
+	if cfg.TargetFileSize < 0 {
+		return nil, fmt.Errorf("iceberg: target file size %d is negative", cfg.TargetFileSize)
+	}
+	if cfg.TargetFileSize == 0 {
+		cfg.TargetFileSize = DefaultTargetFileSize
+	}
+	return &Table{cfg: cfg, fileSizeRatio: 1}, nil
 }
 
 // Location is the table's URI.
@@ -132,6 +151,15 @@ func (t *Table) getAll(ctx context.Context, key string) ([]byte, error) {
 	}
 	defer rc.Close()
 	return io.ReadAll(rc)
+}
+
+// getLocation reads the whole object at a location inside the table.
+func (t *Table) getLocation(ctx context.Context, location string) ([]byte, error) {
+	key, err := t.keyOf(location)
+	if err != nil {
+		return nil, err
+	}
+	return t.getAll(ctx, key)
 }
 
 func (t *Table) put(ctx context.Context, key string, data []byte) error {
@@ -300,8 +328,8 @@ type CommitResult struct {
 // appendAttempts bounds the retries of a commit that lost a race.
 const appendAttempts = 5
 
-// Append commits records as one snapshot: one Parquet file per hour the
-// records span, a manifest, a manifest list, metadata vN+1 and the hint.
+// Append commits records as one snapshot: Parquet files, one per hour the
+// records span (more when an hour's rows pass Config.TargetFileSize), a manifest, a manifest list, metadata vN+1 and the hint.
 // Records at or below a partition's last offset in the table are dropped
 // first, so appending the same records again (a retry after a failure whose
 // outcome was unknown, or a new leader re-reading) never duplicates a row.
@@ -397,8 +425,9 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 		return CommitResult{}, err
 	}
 
-	// One data file per partition value of the table's spec.
-	grain, grainName, grainFormat := partitionGrain(spec)
+	// One data file per partition value of the table's spec and run of
+	// about TargetFileSize bytes of its records.
+	grain, _, _ := partitionGrain(spec)
 	byGroup := map[int64][]Record{}
 	for _, r := range fresh {
 		g := int64(0)
@@ -417,29 +446,28 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	seq := md.LastSequenceNumber() + 1
 	commitID := uuid.NewString()
 	var entries []iceberg.ManifestEntry
-	for i, g := range groups {
-		rows := byGroup[g]
-		data, err := encodeParquet(asc, t.cfg.Layout, rows)
-		if err != nil {
-			return CommitResult{}, err
+	for _, g := range groups {
+		for pending := byGroup[g]; len(pending) > 0; {
+			rows, rest, estimate := cutByBudget(pending, int64(float64(t.cfg.TargetFileSize)/t.fileSizeRatio))
+			pending = rest
+			data, err := encodeParquet(asc, t.cfg.Layout, rows)
+			if err != nil {
+				return CommitResult{}, err
+			}
+			if len(rest) > 0 {
+				// A file cut at the budget: learn how large files come
+				// out per estimated byte (compression, footer).
+				t.fileSizeRatio = min(max(float64(len(data))/float64(estimate), 0.01), 10)
+			}
+			df, err := t.writeDataFile(ctx, dataFileRel(spec, g, res.Files, commitID), data, schema, spec, md.Properties())
+			if err != nil {
+				return CommitResult{}, err
+			}
+			entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snapshotID, nil, nil, df))
+			res.Rows += int64(len(rows))
+			res.Files++
+			res.Bytes += int64(len(data))
 		}
-		rel := fmt.Sprintf("data/%05d-%s.parquet", i, commitID)
-		if grain > 0 {
-			value := time.Unix(g*grain, 0).UTC().Format(grainFormat)
-			rel = fmt.Sprintf("data/%s=%s/%05d-%s.parquet", grainName, value, i, commitID)
-		}
-		location := t.cfg.Location + "/" + rel
-		if err := t.put(ctx, t.cfg.Prefix+"/"+rel, data); err != nil {
-			return CommitResult{}, fmt.Errorf("iceberg: write data file %s: %w", rel, err)
-		}
-		df, err := dataFile(ctx, location, data, schema, spec, md.Properties())
-		if err != nil {
-			return CommitResult{}, err
-		}
-		entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snapshotID, nil, nil, df))
-		res.Rows += int64(len(rows))
-		res.Files++
-		res.Bytes += int64(len(data))
 	}
 
 	// The new manifest, then the manifest list: the new manifest first, the
@@ -450,17 +478,8 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	if parent := md.CurrentSnapshot(); parent != nil {
 		id := parent.SnapshotID
 		parentID = &id
-		key, err := t.keyOf(parent.ManifestList)
-		if err != nil {
+		if old, err = t.readManifestList(ctx, parent); err != nil {
 			return CommitResult{}, err
-		}
-		raw, err := t.getAll(ctx, key)
-		if err != nil {
-			return CommitResult{}, fmt.Errorf("iceberg: read manifest list of snapshot %d: %w", id, err)
-		}
-		old, err = iceberg.ReadManifestList(bytes.NewReader(raw))
-		if err != nil {
-			return CommitResult{}, fmt.Errorf("%w: manifest list of snapshot %d: %v", ErrCorruptTable, id, err)
 		}
 		if parent.Summary != nil {
 			totalRows += summaryInt(parent.Summary, "total-records")
@@ -474,69 +493,27 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	kept := old
 	var existing []iceberg.ManifestEntry
 	if len(entries) > 0 && len(old)+1 > maxManifests {
-		for _, m := range old {
-			key, err := t.keyOf(m.FilePath())
-			if err != nil {
-				return CommitResult{}, err
-			}
-			raw, err := t.getAll(ctx, key)
-			if err != nil {
-				return CommitResult{}, fmt.Errorf("iceberg: read manifest %s: %w", m.FilePath(), err)
-			}
-			es, err := iceberg.ReadManifest(m, bytes.NewReader(raw), true)
-			if err != nil {
-				return CommitResult{}, fmt.Errorf("%w: manifest %s: %v", ErrCorruptTable, m.FilePath(), err)
-			}
-			existing = append(existing, es...)
+		if existing, err = t.liveEntries(ctx, old); err != nil {
+			return CommitResult{}, err
 		}
 		kept = nil
 	}
 	manifests := kept
 	if len(entries) > 0 {
-		mf, err := t.writeManifest(ctx, commitID, spec, schema, snapshotID, entries, existing)
+		mf, err := t.writeManifest(ctx, commitID, spec, schema, snapshotID, manifestEntries{added: entries, existing: existing})
 		if err != nil {
 			return CommitResult{}, err
 		}
 		manifests = append([]iceberg.ManifestFile{mf}, kept...)
 	}
-	listRel := fmt.Sprintf("metadata/snap-%d-1-%s.avro", snapshotID, commitID)
-	var listBuf bytes.Buffer
-	if err := iceberg.WriteManifestList(2, &listBuf, snapshotID, parentID, &seq, 0, manifests); err != nil {
-		return CommitResult{}, fmt.Errorf("iceberg: encode manifest list: %w", err)
-	}
-	listBytes, err := uncompressedAvro(listBuf.Bytes())
-	if err != nil {
-		return CommitResult{}, err
-	}
-	if err := t.put(ctx, t.cfg.Prefix+"/"+listRel, listBytes); err != nil {
-		return CommitResult{}, fmt.Errorf("iceberg: write manifest list: %w", err)
-	}
-
 	offsetsJSON, err := encodeOffsets(newLast)
 	if err != nil {
 		return CommitResult{}, err
 	}
-	builder, err := table.MetadataBuilderFromBase(md, st.MetadataLocation)
-	if err != nil {
-		return CommitResult{}, fmt.Errorf("iceberg: metadata builder: %w", err)
-	}
-	if schemaChanged {
-		if err := builder.AddSchema(schema); err != nil {
-			return CommitResult{}, fmt.Errorf("iceberg: add schema: %w", err)
-		}
-		if err := builder.SetCurrentSchemaID(schema.ID); err != nil {
-			return CommitResult{}, fmt.Errorf("iceberg: set current schema: %w", err)
-		}
-	}
-	schemaID := schema.ID
-	snap := table.Snapshot{
-		SnapshotID:       snapshotID,
-		ParentSnapshotID: parentID,
-		SequenceNumber:   seq,
-		TimestampMs:      time.Now().UnixMilli(),
-		ManifestList:     t.cfg.Location + "/" + listRel,
-		SchemaID:         &schemaID,
-		Summary: &table.Summary{Operation: table.OpAppend, Properties: iceberg.Properties{
+	version, err := t.commitSnapshot(ctx, st, snapshotCommit{
+		id: snapshotID, parentID: parentID, seq: seq, commitID: commitID,
+		manifests: manifests, schema: schema, schemaChanged: schemaChanged,
+		summary: table.Summary{Operation: table.OpAppend, Properties: iceberg.Properties{
 			"added-data-files":   strconv.Itoa(res.Files),
 			"added-records":      strconv.FormatInt(res.Rows, 10),
 			"added-files-size":   strconv.FormatInt(res.Bytes, 10),
@@ -546,48 +523,182 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 			"total-delete-files": "0",
 			SummaryLastOffsets:   offsetsJSON,
 		}},
+	})
+	if err != nil {
+		return CommitResult{}, err
+	}
+	res.Version = version
+	res.SnapshotID = snapshotID
+	return res, nil
+}
+
+// snapshotCommit is a snapshot whose manifests are written, ready to be
+// committed on top of a State.
+type snapshotCommit struct {
+	id            int64
+	parentID      *int64
+	seq           int64
+	commitID      string
+	manifests     []iceberg.ManifestFile
+	schema        *iceberg.Schema
+	schemaChanged bool // add schema and make it current
+	summary       table.Summary
+}
+
+// commitSnapshot writes c's manifest list and the metadata version after
+// st's that makes c the current snapshot (expiring snapshots past
+// SnapshotRetention), and returns that version; ErrConflict if another
+// writer took it first.
+func (t *Table) commitSnapshot(ctx context.Context, st State, c snapshotCommit) (int, error) {
+	listRel := fmt.Sprintf("metadata/snap-%d-1-%s.avro", c.id, c.commitID)
+	var listBuf bytes.Buffer
+	if err := iceberg.WriteManifestList(2, &listBuf, c.id, c.parentID, &c.seq, 0, c.manifests); err != nil {
+		return 0, fmt.Errorf("iceberg: encode manifest list: %w", err)
+	}
+	listBytes, err := uncompressedAvro(listBuf.Bytes())
+	if err != nil {
+		return 0, err
+	}
+	if err := t.put(ctx, t.cfg.Prefix+"/"+listRel, listBytes); err != nil {
+		return 0, fmt.Errorf("iceberg: write manifest list: %w", err)
+	}
+	md := st.Metadata
+	builder, err := table.MetadataBuilderFromBase(md, st.MetadataLocation)
+	if err != nil {
+		return 0, fmt.Errorf("iceberg: metadata builder: %w", err)
+	}
+	if c.schemaChanged {
+		if err := builder.AddSchema(c.schema); err != nil {
+			return 0, fmt.Errorf("iceberg: add schema: %w", err)
+		}
+		if err := builder.SetCurrentSchemaID(c.schema.ID); err != nil {
+			return 0, fmt.Errorf("iceberg: set current schema: %w", err)
+		}
+	}
+	schemaID := c.schema.ID
+	summary := c.summary
+	snap := table.Snapshot{
+		SnapshotID:       c.id,
+		ParentSnapshotID: c.parentID,
+		SequenceNumber:   c.seq,
+		TimestampMs:      time.Now().UnixMilli(),
+		ManifestList:     t.cfg.Location + "/" + listRel,
+		SchemaID:         &schemaID,
+		Summary:          &summary,
 	}
 	if err := builder.AddSnapshot(&snap); err != nil {
-		return CommitResult{}, fmt.Errorf("iceberg: add snapshot: %w", err)
+		return 0, fmt.Errorf("iceberg: add snapshot: %w", err)
 	}
-	if err := builder.SetSnapshotRef(table.MainBranch, snapshotID, table.BranchRef); err != nil {
-		return CommitResult{}, fmt.Errorf("iceberg: set main branch: %w", err)
+	if err := builder.SetSnapshotRef(table.MainBranch, c.id, table.BranchRef); err != nil {
+		return 0, fmt.Errorf("iceberg: set main branch: %w", err)
 	}
 	if expired := expiredSnapshots(md, t.cfg.SnapshotRetention, snap.TimestampMs); len(expired) > 0 {
 		if err := builder.RemoveSnapshots(expired, false); err != nil {
-			return CommitResult{}, fmt.Errorf("iceberg: expire snapshots: %w", err)
+			return 0, fmt.Errorf("iceberg: expire snapshots: %w", err)
 		}
 	}
 	builder.TrimMetadataLogs(maxMetadataLog)
 	next, err := builder.Build()
 	if err != nil {
-		return CommitResult{}, fmt.Errorf("iceberg: build metadata: %w", err)
+		return 0, fmt.Errorf("iceberg: build metadata: %w", err)
 	}
 	if _, err := t.writeVersion(ctx, st.Version+1, next); err != nil && !isHintOnly(err) {
-		return CommitResult{}, err
+		return 0, err
 	}
-	res.Version = st.Version + 1
-	res.SnapshotID = snapshotID
-	return res, nil
+	return st.Version + 1, nil
+}
+
+// readManifestList reads the manifests snap lists.
+func (t *Table) readManifestList(ctx context.Context, snap *table.Snapshot) ([]iceberg.ManifestFile, error) {
+	raw, err := t.getLocation(ctx, snap.ManifestList)
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: read manifest list of snapshot %d: %w", snap.SnapshotID, err)
+	}
+	list, err := iceberg.ReadManifestList(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("%w: manifest list of snapshot %d: %v", ErrCorruptTable, snap.SnapshotID, err)
+	}
+	return list, nil
+}
+
+// readManifest reads the entries of one manifest; discardDeleted leaves
+// out those of files it removes.
+func (t *Table) readManifest(ctx context.Context, m iceberg.ManifestFile, discardDeleted bool) ([]iceberg.ManifestEntry, error) {
+	raw, err := t.getLocation(ctx, m.FilePath())
+	if err != nil {
+		return nil, fmt.Errorf("iceberg: read manifest: %w", err)
+	}
+	es, err := iceberg.ReadManifest(m, bytes.NewReader(raw), discardDeleted)
+	if err != nil {
+		return nil, fmt.Errorf("%w: manifest %s: %v", ErrCorruptTable, m.FilePath(), err)
+	}
+	return es, nil
+}
+
+// liveEntries are the entries of the data files manifests hold (those they
+// delete left out).
+func (t *Table) liveEntries(ctx context.Context, manifests []iceberg.ManifestFile) ([]iceberg.ManifestEntry, error) {
+	var out []iceberg.ManifestEntry
+	for _, m := range manifests {
+		es, err := t.readManifest(ctx, m, true)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, es...)
+	}
+	return out, nil
+}
+
+// writeDataFile stores a Parquet file at rel (inside the table) and
+// describes it for a manifest.
+func (t *Table) writeDataFile(ctx context.Context, rel string, data []byte, schema *iceberg.Schema, spec iceberg.PartitionSpec, props iceberg.Properties) (iceberg.DataFile, error) {
+	if err := t.put(ctx, t.cfg.Prefix+"/"+rel, data); err != nil {
+		return nil, fmt.Errorf("iceberg: write data file %s: %w", rel, err)
+	}
+	return dataFile(ctx, t.cfg.Location+"/"+rel, data, schema, spec, props)
+}
+
+// dataFileRel is where the n-th data file of a commit goes: under its
+// partition value's directory (group is the value, in hours or days since
+// 1970) when spec has one.
+func dataFileRel(spec iceberg.PartitionSpec, group int64, n int, commitID string) string {
+	grain, name, format := partitionGrain(spec)
+	if grain == 0 {
+		return fmt.Sprintf("data/%05d-%s.parquet", n, commitID)
+	}
+	value := time.Unix(group*grain, 0).UTC().Format(format)
+	return fmt.Sprintf("data/%s=%s/%05d-%s.parquet", name, value, n, commitID)
+}
+
+// manifestEntries are the entries of a manifest a commit writes: the files
+// it adds, the live files it carries over, and the files it removes.
+type manifestEntries struct {
+	added, existing, deleted []iceberg.ManifestEntry
 }
 
 // writeManifest writes the manifest of one commit: its new data files
-// (entries, ADDED) and, when it merges, the parent's live ones (EXISTING).
-func (t *Table) writeManifest(ctx context.Context, commitID string, spec iceberg.PartitionSpec, schema *iceberg.Schema, snapshotID int64, entries, existing []iceberg.ManifestEntry) (iceberg.ManifestFile, error) {
+// (ADDED), when it merges or compacts the parent's live ones (EXISTING),
+// and when it compacts the files it rewrote (DELETED).
+func (t *Table) writeManifest(ctx context.Context, commitID string, spec iceberg.PartitionSpec, schema *iceberg.Schema, snapshotID int64, entries manifestEntries) (iceberg.ManifestFile, error) {
 	manifestRel := fmt.Sprintf("metadata/%s-m0.avro", commitID)
 	var manifestBuf bytes.Buffer
 	mw, err := iceberg.NewManifestWriter(2, &manifestBuf, spec, schema, snapshotID)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: manifest writer: %w", err)
 	}
-	for _, e := range entries {
+	for _, e := range entries.added {
 		if err := mw.Add(e); err != nil {
 			return nil, fmt.Errorf("iceberg: manifest entry: %w", err)
 		}
 	}
-	for _, e := range existing {
+	for _, e := range entries.existing {
 		if err := mw.Existing(e); err != nil {
 			return nil, fmt.Errorf("iceberg: existing manifest entry: %w", err)
+		}
+	}
+	for _, e := range entries.deleted {
+		if err := mw.Delete(e); err != nil {
+			return nil, fmt.Errorf("iceberg: deleted manifest entry: %w", err)
 		}
 	}
 	if err := mw.Close(); err != nil {

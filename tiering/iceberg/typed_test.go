@@ -167,30 +167,36 @@ func typedRecords(t *testing.T, schema avro.Schema, st *iceberg.StructType, from
 	return out
 }
 
+// typedOrdersTable is an empty typed table on a FileStore, with the orders
+// schemas v1 and v2 and their structs.
+func typedOrdersTable(t *testing.T) (tbl *Table, v1, v2 avro.Schema, st1, st2 *iceberg.StructType) {
+	t.Helper()
+	dir := t.TempDir()
+	store, err := tiering.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err = Open(Config{Store: store, Prefix: "iceberg/strata/orders", Location: "file://" + filepath.Join(dir, "iceberg/strata/orders"), Layout: LayoutTyped})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1, v2 = avro.MustParse(ordersV1), avro.MustParse(ordersV2)
+	if st1, err = AvroStruct(v1); err != nil {
+		t.Fatal(err)
+	}
+	if st2, err = AvroStruct(v2); err != nil {
+		t.Fatal(err)
+	}
+	return tbl, v1, v2, st1, st2
+}
+
 // TestTypedAppendEvolvesSchema: a typed table gets the value's columns
 // from the first schema; a second, evolved schema adds a column with a new
 // field ID, keeps every existing column's ID (a promoted column keeps its
 // ID too), and rows written before read null in the new column.
 func TestTypedAppendEvolvesSchema(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	store, err := tiering.NewFileStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tbl, err := Open(Config{Store: store, Prefix: "iceberg/strata/orders", Location: "file://" + filepath.Join(dir, "iceberg/strata/orders"), Layout: LayoutTyped})
-	if err != nil {
-		t.Fatal(err)
-	}
-	v1, v2 := avro.MustParse(ordersV1), avro.MustParse(ordersV2)
-	st1, err := AvroStruct(v1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st2, err := AvroStruct(v2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl, v1, v2, st1, st2 := typedOrdersTable(t)
 	if _, err := tbl.AppendWith(ctx, typedRecords(t, v1, st1, 0, 3, nil), nil, AppendOptions{ValueTypes: []*iceberg.StructType{st1}}); err != nil {
 		t.Fatal(err)
 	}
@@ -363,5 +369,39 @@ digest binary`
 	}
 	if _, err := ProtobufStruct(protobuf.Descriptor(recursive).Messages().ByName("Node")); !errors.Is(err, ErrUnsupportedSchema) {
 		t.Fatalf("a recursive message: %v, want ErrUnsupportedSchema", err)
+	}
+}
+
+// Compacting a typed table merges the files of the current schema and
+// leaves a file from before the schema evolved as it is; every row reads
+// the same.
+func TestTypedCompactionKeepsFilesOfOlderSchemas(t *testing.T) {
+	ctx := context.Background()
+	tbl, v1, v2, st1, st2 := typedOrdersTable(t)
+	if _, err := tbl.AppendWith(ctx, typedRecords(t, v1, st1, 0, 3, nil), nil, AppendOptions{ValueTypes: []*iceberg.StructType{st1}}); err != nil {
+		t.Fatal(err)
+	}
+	for r := range int64(3) {
+		if _, err := tbl.AppendWith(ctx, typedRecords(t, v2, st2, 3+2*r, 5+2*r, "gift"), nil, AppendOptions{ValueTypes: []*iceberg.StructType{st2}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byOffset := func(rows []map[string]any) string {
+		sort.Slice(rows, func(i, j int) bool { return rows[i]["id"].(float64) < rows[j]["id"].(float64) })
+		return fmt.Sprint(rows)
+	}
+	before := byOffset(icebergtest.JSONRows(t, tbl))
+	res, err := tbl.Compact(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FilesRewritten != 3 || res.FilesWritten != 1 || res.Rows != 6 {
+		t.Fatalf("compaction: %+v (want the 3 files of the current schema into 1)", res)
+	}
+	if files := icebergtest.DataFiles(t, tbl); len(files) != 2 {
+		t.Fatalf("data files after compaction: %v", files)
+	}
+	if after := byOffset(icebergtest.JSONRows(t, tbl)); after != before || !strings.Contains(after, "gift") {
+		t.Fatalf("rows after compaction\n got %s\nwant %s", after, before)
 	}
 }

@@ -63,18 +63,40 @@ func JSONRows(t testing.TB, tbl *iceberg.Table) []map[string]any {
 	return rows
 }
 
+// DataFiles lists the locations of the data files the table's current
+// snapshot reads, as iceberg-go's scan planner finds them, sorted.
+func DataFiles(t testing.TB, tbl *iceberg.Table) []string {
+	t.Helper()
+	tasks, err := localTable(t, tbl).Scan().PlanFiles(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, task := range tasks {
+		out = append(out, task.File.FilePath())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// localTable is tbl's current metadata as an iceberg-go table reading the
+// local filesystem.
+func localTable(t testing.TB, tbl *iceberg.Table) *table.Table {
+	t.Helper()
+	st, err := tbl.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return table.New(table.Identifier{"strata", "t"}, st.Metadata, st.MetadataLocation,
+		func(context.Context) (iceio.IO, error) { return iceio.LocalFS{}, nil }, nil)
+}
+
 // scan reads the table's current snapshot with iceberg-go's scanner and
 // hands each record batch to f.
 func scan(t testing.TB, tbl *iceberg.Table, f func(arrow.RecordBatch)) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := tbl.Load(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	it := table.New(table.Identifier{"strata", "t"}, st.Metadata, st.MetadataLocation,
-		func(context.Context) (iceio.IO, error) { return iceio.LocalFS{}, nil }, nil)
-	arrTbl, err := it.Scan().ToArrowTable(ctx)
+	arrTbl, err := localTable(t, tbl).Scan().ToArrowTable(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,107 @@
+package iceberg
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// RemoveOrphans deletes the table's data files, manifests and manifest
+// lists that no snapshot of the current metadata references and that were
+// last modified before olderThan: the files of snapshots SnapshotRetention
+// expired (and of files a compaction replaced, once the snapshots that
+// listed them expired), and those of commits that crashed or lost their
+// race before their metadata landed. It returns how many it deleted.
+//
+// olderThan is the safety margin: a running commit (here or on another
+// node) writes its files before the metadata that references them, so it
+// must be earlier than any commit can take, e.g. an hour ago. The store is
+// listed before the metadata is read, so a file committed in between is
+// seen as referenced. Metadata files (vN.metadata.json, the hint) are never
+// deleted: Load walks the versions.
+func (t *Table) RemoveOrphans(ctx context.Context, olderThan time.Time) (int, error) {
+	var candidates []string
+	for _, dir := range []string{"/data/", "/metadata/"} {
+		objects, err := t.cfg.Store.List(ctx, t.cfg.Prefix+dir)
+		if err != nil {
+			return 0, fmt.Errorf("iceberg: list %s: %w", t.cfg.Prefix+dir, err)
+		}
+		for _, o := range objects {
+			isFile := strings.HasSuffix(o.Key, ".parquet") || strings.HasSuffix(o.Key, ".avro")
+			if isFile && o.ModTime.Before(olderThan) {
+				candidates = append(candidates, o.Key)
+			}
+		}
+	}
+	if len(candidates) == 0 {
+		return 0, nil
+	}
+	st, err := t.Load(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if st.Version == 0 {
+		return 0, nil // no metadata: nothing is known to be unreferenced
+	}
+	referenced, err := t.referencedKeys(ctx, st)
+	if err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for _, key := range candidates {
+		if referenced[key] {
+			continue
+		}
+		if err := t.cfg.Store.Delete(ctx, key); err != nil {
+			return deleted, fmt.Errorf("iceberg: delete orphan %s: %w", key, err)
+		}
+		deleted++
+	}
+	return deleted, nil
+}
+
+// referencedKeys are the object keys of the manifest lists, manifests and
+// live data files of every snapshot st holds. A file a manifest lists as
+// DELETED is live in the snapshots before it, whose own manifests list it
+// as ADDED or EXISTING while they are retained.
+func (t *Table) referencedKeys(ctx context.Context, st State) (map[string]bool, error) {
+	out := map[string]bool{}
+	add := func(location string) error {
+		key, err := t.keyOf(location)
+		if err != nil {
+			return err
+		}
+		out[key] = true
+		return nil
+	}
+	for _, snap := range st.Metadata.Snapshots() {
+		if err := add(snap.ManifestList); err != nil {
+			return nil, err
+		}
+		manifests, err := t.readManifestList(ctx, &snap)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range manifests {
+			key, err := t.keyOf(m.FilePath())
+			if err != nil {
+				return nil, err
+			}
+			if out[key] {
+				continue // shared with a snapshot already read
+			}
+			out[key] = true
+			entries, err := t.readManifest(ctx, m, true)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range entries {
+				if err := add(e.DataFile().FilePath()); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return out, nil
+}
