@@ -85,15 +85,18 @@
 //
 // GroupByKey (or GroupBy, which re-keys) groups a stream; Count, Reduce and
 // Aggregate fold each key's records into a Table, whose ToStream emits
-// every update. WindowedBy cuts the groups into TumblingWindows or
-// HoppingWindows over record timestamps, with Grace for out-of-order
+// every update. WindowedBy cuts the groups into TumblingWindows,
+// HoppingWindows or SlidingWindows (Kafka's, defined by the records) over
+// record timestamps, with Grace for out-of-order
 // records (SessionWindowedBy into SessionWindows, merged when a record
 // bridges them); keys become Windowed[K] (WindowedSerde writes the key bytes and
 // the start and end as 8-byte Unix milliseconds). A record later than its
 // window's end plus grace in stream time (the largest timestamp the
 // aggregation has seen in that partition) is dropped and counted in
 // Stats.LateDropped. Suppress(UntilWindowCloses()) emits one final result
-// per window instead of every update.
+// per window instead of every update. A window leaves the store once
+// stream time passes its end by the retention (default size + grace;
+// Retention(d) keeps it queryable longer).
 //
 //	counts := streams.WindowedBy(clicks.GroupByKey(streams.String, streams.JSON[Click]()),
 //		streams.TumblingWindows(time.Minute).Grace(10*time.Second)).Count(streams.Named("clicks-per-minute"))

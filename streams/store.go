@@ -57,6 +57,9 @@ type store struct {
 	// nextDue is, for a suppression buffer, a lower bound of the earliest
 	// window end it holds (noStreamTime: unknown, math.MaxInt64: empty).
 	nextDue int64
+	// nextPurge is, for a time or sliding window store, the stream time
+	// at which to look for expired windows (noStreamTime: at once).
+	nextPurge int64
 }
 
 type stagedWrite struct {
@@ -97,7 +100,7 @@ func openStore(spec *storeSpec, partition int32, dir string, fs vfs.FS, cache *p
 	if err != nil {
 		return nil, fmt.Errorf("streams: opening store %s partition %d: %w", spec.name, partition, err)
 	}
-	s := &store{spec: spec, partition: partition, db: db, streamTime: noStreamTime, nextDue: noStreamTime,
+	s := &store{spec: spec, partition: partition, db: db, streamTime: noStreamTime, nextDue: noStreamTime, nextPurge: noStreamTime,
 		dirty: map[string][]byte{}, cache: map[string][]byte{}}
 	if v, ok, err := s.getRaw(metaOffset); err != nil {
 		db.Close()
@@ -306,6 +309,7 @@ func (s *store) abort() {
 	s.staged = s.staged[:0]
 	s.streamTime = s.committedStreamTime
 	s.nextDue = noStreamTime
+	s.nextPurge = noStreamTime
 }
 
 // close drops uncommitted writes and closes the database.
