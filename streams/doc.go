@@ -172,5 +172,15 @@
 // strata_stream_restarts_total, strata_stream_lag_records,
 // strata_stream_late_dropped_total and the restore counters
 // strata_stream_restored_records_total, _restored_bytes_total and
-// _restore_seconds_total, all labelled by job.
+// _restore_seconds_total, all labelled by job. Per task, while the task is
+// open here: strata_stream_task_store_size_bytes{store,partition} (pebble's
+// disk space, refreshed at each commit),
+// strata_stream_task_restore_remaining_records{store,partition} (changelog
+// offsets still to replay; 0 once restored),
+// strata_stream_task_late_dropped_total{topic,partition} and
+// strata_stream_task_punctuation_lag_seconds{topic,partition}: wall-clock
+// time minus the task's stream time whenever a windowed operator advances
+// stream time and closes windows, i.e. how far behind the clock
+// event-time results are emitted (a backlog, or producers' clocks and
+// timestamps behind; never less than the records' own age).
 package streams

@@ -86,6 +86,7 @@ func (r *restorer) restore(ctx context.Context, stores []*store) error {
 			continue
 		}
 		byTP[tp], end[tp] = st, lo.Offset
+		st.noteRestoreRemaining(lo.Offset - st.nextOffset)
 		if assign[tp.topic] == nil {
 			assign[tp.topic] = map[int32]kgo.Offset{}
 		}
@@ -146,8 +147,10 @@ func (r *restorer) restore(ctx context.Context, stores []*store) error {
 						if err := byTP[tp].restoreBatch(batch, last+1); err != nil {
 							return fmt.Errorf("streams: restoring %s[%d]: %w", tp.topic, tp.partition, err)
 						}
+						byTP[tp].noteRestoreRemaining(stop - last - 1)
 					}
 					if done || last+1 >= stop {
+						byTP[tp].noteRestoreRemaining(0)
 						delete(end, tp)
 					}
 				}

@@ -99,7 +99,7 @@ func slidingAggregate[K, V, A any](g Grouped[K, V], w Windows, name string, wa *
 			return err
 		}
 		if t+1+size <= closed {
-			c.stats.lateDropped.Add(1) // even its right window has closed
+			c.dropLate() // even its right window has closed
 			return nil
 		}
 		var (
@@ -142,7 +142,7 @@ func slidingAggregate[K, V, A any](g Grouped[K, V], w Windows, name string, wa *
 		// create stores a new window if it is still open.
 		create := func(start, maxTS int64, agg []byte) error {
 			if start+size <= closed {
-				c.stats.lateDropped.Add(1)
+				c.dropLate()
 				return nil
 			}
 			return put(c, st, kb, r, start, maxTS, agg, true)

@@ -53,6 +53,7 @@ type topicPartition struct {
 type task struct {
 	tp     topicPartition
 	stores []*store // by storeSpec.index; nil for stores of other topics
+	stats  *taskStats
 }
 
 // restoreFunc replays the changelogs of stores from their next offsets to
@@ -69,6 +70,9 @@ type stateManager struct {
 	cache   *pebble.Cache
 	logger  *slog.Logger
 	restore restoreFunc // nil: nothing to restore (TestDriver)
+
+	// metrics are the App's per-task metrics (not enabled: none kept).
+	metrics *taskRegistry
 	tasks   map[topicPartition]*task
 	byInput map[string][]*storeSpec // by task topic
 	// groups maps joined input topics to their task topic (table_source.go):
@@ -107,6 +111,7 @@ func newStateManager(top *Topology, root string, fs vfs.FS, logger *slog.Logger,
 	m.acked.next = map[topicPartition]int64{}
 	m.queryable.stores = map[storePartition]*store{}
 	m.cache = pebble.NewCache(64 << 20)
+	m.metrics = &taskRegistry{}
 	return m
 }
 
@@ -153,13 +158,18 @@ func (m *stateManager) open(ctx context.Context, topic string, partition int32) 
 		t.stores[spec.index] = st
 		opened = append(opened, st)
 	}
+	t.stats = m.metrics.open(tp, opened)
 	if m.restore != nil {
 		if err := m.restore(ctx, opened); err != nil {
+			m.metrics.close(tp, opened)
 			for _, o := range opened {
 				o.close()
 			}
 			return err
 		}
+	}
+	for _, st := range opened {
+		st.noteSize()
 	}
 	m.tasks[tp] = t
 	m.queryable.Lock()
@@ -270,6 +280,7 @@ func (m *stateManager) commit() error {
 			if err := st.commit(o); err != nil {
 				return err
 			}
+			st.noteSize()
 		}
 	}
 	return nil
@@ -302,6 +313,7 @@ func (m *stateManager) closeTasks(parts map[string][]int32) {
 }
 
 func (m *stateManager) closeTask(t *task) {
+	m.metrics.close(t.tp, t.stores)
 	m.queryable.Lock()
 	for _, st := range t.stores {
 		if st != nil {

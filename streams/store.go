@@ -60,6 +60,8 @@ type store struct {
 	// nextPurge is, for a time or sliding window store, the stream time
 	// at which to look for expired windows (noStreamTime: at once).
 	nextPurge int64
+	// stats are the store's metrics (nil: not kept).
+	stats *storeStats
 }
 
 type stagedWrite struct {
@@ -300,6 +302,29 @@ func (s *store) commit(next int64) error {
 	s.nextOffset = offset
 	s.committedStreamTime = s.streamTime
 	return nil
+}
+
+// noteSize refreshes the store's size metric, if kept: pebble's disk
+// space use, with the live WAL at its logical size (pebble reports the
+// current WAL's physical size as of its creation).
+func (s *store) noteSize() {
+	if s.stats == nil {
+		return
+	}
+	m := s.db.Metrics()
+	size := m.DiskSpaceUsage()
+	if m.WAL.Size > m.WAL.PhysicalSize {
+		size += m.WAL.Size - m.WAL.PhysicalSize
+	}
+	s.stats.sizeBytes.Store(int64(size))
+}
+
+// noteRestoreRemaining sets how many changelog offsets the store has
+// still to restore, if its metrics are kept.
+func (s *store) noteRestoreRemaining(n int64) {
+	if s.stats != nil {
+		s.stats.restoreRemaining.Store(max(n, 0))
+	}
 }
 
 // abort drops every uncommitted write.

@@ -254,7 +254,7 @@ func windowAggregate[K, V, A any](wg WindowedGroup[K, V], kind string, f fold[K,
 		return w.starts(ts, func(start int64) error {
 			end := start + w.size
 			if end <= closed {
-				c.stats.lateDropped.Add(1)
+				c.dropLate()
 				return nil
 			}
 			agg, err := update(c, st, name, windowKey(kb, start), r, f, aggs)
@@ -322,6 +322,7 @@ func (wa *windowAgg) unbuffer(c *procCtx, kb []byte, start, due int64, r time.Ti
 func (wa *windowAgg) advance(c *procCtx, st *store, ts, grace int64) (closed int64, err error) {
 	st.streamTime = max(st.streamTime, ts)
 	closed = st.streamTime - grace
+	c.punctuate(st.streamTime)
 	if wa.buffer != nil {
 		if err = wa.emitClosed(c, st, closed); err != nil {
 			return closed, err
