@@ -3,6 +3,7 @@ package streams_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestSlidingWindowsOverBroker(t *testing.T) {
 	}
 	app, err := streams.NewApp(slidingIDsTopology(size*time.Millisecond, time.Minute, false),
 		streams.Brokers(b.Addr), streams.ApplicationID("sliding"), streams.StateDir(t.TempDir()),
-		streams.CommitInterval(100*time.Millisecond))
+		streams.CommitInterval(100*time.Millisecond), streams.QueryListen("127.0.0.1:0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,6 +80,39 @@ func TestSlidingWindowsOverBroker(t *testing.T) {
 		cancel()
 	}
 	compareWindows(t, got, want)
+
+	// The store answers window queries with the aggregates alone (the
+	// stored largest timestamp stripped), once committed.
+	var answered map[int64]string
+	for key := range want {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			a := queryGet(t, http.MethodGet, app.QueryAddr(), "/v1/jobs/sliding/stores/ids/keys/"+key+"/windows?limit=1000")
+			answered = map[int64]string{}
+			ws, _ := a.body["windows"].([]any)
+			for _, w := range ws {
+				w := w.(map[string]any)
+				var ids []int
+				for _, s := range strings.Split(fmt.Sprint(w["value"]), ",") {
+					var id int
+					fmt.Sscan(s, &id)
+					ids = append(ids, id)
+				}
+				start := int64(w["start"].(float64))
+				if int64(w["end"].(float64)) != start+size {
+					t.Fatalf("window %v: end is not start + %d", w, size)
+				}
+				answered[start] = joinIDs(ids)
+			}
+			if a.status == http.StatusOK && fmt.Sprint(answered) == fmt.Sprint(want[key]) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("key %s: query answered %d %d windows, want %d: %v", key, a.status, len(answered), len(want[key]), a.body["error"])
+			}
+			time.Sleep(50 * time.Millisecond) // the next commit
+		}
+	}
 	windows := 0
 	for _, ws := range want {
 		windows += len(ws)
