@@ -156,6 +156,8 @@ func slidingAggregate[K, V, A any](g Grouped[K, V], w Windows, name string, wa *
 			if err := create(prev+1, t, nil); err != nil {
 				return err
 			}
+			// When prev = t − size − 1 that window is t's left window.
+			leftDone = leftDone || prev+1 == t-size
 		}
 		if !leftDone {
 			var agg []byte

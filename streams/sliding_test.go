@@ -249,3 +249,18 @@ func TestWindowRetentionPurgesOldWindows(t *testing.T) {
 		t.Errorf("Retention below 2 × size + grace for sliding windows: %v", err)
 	}
 }
+
+// TestSlidingWindowsEmitEachWindowOnce: a record exactly size + 1 ms after
+// the previous one starts its left window where the previous record's
+// right window starts; that window is created and emitted once.
+func TestSlidingWindowsEmitEachWindowOnce(t *testing.T) {
+	d := newDriver(t, slidingIDsTopology(10*time.Millisecond, time.Second, false))
+	pipeAt(t, d, "in", "a", "1", 95)
+	pipeAt(t, d, "in", "a", "2", 100) // 95's right window [96, 106] tells the next record of 100
+	pipeAt(t, d, "in", "a", "3", 111) // left window [101, 111] = right window of 100
+	got, updates := readWindows(t, d, "ids", 10)
+	compareWindows(t, got, map[string]map[int64]string{"a": {85: "1", 90: "1,2", 96: "2", 101: "3"}})
+	if updates["a@101"] != 1 {
+		t.Errorf("window [101, 111] emitted %d times, want once", updates["a@101"])
+	}
+}
