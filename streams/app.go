@@ -70,6 +70,7 @@ func NewApp(t *Topology, opts ...Opt) (*App, error) {
 	}
 	t.bind(cfg.appID, cfg.deadLetter)
 	a := &App{cfg: cfg, top: t}
+	a.stats.tasks.enable()
 	a.mu.owned = map[string]map[int32]bool{}
 	a.mu.processed = map[string]map[int32]kgo.EpochOffset{}
 	a.mu.lag = map[string]map[int32]int64{}
@@ -205,6 +206,7 @@ func (a *App) run(ctx context.Context) error {
 		rest := &restorer{app: a}
 		defer rest.close()
 		st := newStateManager(a.top, filepath.Join(a.cfg.stateDir, a.cfg.appID), nil, a.cfg.logger, rest.restore)
+		st.metrics = &a.stats.tasks
 		a.state.Store(st)
 		defer func() {
 			a.state.Store(nil)

@@ -85,15 +85,18 @@
 //
 // GroupByKey (or GroupBy, which re-keys) groups a stream; Count, Reduce and
 // Aggregate fold each key's records into a Table, whose ToStream emits
-// every update. WindowedBy cuts the groups into TumblingWindows or
-// HoppingWindows over record timestamps, with Grace for out-of-order
+// every update. WindowedBy cuts the groups into TumblingWindows,
+// HoppingWindows or SlidingWindows (Kafka's, defined by the records) over
+// record timestamps, with Grace for out-of-order
 // records (SessionWindowedBy into SessionWindows, merged when a record
 // bridges them); keys become Windowed[K] (WindowedSerde writes the key bytes and
 // the start and end as 8-byte Unix milliseconds). A record later than its
 // window's end plus grace in stream time (the largest timestamp the
 // aggregation has seen in that partition) is dropped and counted in
 // Stats.LateDropped. Suppress(UntilWindowCloses()) emits one final result
-// per window instead of every update.
+// per window instead of every update. A window leaves the store once
+// stream time passes its end by the retention (default size + grace;
+// Retention(d) keeps it queryable longer).
 //
 //	counts := streams.WindowedBy(clicks.GroupByKey(streams.String, streams.JSON[Click]()),
 //		streams.TumblingWindows(time.Minute).Grace(10*time.Second)).Count(streams.Named("clicks-per-minute"))
@@ -183,5 +186,15 @@
 // _restore_seconds_total, _restores_total and the gauge
 // strata_stream_restore_remaining_offsets, and for standbys
 // strata_stream_standby_tasks, strata_stream_standby_records_total and
-// strata_stream_standby_lag_offsets, all labelled by job.
+// strata_stream_standby_lag_offsets, all labelled by job. Per task, while
+// the task is open here: strata_stream_task_store_size_bytes{store,partition}
+// (pebble's disk space, refreshed at each commit),
+// strata_stream_task_restore_remaining_records{store,partition} (changelog
+// offsets still to replay; 0 once restored),
+// strata_stream_task_late_dropped_total{topic,partition} and
+// strata_stream_task_punctuation_lag_seconds{topic,partition}: wall-clock
+// time minus the task's stream time whenever a windowed operator advances
+// stream time and closes windows, i.e. how far behind the clock
+// event-time results are emitted (a backlog, or producers' clocks and
+// timestamps behind; never less than the records' own age).
 package streams

@@ -274,7 +274,7 @@ func joinStreams[K, L, R, VR any](left Stream[K, L], right Stream[K, R], w JoinW
 		streamTime := max(thisSt.streamTime, otherSt.streamTime, ms)
 		thisSt.streamTime, otherSt.streamTime = streamTime, streamTime
 		if ms+this.retain < streamTime {
-			c.stats.lateDropped.Add(1)
+			c.dropLate()
 			return nil
 		}
 		matches, err := other.between(otherSt, kb, otherFrom, otherTo)

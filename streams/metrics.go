@@ -2,6 +2,7 @@ package streams
 
 import (
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,87 @@ type counters struct {
 	restoredRecords, restoredBytes, restoreNanos atomic.Uint64
 	restores, standbyRecords                     atomic.Uint64
 	standbyTasks, standbyLag, restoreRemaining   atomic.Int64
+
+	// tasks are the open tasks' metrics (nil maps: not kept, as in the
+	// TestDriver).
+	tasks taskRegistry
+}
+
+// taskRegistry holds the per-task and per-store metrics of an App's open
+// tasks: the processing goroutine registers them when it opens a task and
+// writes them (atomics), scrapes read them.
+type taskRegistry struct {
+	mu     sync.Mutex
+	tasks  map[topicPartition]*taskStats
+	stores map[storePartition]*storeStats
+}
+
+// taskStats are one task's metrics.
+type taskStats struct {
+	lateDropped atomic.Uint64
+	// punctuationLag is wall-clock time minus the task's stream time (ms)
+	// when a windowed operator last advanced stream time and closed
+	// windows; valid once punctuated.
+	punctuationLag atomic.Int64
+	punctuated     atomic.Bool
+}
+
+// storeStats are one store's metrics within its task.
+type storeStats struct {
+	sizeBytes        atomic.Int64 // pebble's disk space use, at the last commit
+	restoreRemaining atomic.Int64 // changelog offsets left to restore
+}
+
+func (r *taskRegistry) enable() {
+	r.tasks = map[topicPartition]*taskStats{}
+	r.stores = map[storePartition]*storeStats{}
+}
+
+// open registers a task and its stores, returning their metrics (nil when
+// the registry is not enabled).
+func (r *taskRegistry) open(tp topicPartition, stores []*store) *taskStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tasks == nil {
+		return nil
+	}
+	ts := &taskStats{}
+	r.tasks[tp] = ts
+	for _, st := range stores {
+		st.stats = &storeStats{}
+		r.stores[storePartition{st.spec.name, st.partition}] = st.stats
+	}
+	return ts
+}
+
+// close forgets a task and its stores.
+func (r *taskRegistry) close(tp topicPartition, stores []*store) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.tasks, tp)
+	for _, st := range stores {
+		if st != nil {
+			delete(r.stores, storePartition{st.spec.name, st.partition})
+		}
+	}
+}
+
+// dropLate counts a (record, window) update dropped because the window had
+// closed, for the App and the record's task.
+func (c *procCtx) dropLate() {
+	c.stats.lateDropped.Add(1)
+	if c.task != nil && c.task.stats != nil {
+		c.task.stats.lateDropped.Add(1)
+	}
+}
+
+// punctuate notes the task's punctuation lag as a windowed operator moves
+// its stream time (ms) and closes windows.
+func (c *procCtx) punctuate(streamTime int64) {
+	if c.task != nil && c.task.stats != nil {
+		c.task.stats.punctuationLag.Store(time.Now().UnixMilli() - streamTime)
+		c.task.stats.punctuated.Store(true)
+	}
 }
 
 // Stats is a snapshot of a job's counters. When several Apps in one process
@@ -131,13 +213,19 @@ var (
 	descSbRec   = prometheus.NewDesc("strata_stream_standby_records_total", "Changelog records applied to standby stores.", []string{"job"}, nil)
 	descSbLag   = prometheus.NewDesc("strata_stream_standby_lag_offsets", "Offsets the standby stores are behind their changelogs' ends.", []string{"job"}, nil)
 	descRestRem = prometheus.NewDesc("strata_stream_restore_remaining_offsets", "Changelog offsets the restores under way have still to read.", []string{"job"}, nil)
+
+	descStoreSize   = prometheus.NewDesc("strata_stream_task_store_size_bytes", "Disk space of a task's state store (pebble: sstables, write-ahead log, manifest), refreshed at each commit.", []string{"job", "store", "partition"}, nil)
+	descRestoreLeft = prometheus.NewDesc("strata_stream_task_restore_remaining_records", "Changelog offsets a task's state store has still to restore (0 once restored).", []string{"job", "store", "partition"}, nil)
+	descTaskLate    = prometheus.NewDesc("strata_stream_task_late_dropped_total", "Record updates of windows that had closed, dropped, per task (input topic and partition).", []string{"job", "topic", "partition"}, nil)
+	descPunctLag    = prometheus.NewDesc("strata_stream_task_punctuation_lag_seconds", "Wall-clock time minus the task's stream time when its windowed operators last advanced stream time and closed windows: how far event-time processing runs behind the clock.", []string{"job", "topic", "partition"}, nil)
 )
 
 // collector exposes Running at scrape time.
 type collector struct{}
 
 func (collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descIn, descOut, descErrors, descAborted, descRestart, descLag, descLate, descRestRec, descRestB, descRestSec, descRestN, descSbTasks, descSbRec, descSbLag, descRestRem} {
+	for _, d := range []*prometheus.Desc{descIn, descOut, descErrors, descAborted, descRestart, descLag, descLate, descRestRec, descRestB, descRestSec,
+		descRestN, descSbTasks, descSbRec, descSbLag, descRestRem, descStoreSize, descRestoreLeft, descTaskLate, descPunctLag} {
 		ch <- d
 	}
 }
@@ -161,5 +249,53 @@ func (collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descSbRec, prometheus.CounterValue, float64(s.StandbyRecords), s.Job)
 		ch <- prometheus.MustNewConstMetric(descSbLag, prometheus.GaugeValue, float64(s.StandbyLag), s.Job)
 		ch <- prometheus.MustNewConstMetric(descRestRem, prometheus.GaugeValue, float64(s.RestoreRemaining), s.Job)
+	}
+	collectTasks(ch)
+}
+
+// collectTasks sends the per-task metrics of every running App. Two Apps of
+// a job in one process may briefly both hold a task (a rebalance hands it
+// over): their values merge, counters added and gauges the larger.
+func collectTasks(ch chan<- prometheus.Metric) {
+	type series struct {
+		desc   *prometheus.Desc
+		labels [3]string
+	}
+	values := map[series]float64{}
+	kinds := map[*prometheus.Desc]prometheus.ValueType{descStoreSize: prometheus.GaugeValue,
+		descRestoreLeft: prometheus.GaugeValue, descTaskLate: prometheus.CounterValue, descPunctLag: prometheus.GaugeValue}
+	add := func(d *prometheus.Desc, v float64, labels ...string) {
+		s := series{desc: d, labels: [3]string(labels)}
+		old, seen := values[s]
+		switch {
+		case !seen:
+			values[s] = v
+		case kinds[d] == prometheus.CounterValue:
+			values[s] = old + v
+		default:
+			values[s] = max(old, v)
+		}
+	}
+	registry.Lock()
+	for a := range registry.apps {
+		job, r := a.cfg.name, &a.stats.tasks
+		r.mu.Lock()
+		for tp, ts := range r.tasks {
+			p := strconv.Itoa(int(tp.partition))
+			add(descTaskLate, float64(ts.lateDropped.Load()), job, tp.topic, p)
+			if ts.punctuated.Load() {
+				add(descPunctLag, float64(ts.punctuationLag.Load())/1000, job, tp.topic, p)
+			}
+		}
+		for sp, ss := range r.stores {
+			p := strconv.Itoa(int(sp.partition))
+			add(descStoreSize, float64(ss.sizeBytes.Load()), job, sp.name, p)
+			add(descRestoreLeft, float64(ss.restoreRemaining.Load()), job, sp.name, p)
+		}
+		r.mu.Unlock()
+	}
+	registry.Unlock()
+	for s, v := range values {
+		ch <- prometheus.MustNewConstMetric(s.desc, kinds[s.desc], v, s.labels[:]...)
 	}
 }

@@ -85,7 +85,7 @@ func TestInteractiveQueriesAnswerLikeTheOutputTopic(t *testing.T) {
 		clicks := streams.From(top, streams.String, streams.String, []string{"clicks"})
 		byUser := clicks.GroupByKey(streams.String, streams.String)
 		byUser.Count(streams.Named("clicks-per-user")).ToStream().To("click-counts", streams.String, streams.Int64)
-		streams.WindowedBy(byUser, streams.TumblingWindows(time.Second)).Count(streams.Named("clicks-per-second")).
+		streams.WindowedBy(byUser, streams.TumblingWindows(time.Second)).Count(streams.Named("clicks-per-second"), streams.Retention(time.Hour)).
 			ToStream().To("window-counts", streams.WindowedSerde(streams.String), streams.Int64)
 		app, err := streams.NewApp(top, streams.Brokers(b.Addr), streams.ApplicationID("iq"), streams.InstanceID(id),
 			streams.StateDir(t.TempDir()), streams.CommitInterval(50*time.Millisecond), streams.QueryListen("127.0.0.1:0"),

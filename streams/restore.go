@@ -97,6 +97,7 @@ func (r *restorer) restore(ctx context.Context, stores []*store) error {
 			continue
 		}
 		byTP[tp], end[tp] = st, lo.Offset
+		st.noteRestoreRemaining(lo.Offset - st.nextOffset)
 		if assign[tp.topic] == nil {
 			assign[tp.topic] = map[int32]kgo.Offset{}
 		}
@@ -154,8 +155,10 @@ func (r *restorer) restore(ctx context.Context, stores []*store) error {
 					a.stats.restoredRecords.Add(uint64(n))
 					a.stats.restoredBytes.Add(uint64(b))
 					moved := min(st.nextOffset, stop) - from
+					st.noteRestoreRemaining(stop - min(st.nextOffset, stop))
 					if done {
 						moved = stop - from
+						st.noteRestoreRemaining(0)
 						delete(end, tp)
 					}
 					left -= moved

@@ -172,7 +172,7 @@ func sessionAggregate[K, V, A any](sg SessionGroup[K, V], kind string, f fold[K,
 		}
 		if merged.end+gap < closed {
 			// It could only have joined sessions already final.
-			c.stats.lateDropped.Add(1)
+			c.dropLate()
 			return nil
 		}
 		var (

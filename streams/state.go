@@ -53,6 +53,7 @@ type topicPartition struct {
 type task struct {
 	tp     topicPartition
 	stores []*store // by storeSpec.index; nil for stores of other topics
+	stats  *taskStats
 }
 
 // restoreFunc replays the changelogs of stores from their next offsets to
@@ -69,6 +70,9 @@ type stateManager struct {
 	cache   *pebble.Cache
 	logger  *slog.Logger
 	restore restoreFunc // nil: nothing to restore (TestDriver)
+
+	// metrics are the App's per-task metrics (not enabled: none kept).
+	metrics *taskRegistry
 	tasks   map[topicPartition]*task
 	byInput map[string][]*storeSpec // by task topic
 	// groups maps joined input topics to their task topic (table_source.go):
@@ -120,6 +124,7 @@ func newStateManager(top *Topology, root string, fs vfs.FS, logger *slog.Logger,
 	m.queryable.stores = map[storePartition]*store{}
 	m.local.offsets = map[topicPartition]int64{}
 	m.cache = pebble.NewCache(64 << 20)
+	m.metrics = &taskRegistry{}
 	return m
 }
 
@@ -165,12 +170,17 @@ func (m *stateManager) open(ctx context.Context, topic string, partition int32) 
 		m.releaseStandby(tp)
 		return err
 	}
+	t.stats = m.metrics.open(tp, t.open())
 	if m.restore != nil {
 		if err := m.restore(ctx, t.open()); err != nil {
+			m.metrics.close(tp, t.open())
 			m.closeStores(t)
 			m.releaseStandby(tp)
 			return err
 		}
+	}
+	for _, st := range t.open() {
+		st.noteSize()
 	}
 	m.noteLocal(t)
 	m.tasks[tp] = t
@@ -376,6 +386,7 @@ func (m *stateManager) commit() error {
 			if err := st.commit(o); err != nil {
 				return err
 			}
+			st.noteSize()
 		}
 		m.noteLocal(t)
 	}
@@ -409,6 +420,7 @@ func (m *stateManager) closeTasks(parts map[string][]int32) {
 }
 
 func (m *stateManager) closeTask(t *task) {
+	m.metrics.close(t.tp, t.stores)
 	m.queryable.Lock()
 	for _, st := range t.stores {
 		if st != nil {

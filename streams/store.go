@@ -57,6 +57,11 @@ type store struct {
 	// nextDue is, for a suppression buffer, a lower bound of the earliest
 	// window end it holds (noStreamTime: unknown, math.MaxInt64: empty).
 	nextDue int64
+	// nextPurge is, for a time or sliding window store, the stream time
+	// at which to look for expired windows (noStreamTime: at once).
+	nextPurge int64
+	// stats are the store's metrics (nil: not kept).
+	stats *storeStats
 }
 
 type stagedWrite struct {
@@ -97,7 +102,7 @@ func openStore(spec *storeSpec, partition int32, dir string, fs vfs.FS, cache *p
 	if err != nil {
 		return nil, fmt.Errorf("streams: opening store %s partition %d: %w", spec.name, partition, err)
 	}
-	s := &store{spec: spec, partition: partition, db: db, streamTime: noStreamTime, nextDue: noStreamTime,
+	s := &store{spec: spec, partition: partition, db: db, streamTime: noStreamTime, nextDue: noStreamTime, nextPurge: noStreamTime,
 		dirty: map[string][]byte{}, cache: map[string][]byte{}}
 	if v, ok, err := s.getRaw(metaOffset); err != nil {
 		db.Close()
@@ -299,6 +304,29 @@ func (s *store) commit(next int64) error {
 	return nil
 }
 
+// noteSize refreshes the store's size metric, if kept: pebble's disk
+// space use, with the live WAL at its logical size (pebble reports the
+// current WAL's physical size as of its creation).
+func (s *store) noteSize() {
+	if s.stats == nil {
+		return
+	}
+	m := s.db.Metrics()
+	size := m.DiskSpaceUsage()
+	if m.WAL.Size > m.WAL.PhysicalSize {
+		size += m.WAL.Size - m.WAL.PhysicalSize
+	}
+	s.stats.sizeBytes.Store(int64(size))
+}
+
+// noteRestoreRemaining sets how many changelog offsets the store has
+// still to restore, if its metrics are kept.
+func (s *store) noteRestoreRemaining(n int64) {
+	if s.stats != nil {
+		s.stats.restoreRemaining.Store(max(n, 0))
+	}
+}
+
 // abort drops every uncommitted write.
 func (s *store) abort() {
 	clear(s.dirty)
@@ -306,6 +334,7 @@ func (s *store) abort() {
 	s.staged = s.staged[:0]
 	s.streamTime = s.committedStreamTime
 	s.nextDue = noStreamTime
+	s.nextPurge = noStreamTime
 }
 
 // close drops uncommitted writes and closes the database.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -169,11 +170,31 @@ func (t *Topology) handlers(topic string) []func(*procCtx, *kgo.Record) error {
 }
 
 // OpOpt configures one operator.
-type OpOpt struct{ name string }
+type OpOpt struct {
+	name      string
+	retention time.Duration
+}
 
 // Named names an operator; the name appears in error headers
 // (strata.error.stage) and in errors. Unnamed operators get "<kind>-<n>".
 func Named(name string) OpOpt { return OpOpt{name: name} }
+
+// Retention keeps a windowed aggregation's windows in its store (for
+// interactive queries) until stream time passes their end by d (Kafka
+// Streams' Materialized.withRetention). The default and the minimum are the
+// window size + grace (sliding windows: 2 × size + grace). Other operators
+// ignore it.
+func Retention(d time.Duration) OpOpt { return OpOpt{retention: d} }
+
+// retentionOf returns the Retention among opts in ms, or 0.
+func retentionOf(opts []OpOpt) int64 {
+	for _, o := range opts {
+		if o.retention != 0 {
+			return o.retention.Milliseconds()
+		}
+	}
+	return 0
+}
 
 // Stream is a typed stream of records in a topology.
 type Stream[K, V any] struct {

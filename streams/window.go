@@ -16,6 +16,24 @@ import (
 // it missed.
 type Windows struct {
 	size, advance, grace int64 // ms
+	sliding              bool  // SlidingWindows (advance unused)
+}
+
+// SlidingWindows are Kafka Streams' sliding windows (KIP-450): windows
+// [start, start + timeDifference], both ends inclusive, defined by the
+// records rather than aligned to the epoch. Each record at t has its left
+// window [t − timeDifference, t] and, when a later record falls within
+// timeDifference + 1 ms of it, its right window [t + 1, t + 1 +
+// timeDifference]; every window holding a record exists and no other
+// does, so each distinct set of records a timeDifference-wide interval can
+// hold is aggregated once. A record updates every existing window that
+// contains it. Windows close like time windows (end ≤ stream time − grace);
+// a record all of whose windows are closed is dropped and counted. Unlike
+// Kafka Streams, records earlier than timeDifference after the epoch get
+// windows with negative starts instead of one combined [0,
+// timeDifference] window. No grace unless Grace sets one.
+func SlidingWindows(timeDifference time.Duration) Windows {
+	return Windows{size: timeDifference.Milliseconds(), advance: timeDifference.Milliseconds(), sliding: true}
 }
 
 // TumblingWindows are adjacent windows of size, with no grace.
@@ -106,6 +124,17 @@ type WindowedGroup[K, V any] struct {
 	w Windows
 }
 
+// minRetention is the shortest Retention of the windows' store: size +
+// grace (Kafka Streams' default retention), and for sliding windows one
+// more size, because a new record's left window takes its aggregate from
+// a window ending up to 2 × size before stream time − grace.
+func (w Windows) minRetention() int64 {
+	if w.sliding {
+		return 2*w.size + w.grace
+	}
+	return w.size + w.grace
+}
+
 // WindowedBy cuts each key's records into windows. (A function, not a
 // method of Grouped: Go rejects the instantiation cycle Grouped[K] →
 // Table[Windowed[K]] → Grouped[Windowed[K]] that a method would create.)
@@ -138,10 +167,13 @@ func AggregateWindows[K, V, A any](wg WindowedGroup[K, V], init func() A, add fu
 // start + key bytes, ordered by end; values: 8-byte timestamp of the last
 // update) and the node final results go to.
 type windowAgg struct {
-	spec   *storeSpec
-	buffer *storeSpec
-	final  any // *node[Windowed[K], A]: where final results go
-	emit   func(c *procCtx, key []byte, start, end, ts int64, agg []byte) error
+	// size and retention (ms) of time and sliding windows: their store
+	// drops windows with end + retention < stream time (purge).
+	size, retention int64
+	spec            *storeSpec
+	buffer          *storeSpec
+	final           any // *node[Windowed[K], A]: where final results go
+	emit            func(c *procCtx, key []byte, start, end, ts int64, agg []byte) error
 	// take removes a due window (by its buffer key's fields) from the
 	// store and returns its aggregate and end.
 	take func(c *procCtx, st *store, kb []byte, start, due int64, ts time.Time) (agg []byte, end int64, ok bool, err error)
@@ -188,8 +220,19 @@ func windowAggregate[K, V, A any](wg WindowedGroup[K, V], kind string, f fold[K,
 	name := top.name("windowed-"+kind, opts)
 	wa, _ := newWindowAgg(top, name, g.s.src, g.keys, aggs)
 	w := wg.w
+	wa.size, wa.retention = w.size, w.minRetention()
+	if r := retentionOf(opts); r != 0 && r < wa.retention {
+		top.fail(fmt.Errorf("%w: %s: Retention %v is shorter than its windows need (size + grace, sliding 2 × size + grace: %v)",
+			ErrTopology, name, time.Duration(r)*time.Millisecond, time.Duration(wa.retention)*time.Millisecond))
+	} else if r != 0 {
+		wa.retention = r
+	}
 	wa.spec.query = newQueryCodec(g.keys, aggs, w.size)
 	out := &node[Windowed[K], A]{}
+	if w.sliding {
+		slidingAggregate(g, w, name, wa, f, aggs, out)
+		return Table[Windowed[K], A]{top: top, node: out, src: g.s.src, name: name, win: wa}
+	}
 	wa.take = func(c *procCtx, st *store, kb []byte, start, due int64, ts time.Time) ([]byte, int64, bool, error) {
 		winKey := windowKey(kb, start)
 		agg, ok, err := st.get(winKey)
@@ -211,7 +254,7 @@ func windowAggregate[K, V, A any](wg WindowedGroup[K, V], kind string, f fold[K,
 		return w.starts(ts, func(start int64) error {
 			end := start + w.size
 			if end <= closed {
-				c.stats.lateDropped.Add(1)
+				c.dropLate()
 				return nil
 			}
 			agg, err := update(c, st, name, windowKey(kb, start), r, f, aggs)
@@ -225,6 +268,44 @@ func windowAggregate[K, V, A any](wg WindowedGroup[K, V], kind string, f fold[K,
 	return Table[Windowed[K], A]{top: top, node: out, src: g.s.src, name: name, win: wa}
 }
 
+// purge deletes the windows of a time or sliding window store that ended
+// more than the retention before stream time (end + retention < stream
+// time), writing tombstones to the changelog. Such windows are closed, so
+// a late record for one is dropped, never re-created. It scans the whole
+// store, at most once per half retention of stream time and only once the
+// earliest window left has expired: windows go at most retention/2 after
+// they expire.
+func (wa *windowAgg) purge(c *procCtx, st *store) error {
+	if st.nextPurge != noStreamTime && st.streamTime < st.nextPurge {
+		return nil
+	}
+	horizon := st.streamTime - wa.retention
+	var expired [][]byte
+	earliest := int64(math.MaxInt64)
+	err := st.scan(nil, nil, func(k, _ []byte) (bool, error) {
+		if len(k) < 8 {
+			return true, nil
+		}
+		if end := readTime(k[len(k)-8:]) + wa.size; end < horizon {
+			expired = append(expired, append([]byte(nil), k...))
+		} else {
+			earliest = min(earliest, end)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return &StageError{Stage: wa.spec.name, Kind: KindOperator, Err: fmt.Errorf("%w: %w", ErrRetriable, err)}
+	}
+	for _, k := range expired {
+		st.put(c, k, nil, time.UnixMilli(st.streamTime))
+	}
+	st.nextPurge = st.streamTime + max(wa.retention/2, 1)
+	if earliest != math.MaxInt64 {
+		st.nextPurge = max(st.nextPurge, earliest+wa.retention+1)
+	}
+	return nil
+}
+
 // unbuffer removes a window that a record merged away from the
 // suppression buffer (if any).
 func (wa *windowAgg) unbuffer(c *procCtx, kb []byte, start, due int64, r time.Time) {
@@ -236,12 +317,19 @@ func (wa *windowAgg) unbuffer(c *procCtx, kb []byte, start, due int64, r time.Ti
 // advance moves the task's stream time to a record's timestamp ts and
 // returns the time at or before which windows are closed; with Suppress it
 // first emits the windows that closed (before the record's updates, which
-// only touch open windows).
+// only touch open windows), then (time and sliding windows) it purges
+// windows past their retention.
 func (wa *windowAgg) advance(c *procCtx, st *store, ts, grace int64) (closed int64, err error) {
 	st.streamTime = max(st.streamTime, ts)
 	closed = st.streamTime - grace
+	c.punctuate(st.streamTime)
 	if wa.buffer != nil {
-		err = wa.emitClosed(c, st, closed)
+		if err = wa.emitClosed(c, st, closed); err != nil {
+			return closed, err
+		}
+	}
+	if wa.size > 0 {
+		err = wa.purge(c, st)
 	}
 	return closed, err
 }

@@ -39,10 +39,13 @@
 //	  - filter: value.amount != nil
 //	  - group_by: value.customer       # optional; default: group by the current key
 //	  - window:                        # optional
-//	      tumbling: 1m                 # or hopping: {size: 5m, advance: 1m}, or session: {gap: 30m}
+//	      tumbling: 1m                 # or hopping: {size: 5m, advance: 1m}, sliding: 1m, or session: {gap: 30m}
 //	      grace: 10s                   # optional, default 0s: how late a record may be
 //	      emit: final                  # optional: one result per window once it closes;
 //	                                   # default updates: a result per record
+//	      retention: 1h                # optional: keep windows in the store (for queries) this
+//	                                   # long past their end; default and minimum size + grace
+//	                                   # (sliding 2 × size + grace); not for sessions
 //	  - aggregate:                     # named outputs, each one function
 //	      orders: count                # records; {count: EXPR} counts non-null values
 //	      total: {sum: value.amount}
@@ -71,8 +74,10 @@
 // aggregate step (the error mode applies). The aggregate's expressions are
 // evaluated before grouping, on the whole record (value, key, headers,
 // timestamp, ...), and only their results cross the repartition topic, as
-// JSON. window becomes TumblingWindows, HoppingWindows or SessionWindows
-// with Grace over the record timestamps (a session's window_start and
+// JSON. window becomes TumblingWindows, HoppingWindows, SlidingWindows
+// (windows [t − size, t] ending at each record and [t + 1 ms, t + 1 ms +
+// size] starting just after it, both ends inclusive) or SessionWindows
+// with Grace (and Retention) over the record timestamps (a session's window_start and
 // window_end are its first and last click's timestamps; when a record
 // joins two sessions their states merge: counts, sums and averages add,
 // min and max compare, collect concatenates) (late records are dropped and counted in

@@ -42,16 +42,21 @@ type aggOutput struct {
 	expr *program // nil: count counts records
 }
 
-// windowSpec is a compiled window step: time windows (size, advance) or
-// sessions (gap).
+// windowSpec is a compiled window step: time windows (size, advance),
+// sliding windows (size) or sessions (gap).
 type windowSpec struct {
 	size, advance, grace time.Duration
 	gap                  time.Duration // > 0: session windows
+	sliding              bool
 	final                bool          // emit: final (Suppress until the window closes)
+	retention            time.Duration // 0: the default (streams.Retention)
 }
 
 func (w *windowSpec) windows() streams.Windows {
-	if w.size == w.advance {
+	switch {
+	case w.sliding:
+		return streams.SlidingWindows(w.size).Grace(w.grace)
+	case w.size == w.advance:
 		return streams.TumblingWindows(w.size).Grace(w.grace)
 	}
 	return streams.HoppingWindows(w.size, w.advance).Grace(w.grace)
@@ -113,6 +118,12 @@ func compileWindow(f *ast.File, st Step) (*windowSpec, error) {
 			if w.advance > w.size {
 				return nil, stepErrAt(f, st, path+".advance", "hopping advance %s is longer than size %s", w.advance, w.size)
 			}
+		case "sliding":
+			kinds++
+			w.size, err = windowDuration(f, st, path, "sliding", m[k], false)
+			w.advance, w.sliding = w.size, true
+		case "retention":
+			w.retention, err = windowDuration(f, st, path, "retention", m[k], false)
 		case "session":
 			kinds++
 			sm, ok := m[k].(map[string]any)
@@ -131,14 +142,26 @@ func compileWindow(f *ast.File, st Step) (*windowSpec, error) {
 				return nil, stepErrAt(f, st, path, "emit %v: want updates (every change, the default) or final (once per window, when it closes)", m[k])
 			}
 		default:
-			return nil, stepErrAt(f, st, path, "window: unknown key %q (want tumbling, hopping, session, grace or emit)", k)
+			return nil, stepErrAt(f, st, path, "window: unknown key %q (want tumbling, hopping, sliding, session, grace, emit or retention)", k)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	if kinds != 1 {
-		return nil, stepErrAt(f, st, st.Path, "window needs exactly one of tumbling, hopping or session")
+		return nil, stepErrAt(f, st, st.Path, "window needs exactly one of tumbling, hopping, sliding or session")
+	}
+	if w.retention != 0 {
+		need := w.size + w.grace
+		if w.sliding {
+			need += w.size
+		}
+		switch {
+		case w.gap > 0:
+			return nil, stepErrAt(f, st, st.Path+".retention", "retention applies to tumbling, hopping and sliding windows, not sessions")
+		case w.retention < need:
+			return nil, stepErrAt(f, st, st.Path+".retention", "retention %s is shorter than the windows need (size + grace, sliding 2 × size + grace: %s)", w.retention, need)
+		}
 	}
 	return w, nil
 }
@@ -275,7 +298,11 @@ func (j *Job) aggregate(s streams.Stream[any, any], st compiledStep, groupName s
 		sessions := streams.SessionWindowedBy(g, streams.SessionWindows(win.gap).Grace(win.grace))
 		tbl = streams.AggregateSessions(sessions, st.initAgg, st.addAgg, st.mergeAgg, aggSerde{}, store)
 	} else {
-		tbl = streams.AggregateWindows(streams.WindowedBy(g, win.windows()), st.initAgg, st.addAgg, aggSerde{}, store)
+		opts := []streams.OpOpt{store}
+		if win.retention != 0 {
+			opts = append(opts, streams.Retention(win.retention))
+		}
+		tbl = streams.AggregateWindows(streams.WindowedBy(g, win.windows()), st.initAgg, st.addAgg, aggSerde{}, opts...)
 	}
 	if win.final {
 		tbl = tbl.Suppress(streams.UntilWindowCloses())

@@ -130,6 +130,44 @@ output: {topic: busy-users}
 	}
 }
 
+// TestAggregateSlidingInMemory: a window: {sliding} step aggregates over
+// the windows the records define, Kafka's sliding windows, with the bounds
+// in window_start and window_end (end inclusive).
+func TestAggregateSlidingInMemory(t *testing.T) {
+	src := `name: bursts
+input: {topics: [clicks], format: string}
+pipeline:
+  - window: {sliding: 1m, grace: 10s, retention: 1h}
+  - aggregate: {clicks: count, pages: {collect: value}}
+output: {topic: bursts}
+`
+	d := driver(t, src)
+	pipeAt(t, d, "clicks", 0, "u1", "/a")
+	pipeAt(t, d, "clicks", 30*time.Second, "u1", "/b")
+	pipeAt(t, d, "clicks", 90*time.Second, "u1", "/c")
+	pipeAt(t, d, "clicks", 85*time.Second, "u1", "/d") // out of order, within grace
+	type win struct{ start, end time.Duration }
+	got := map[win]string{}
+	for _, o := range decodeOut(t, d.Output("bursts")) {
+		w := win{time.Duration(o["window_start"].(float64)-float64(minute0.UnixMilli())) * time.Millisecond,
+			time.Duration(o["window_end"].(float64)-float64(minute0.UnixMilli())) * time.Millisecond}
+		got[w] = mustJSON(o["pages"])
+	}
+	s, ms := time.Second, time.Millisecond
+	want := map[win]string{
+		{-60 * s, 0}:            `["/a"]`,
+		{ms, 60*s + ms}:         `["/b"]`,           // right window of /a
+		{-30 * s, 30 * s}:       `["/a","/b"]`,      // left window of /b
+		{30*s + ms, 90*s + ms}:  `["/c","/d"]`,      // right window of /b
+		{30 * s, 90 * s}:        `["/b","/c","/d"]`, // left window of /c
+		{25 * s, 85 * s}:        `["/b","/d"]`,      // left window of /d
+		{85*s + ms, 145*s + ms}: `["/c"]`,           // right window of /d
+	}
+	if mustJSON(fmt.Sprint(got)) != mustJSON(fmt.Sprint(want)) {
+		t.Errorf("windows\n%v\nwant\n%v", got, want)
+	}
+}
+
 func TestAggregateUnwindowedByKey(t *testing.T) {
 	src := `name: totals
 input: {topics: [orders]}
@@ -255,7 +293,21 @@ func TestStatefulRejections(t *testing.T) {
 		{"sub-millisecond", "  - window: {tumbling: 1500us}\n  - aggregate: {n: count}\n",
 			[]string{"whole milliseconds"}},
 		{"two kinds", "  - window: {tumbling: 1m, hopping: {size: 2m, advance: 1m}}\n  - aggregate: {n: count}\n",
-			[]string{"window needs exactly one of tumbling, hopping or session"}},
+			[]string{"window needs exactly one of tumbling, hopping, sliding or session"}},
+		{"sliding and tumbling", "  - window: {sliding: 1m, tumbling: 1m}\n  - aggregate: {n: count}\n",
+			[]string{"window needs exactly one of tumbling, hopping, sliding or session"}},
+		{"sliding zero", "  - window: {sliding: 0s, grace: 10s}\n  - aggregate: {n: count}\n",
+			[]string{"step 1 (window) at line 5", "sliding 0s: must be positive"}},
+		{"sliding map", "  - window: {sliding: {size: 1m}}\n  - aggregate: {n: count}\n",
+			[]string{"sliding map[size:1m]: want a duration such as 1m"}},
+		{"retention too short", "  - window: {tumbling: 1m, grace: 10s, retention: 1m}\n  - aggregate: {n: count}\n",
+			[]string{"at line 5", "retention 1m0s is shorter than the windows need", "1m10s"}},
+		{"sliding retention too short", "  - window: {sliding: 1m, grace: 10s, retention: 2m}\n  - aggregate: {n: count}\n",
+			[]string{"retention 2m0s is shorter than the windows need", "2m10s"}},
+		{"session retention", "  - window: {session: {gap: 1m}, retention: 1h}\n  - aggregate: {n: count}\n",
+			[]string{"retention applies to tumbling, hopping and sliding windows, not sessions"}},
+		{"zero retention", "  - window: {tumbling: 1m, retention: 0s}\n  - aggregate: {n: count}\n",
+			[]string{"retention 0s: must be positive"}},
 		{"no kind", "  - window: {grace: 1m}\n  - aggregate: {n: count}\n",
 			[]string{"window needs exactly one of"}},
 		{"unknown window key", "  - window: {tumbling: 1m, size: 2m}\n  - aggregate: {n: count}\n",
@@ -267,7 +319,7 @@ func TestStatefulRejections(t *testing.T) {
 		{"session zero gap", "  - window: {session: {gap: 0s}}\n  - aggregate: {n: count}\n",
 			[]string{"at line 5", "session gap 0s: must be positive"}},
 		{"session and tumbling", "  - window: {session: {gap: 1m}, tumbling: 1m}\n  - aggregate: {n: count}\n",
-			[]string{"window needs exactly one of tumbling, hopping or session"}},
+			[]string{"window needs exactly one of tumbling, hopping, sliding or session"}},
 		{"join unknown key", "  - join: {table: customers, on: key}\n",
 			[]string{"step 1 (join) at line 5", `join: unknown key "on" (want table or stream`}},
 		{"join unknown type", "  - join:\n      table: customers\n      type: outer\n",
