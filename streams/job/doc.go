@@ -12,6 +12,7 @@
 //	  - drop_fields: [secret]
 //	  - rename: {sku: product}
 //	  - set_header: {source: topic}
+//	  - timestamp: value.created_at         # event time: epoch ms, RFC 3339 or a time (date(…))
 //	  - branch:                                # first matching case wins
 //	      - when: value.qty >= 10
 //	        to: bulk

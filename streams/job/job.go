@@ -212,7 +212,7 @@ func stepErr(st Step, format string, args ...any) error {
 func compileStep(f *ast.File, st Step) (compiledStep, error) {
 	cs := compiledStep{Step: st}
 	switch st.Op {
-	case "filter", "map", "key", "flat_map", "group_by":
+	case "filter", "map", "key", "flat_map", "group_by", "timestamp":
 		src, ok := st.Arg.(string)
 		if !ok {
 			// YAML may read "filter: true" as a bool; expressions are text.

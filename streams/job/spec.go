@@ -87,7 +87,7 @@ type rawSpec struct {
 
 var operators = map[string]bool{
 	"filter": true, "map": true, "key": true, "flat_map": true, "branch": true,
-	"drop_fields": true, "rename": true, "set_header": true,
+	"drop_fields": true, "rename": true, "set_header": true, "timestamp": true,
 	"group_by": true, "window": true, "aggregate": true, "join": true,
 }
 

@@ -3,6 +3,7 @@ package job
 import (
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/strata-streaming/strata/streams"
 )
@@ -63,6 +64,15 @@ func (j *Job) Topology() *streams.Topology {
 				return r, err
 			}, name)
 			groupName = st.Name
+		case "timestamp":
+			p := st.exprs[0]
+			s = streams.WithTimestamps(s, func(r rec) (time.Time, error) {
+				v, err := eval(p, r)
+				if err != nil {
+					return time.Time{}, err
+				}
+				return eventTime(v)
+			}, name)
 		case "window":
 			win = st.window
 		case "aggregate":
