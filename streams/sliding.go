@@ -60,7 +60,7 @@ func slidingAggregate[K, V, A any](g Grouped[K, V], w Windows, name string, wa *
 		if len(v) < 8 {
 			return nil, 0, false, fmt.Errorf("streams: sliding window value of %d bytes", len(v))
 		}
-		return v[8:], due, true, nil
+		return v[8:], start + size, true, nil
 	}
 	// put stores a window and emits it; with add it first folds r into
 	// the aggregate (agg nil: empty so far).
@@ -85,7 +85,9 @@ func slidingAggregate[K, V, A any](g Grouped[K, V], w Windows, name string, wa *
 			maxTS = max(maxTS, r.Timestamp.UnixMilli())
 		}
 		st.put(c, windowKey(kb, start), slidingValue(maxTS, vb), r.Timestamp)
-		wa.buffered(c, kb, start, start+size, r.Timestamp)
+		// Ends are inclusive: the window is final once stream time −
+		// grace is past its end, so it is due at end + 1.
+		wa.buffered(c, kb, start, start+size+1, r.Timestamp)
 		return out.emit(c, carry(r, Windowed[K]{Key: r.Key, Start: time.UnixMilli(start), End: time.UnixMilli(start + size)}, a))
 	}
 	g.s.node.children = append(g.s.node.children, func(c *procCtx, r Record[K, V]) error {
@@ -98,7 +100,10 @@ func slidingAggregate[K, V, A any](g Grouped[K, V], w Windows, name string, wa *
 		if err != nil {
 			return err
 		}
-		if t+1+size <= closed {
+		// A window [start, end] (ends inclusive) is closed once end <
+		// stream time − grace: with no grace, a record at stream time
+		// still gets its left window (Kafka's KAFKA-13739).
+		if t+1+size < closed {
 			c.dropLate() // even its right window has closed
 			return nil
 		}
@@ -141,7 +146,7 @@ func slidingAggregate[K, V, A any](g Grouped[K, V], w Windows, name string, wa *
 		}
 		// create stores a new window if it is still open.
 		create := func(start, maxTS int64, agg []byte) error {
-			if start+size <= closed {
+			if start+size < closed {
 				c.dropLate()
 				return nil
 			}

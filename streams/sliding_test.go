@@ -177,13 +177,14 @@ func TestSlidingWindowsMatchBruteForce(t *testing.T) {
 }
 
 // TestSlidingWindowsDropLateRecords: a record whose windows have all closed
-// (t + 1 + size ≤ stream time − grace) is dropped and counted; one whose
-// left window closed but whose right window is open still counts there,
-// matching the brute force over the records that arrived in time.
+// (ends are inclusive: t + 1 + size < stream time − grace) is dropped and
+// counted; one whose left window closed but whose right window is open
+// still counts there, matching the brute force over the records that
+// arrived in time.
 func TestSlidingWindowsDropLateRecords(t *testing.T) {
 	d := newDriver(t, slidingIDsTopology(10*time.Millisecond, 5*time.Millisecond, false))
-	pipeAt(t, d, "in", "a", "1", 100) // stream time 100, closed at 95
-	pipeAt(t, d, "in", "a", "2", 84)  // 84+1+10 ≤ 95: every window closed
+	pipeAt(t, d, "in", "a", "1", 100) // stream time 100, closed before 95
+	pipeAt(t, d, "in", "a", "2", 83)  // 83+1+10 < 95: every window closed
 	if s := d.Stats(); s.LateDropped != 1 {
 		t.Fatalf("after the late record: %d late, want 1", s.LateDropped)
 	}
@@ -193,6 +194,26 @@ func TestSlidingWindowsDropLateRecords(t *testing.T) {
 	compareWindows(t, got, want)
 	if s := d.Stats(); s.LateDropped != 2 {
 		t.Errorf("%d late, want 2 (the record, then the closed left window)", s.LateDropped)
+	}
+}
+
+// TestSlidingWindowsWithoutGrace: with no grace, a record at stream time
+// still has its left window (ends are inclusive; Kafka's KAFKA-13739), and
+// the windows are those the records define.
+func TestSlidingWindowsWithoutGrace(t *testing.T) {
+	for _, suppress := range []bool{false, true} {
+		d := newDriver(t, slidingIDsTopology(10*time.Millisecond, 0, suppress))
+		pipeAt(t, d, "in", "a", "1", 100)
+		pipeAt(t, d, "in", "a", "2", 105)
+		if suppress {
+			pipeAt(t, d, "in", "b", "x", 200) // b's record closes a's windows
+		}
+		got, _ := readWindows(t, d, "ids", 10)
+		delete(got, "b")
+		compareWindows(t, got, map[string]map[int64]string{"a": {90: "1", 95: "1,2", 101: "2"}})
+		if s := d.Stats(); s.LateDropped != 0 {
+			t.Errorf("suppress %v: %d late, want none", suppress, s.LateDropped)
+		}
 	}
 }
 

@@ -27,8 +27,10 @@ type Windows struct {
 // timeDifference]; every window holding a record exists and no other
 // does, so each distinct set of records a timeDifference-wide interval can
 // hold is aggregated once. A record updates every existing window that
-// contains it. Windows close like time windows (end ≤ stream time − grace);
-// a record all of whose windows are closed is dropped and counted. Unlike
+// contains it. As ends are inclusive, a window closes once its end <
+// stream time − grace (with no grace, a record at stream time still gets
+// its left window); a record all of whose windows are closed is dropped
+// and counted. Unlike
 // Kafka Streams, records earlier than timeDifference after the epoch get
 // windows with negative starts instead of one combined [0,
 // timeDifference] window. No grace unless Grace sets one.
