@@ -14,7 +14,7 @@ var configDocs = map[string]string{
 	icebergTableLocationConfig:                "Key prefix of the topic's Iceberg table in the object store (default iceberg/<iceberg.namespace>/<topic>).",
 	icebergPartitionSpecConfig:                "Partitioning of the topic's Iceberg table when it is created: hour(timestamp), day(timestamp) or none (a later change does not alter an existing table).",
 	icebergRetentionConfig:                    "How long the Iceberg table keeps old snapshots (time travel); older ones are expired at the next commit, the current one always stays, rows are never removed (-1: keep all); files no retained snapshot references are deleted once an hour old.",
-	icebergTargetFileSizeConfig:               "About the largest Parquet data file the topic's Iceberg commits and compactions write, in bytes: an hour's rows past it go to further files.",
+	icebergTargetFileSizeConfig:               "About the largest Parquet data file the topic's Iceberg commits and compactions write, in bytes: an hour's rows past it go to further files (at least 1 MiB).",
 	icebergCompactionMinConfig:                "How many small data files (below half of iceberg.target.file.size.bytes) of one partition value of the Iceberg table make the leader of partition 0 rewrite them into larger ones (a replace snapshot; 0: never).",
 	icebergNamespaceConfig:                    "Iceberg namespace of the topic's table, in the default location and in the REST catalog.",
 	valueSchemaValidationConfig:               "Refuse records whose value is not framed (magic byte 0, schema id) with an id the node's schema registry holds for the value's subject (needs schema.registry.enable=true).",

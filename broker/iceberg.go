@@ -483,6 +483,11 @@ func (c *icebergCommitter) maintain(ctx context.Context, topic string, cfg effec
 	out.ran = true
 	minInputs := int(cfg.int64(icebergCompactionMinConfig))
 	sweep := now.Sub(tables.lastOrphanSweep) >= icebergOrphanSweepEvery
+	if sweep {
+		// Also when the sweep fails: a failing sweep backs off for the
+		// interval instead of taking every commit round.
+		tables.lastOrphanSweep = now
+	}
 	minAge := max(icebergOrphanMinAge, 3*time.Duration(cfg.int64(icebergIntervalConfig))*time.Millisecond)
 	for _, tbl := range []*iceberg.Table{tables.main, tables.dlq} {
 		if tbl == nil {
@@ -507,9 +512,6 @@ func (c *icebergCommitter) maintain(ctx context.Context, topic string, cfg effec
 				return out, fmt.Errorf("remove orphans of %s: %w", tbl.Location(), err)
 			}
 		}
-	}
-	if sweep {
-		tables.lastOrphanSweep = now
 	}
 	return out, nil
 }
@@ -677,6 +679,11 @@ func readCommittedRecords(ctx context.Context, p *partition, from int64, maxByte
 		var data []byte
 		var aborted []storage.AbortedTxn
 		if local := log.LogStartOffset(); from < local {
+			if p.remote.unavailable() {
+				// Tiered, but the manifest is not loaded (yet): what the
+				// remote log holds is unknown, so nothing may be skipped.
+				return nil, from, lso, fmt.Errorf("read offset %d: %w", from, errManifestNotLoaded)
+			}
 			remoteStart, _, remote := p.remote.readable()
 			if !remote || from < remoteStart {
 				// Gone from both logs: the table goes on from what is left.
@@ -689,8 +696,18 @@ func readCommittedRecords(ctx context.Context, p *partition, from int64, maxByte
 			}
 			data, aborted, err = readRemoteBatches(ctx, p.remote, from, maxBytes-read)
 			if errors.Is(err, errNotRemote) {
-				from = local // past the remote log's end: the local log goes on
-				continue
+				// The remote log moved under the read: from is past its
+				// end (the local log goes on), or retention removed the
+				// segment holding it (the top of the loop moves to the
+				// new remote start). Never further: that would skip
+				// records the remote log still holds.
+				if rs, next, ok := p.remote.readable(); ok && from >= next {
+					from = local
+					continue
+				} else if ok && from < rs {
+					continue
+				}
+				return nil, from, lso, fmt.Errorf("read offset %d: %w", from, err)
 			}
 		} else {
 			data, aborted, err = readLocalBatches(log, from, maxBytes-read, lso)

@@ -3,6 +3,7 @@ package broker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -449,4 +450,39 @@ func firstDiff(got, want []string) string {
 		}
 	}
 	return fmt.Sprintf("%d rows vs %d", len(got), len(want))
+}
+
+// TestIcebergWaitsForTheRemoteManifest: a tiered partition whose remote
+// manifest is not loaded (yet, after a start whose load failed) does not
+// let the committer skip what only the remote log holds: the read fails
+// (the commit is retried) until the manifest is back, and the table ends
+// with every committed record.
+func TestIcebergWaitsForTheRemoteManifest(t *testing.T) {
+	tb := tieredBroker(t)
+	storeDir := strings.TrimPrefix(tb.srv.cfg.ObjectStore, "file://")
+	tb.createTopic("icer", 1, tieredTopicConfigs(icebergEnabledConfig, "true", icebergIntervalConfig, "3600000"))
+	cl := tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10))
+	produceValues(t, cl, "icer", 10)
+	if st := icebergCommitNow(t, tb, "icer"); st.Partitions[0].TableNextOffset != 10 {
+		t.Fatalf("first commit: %+v", st)
+	}
+	produceValues(t, cl, "icer", 4000)
+	p := tb.srv.topics.partition("icer", 0)
+	waitFor(t, 20*time.Second, "local retention", func() bool { return p.Log().LogStartOffset() > 1000 })
+	p.remote.manifest.Store(nil) // as after a start whose manifest load failed
+	if recs, readTo, _, err := readCommittedRecords(testContext(t), p, 10, 32<<20); !errors.Is(err, errManifestNotLoaded) {
+		t.Fatalf("read from 10 without the manifest: %d records to %d, err %v; want errManifestNotLoaded", len(recs), readTo, err)
+	}
+	// The partition's tiering task loads it again on its next run.
+	if _, err := p.remote.load(testContext(t)); err != nil {
+		t.Fatal(err)
+	}
+	const end = 10 + 4000
+	if st := icebergCommitNow(t, tb, "icer"); st.Partitions[0].TableNextOffset != end {
+		t.Fatalf("commit with the manifest back: %+v", st)
+	}
+	want := committedRows(t, tb, "icer", end)
+	if got := icebergRows(t, storeDir, "icer"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("table rows (%d) differ from the %d committed records: %s", len(got), len(want), firstDiff(got, want))
+	}
 }

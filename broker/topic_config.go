@@ -165,7 +165,7 @@ func init() {
 		{name: icebergPartitionSpecConfig, defaultValue: constant("hour(timestamp)"), validate: validateOneOf("hour(timestamp)", "day(timestamp)", "none")},
 		{name: icebergValueSubjectConfig, defaultValue: constant(""), validate: validateIcebergSubject},
 		{name: icebergRetentionConfig, defaultValue: constant(icebergDefaultRetentionMs), validate: validateLong(-1)},
-		{name: icebergTargetFileSizeConfig, defaultValue: constant(icebergDefaultTargetSize), validate: validateLong(1)},
+		{name: icebergTargetFileSizeConfig, defaultValue: constant(icebergDefaultTargetSize), validate: validateLong(1 << 20)}, // 1 MiB: smaller would write a file per few records
 		{name: icebergCompactionMinConfig, defaultValue: constant(icebergDefaultCompactionMin), validate: validateIcebergCompactionMin},
 	}
 	for _, d := range defs {

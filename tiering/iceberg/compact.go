@@ -85,7 +85,10 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 	for _, e := range live {
 		df := e.DataFile()
 		if df.ContentType() == iceberg.EntryContentData && df.FileFormat() == iceberg.ParquetFile && df.FileSizeBytes() < t.cfg.TargetFileSize/2 {
-			dir := df.FilePath()[:strings.LastIndex(df.FilePath(), "/")]
+			dir := "" // a foreign path with no directory (path.Dir would clean the URI's //)
+			if i := strings.LastIndex(df.FilePath(), "/"); i >= 0 {
+				dir = df.FilePath()[:i]
+			}
 			small[dir] = append(small[dir], e)
 		}
 	}

@@ -288,6 +288,13 @@ func TestRemoveOrphansKeepsReferencedAndYoungFiles(t *testing.T) {
 	hour := tablePrefix + "/data/timestamp_hour=2026-12-04-10/"
 	put(t, store, hour+"00000-crashed.parquet", []byte("PAR1"))
 	put(t, store, tablePrefix+"/metadata/crashed-m0.avro", []byte("Obj"))
+	// Another table whose location (a user's iceberg.table.location) lies
+	// below this one's: the recursive listing sees its files, which are
+	// not this table's to delete.
+	nestedData := tablePrefix + "/data/other/data/timestamp_hour=2026-12-04-10/00000-x.parquet"
+	nestedMeta := tablePrefix + "/metadata/other/metadata/snap-1.avro"
+	put(t, store, nestedData, []byte("PAR1"))
+	put(t, store, nestedMeta, []byte("Obj"))
 	// The next commit expires every earlier snapshot: the replaced files
 	// and the old manifests are referenced no more.
 	time.Sleep(2 * time.Millisecond)
@@ -326,9 +333,15 @@ func TestRemoveOrphansKeepsReferencedAndYoungFiles(t *testing.T) {
 	if _, ok := left[young]; !ok {
 		t.Error("a young unreferenced file was deleted")
 	}
+	if _, ok := left[nestedData]; !ok {
+		t.Error("a nested table's data file was deleted")
+	}
+	if nested, err := store.List(ctx, tablePrefix+"/metadata/other/"); err != nil || len(nested) != 1 {
+		t.Errorf("a nested table's manifest list: %v %v, want it kept", nested, err)
+	}
 	live := icebergtest.DataFiles(t, tbl)
-	if len(left) != len(live)+1 {
-		t.Errorf("data files left %v, live %v (+ the young one)", left, live)
+	if len(left) != len(live)+2 {
+		t.Errorf("data files left %v, live %v (+ the young one and the nested table's)", left, live)
 	}
 	metadata, err := store.List(ctx, tablePrefix+"/metadata/")
 	if err != nil {
@@ -339,6 +352,7 @@ func TestRemoveOrphansKeepsReferencedAndYoungFiles(t *testing.T) {
 		switch {
 		case o.Key == tablePrefix+"/metadata/crashed-m0.avro":
 			t.Error("the crashed commit's manifest is still there")
+		case o.Key == nestedMeta: // the nested table's, counted above
 		case strings.HasSuffix(o.Key, ".avro"):
 			avro++
 		case strings.HasSuffix(o.Key, ".metadata.json"):

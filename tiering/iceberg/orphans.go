@@ -28,8 +28,7 @@ func (t *Table) RemoveOrphans(ctx context.Context, olderThan time.Time) (int, er
 			return 0, fmt.Errorf("iceberg: list %s: %w", t.cfg.Prefix+dir, err)
 		}
 		for _, o := range objects {
-			isFile := strings.HasSuffix(o.Key, ".parquet") || strings.HasSuffix(o.Key, ".avro")
-			if isFile && o.ModTime.Before(olderThan) {
+			if ownFile(strings.TrimPrefix(o.Key, t.cfg.Prefix+dir), dir) && o.ModTime.Before(olderThan) {
 				candidates = append(candidates, o.Key)
 			}
 		}
@@ -59,6 +58,23 @@ func (t *Table) RemoveOrphans(ctx context.Context, olderThan time.Time) (int, er
 		deleted++
 	}
 	return deleted, nil
+}
+
+// ownFile reports whether rel, a key below the table's data/ or
+// metadata/ directory, has the shape of a file this writer makes there:
+// data/[<field>=<value>/]<file>.parquet, metadata/<file>.avro. The listing
+// is recursive, so this keeps the files of another table whose location
+// lies below this one (a user's iceberg.table.location may nest) out of
+// reach.
+func ownFile(rel, dir string) bool {
+	if dir == "/metadata/" {
+		return strings.HasSuffix(rel, ".avro") && !strings.Contains(rel, "/")
+	}
+	if !strings.HasSuffix(rel, ".parquet") {
+		return false
+	}
+	part, file, nested := strings.Cut(rel, "/")
+	return !nested || (strings.Contains(part, "=") && !strings.Contains(file, "/"))
 }
 
 // referencedKeys are the object keys of the manifest lists, manifests and
