@@ -392,19 +392,29 @@ func TestIcebergCompactionAndOrphanCleanup(t *testing.T) {
 	}
 }
 
+// tieredIcebergTopic starts a tiered broker with a one-partition Iceberg
+// topic whose table holds its first 10 records (committed on demand only),
+// and returns the object store's directory and an uncompressed producer of
+// small batches.
+func tieredIcebergTopic(t *testing.T, topic string) (*testBroker, string, *kgo.Client) {
+	t.Helper()
+	tb := tieredBroker(t)
+	storeDir := strings.TrimPrefix(tb.srv.cfg.ObjectStore, "file://")
+	tb.createTopic(topic, 1, tieredTopicConfigs(icebergEnabledConfig, "true", icebergIntervalConfig, "3600000"))
+	cl := tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10))
+	produceValues(t, cl, topic, 10)
+	if st := icebergCommitNow(t, tb, topic); st.Partitions[0].TableNextOffset != 10 {
+		t.Fatalf("first commit: %+v", st)
+	}
+	return tb, storeDir, cl
+}
+
 // Local retention of a tiered topic deletes segments the table has not
 // got yet: the committer reads them back from the remote log (a committed
 // and an aborted transaction among them), so the table holds every
 // committed offset once, no gap.
 func TestIcebergReadsRecordsOnlyInTheRemoteLog(t *testing.T) {
-	tb := tieredBroker(t)
-	storeDir := strings.TrimPrefix(tb.srv.cfg.ObjectStore, "file://")
-	tb.createTopic("icer", 1, tieredTopicConfigs(icebergEnabledConfig, "true", icebergIntervalConfig, "3600000"))
-	cl := tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10))
-	produceValues(t, cl, "icer", 10)
-	if st := icebergCommitNow(t, tb, "icer"); st.Partitions[0].TableNextOffset != 10 {
-		t.Fatalf("first commit: %+v", st)
-	}
+	tb, storeDir, cl := tieredIcebergTopic(t, "icer")
 	ctx := testContext(t)
 	txp := tb.client(kgo.TransactionalID("icer-tx"), kgo.DefaultProduceTopic("icer"))
 	for _, commit := range []bool{true, false} {
@@ -458,14 +468,7 @@ func firstDiff(got, want []string) string {
 // (the commit is retried) until the manifest is back, and the table ends
 // with every committed record.
 func TestIcebergWaitsForTheRemoteManifest(t *testing.T) {
-	tb := tieredBroker(t)
-	storeDir := strings.TrimPrefix(tb.srv.cfg.ObjectStore, "file://")
-	tb.createTopic("icer", 1, tieredTopicConfigs(icebergEnabledConfig, "true", icebergIntervalConfig, "3600000"))
-	cl := tb.client(kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerBatchMaxBytes(16<<10))
-	produceValues(t, cl, "icer", 10)
-	if st := icebergCommitNow(t, tb, "icer"); st.Partitions[0].TableNextOffset != 10 {
-		t.Fatalf("first commit: %+v", st)
-	}
+	tb, storeDir, cl := tieredIcebergTopic(t, "icer")
 	produceValues(t, cl, "icer", 4000)
 	p := tb.srv.topics.partition("icer", 0)
 	waitFor(t, 20*time.Second, "local retention", func() bool { return p.Log().LogStartOffset() > 1000 })
