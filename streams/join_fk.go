@@ -181,7 +181,7 @@ func (e responseEntry) encode() []byte {
 
 func decodeResponseEntry(b []byte) (responseEntry, error) {
 	n, w := binary.Uvarint(b)
-	if w <= 0 || uint64(len(b)-w) < n+fkHashLen+1 {
+	if w <= 0 || n > uint64(len(b)-w) || uint64(len(b)-w)-n < fkHashLen+1 {
 		return responseEntry{}, errors.New("corrupt foreign-key join response store entry")
 	}
 	b = b[w:]

@@ -237,11 +237,25 @@ func (s *standbys) apply(p kgo.FetchTopicPartition) {
 	}
 	n, _, _, err := applyChangelog(st, recs, -1)
 	if err != nil {
-		s.app.cfg.logger.Warn("standby apply failed", "store", spec.name, "partition", p.Partition, "err", err)
-	} else {
-		s.app.stats.standbyRecords.Add(uint64(n))
-		s.state.noteLocal(t)
+		// The consumer has moved past these records: close the standby,
+		// and the next reconcile opens it again from the offset its
+		// database holds, so no record is skipped.
+		s.app.cfg.logger.Warn("standby apply failed; reopening it", "store", spec.name, "partition", p.Partition, "err", err)
+		s.mu.Lock()
+		delete(s.mu.open, tp)
+		s.dropLagLocked(t)
+		s.mu.Unlock()
+		s.cl.RemoveConsumePartitions(changelogPartitions(t))
+		s.app.stats.standbyTasks.Add(-1)
+		s.closeTask(t)
+		s.mu.Lock()
+		delete(s.mu.busy, tp)
+		s.mu.cond.Broadcast()
+		s.mu.Unlock()
+		return
 	}
+	s.app.stats.standbyRecords.Add(uint64(n))
+	s.state.noteLocal(t)
 	end := p.HighWatermark
 	if s.app.cfg.guarantee == ExactlyOnceV2 {
 		end = p.LastStableOffset

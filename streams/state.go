@@ -167,6 +167,7 @@ func (m *stateManager) open(ctx context.Context, topic string, partition int32) 
 	if err := m.openStores(t, func(spec *storeSpec, dir string) (*store, error) {
 		return m.openRetrying(ctx, spec, partition, dir)
 	}); err != nil {
+		m.forgetLocal(tp) // a taken standby's copy is gone
 		m.releaseStandby(tp)
 		return err
 	}
@@ -175,6 +176,7 @@ func (m *stateManager) open(ctx context.Context, topic string, partition int32) 
 		if err := m.restore(ctx, t.open()); err != nil {
 			m.metrics.close(tp, t.open())
 			m.closeStores(t)
+			m.forgetLocal(tp)
 			m.releaseStandby(tp)
 			return err
 		}

@@ -360,23 +360,24 @@ func (s *store) restoreBatch(recs []*kgo.Record, next int64) error {
 	s.cacheSize = 0
 	b := s.db.NewBatch()
 	defer b.Close()
+	streamTime := s.streamTime
 	for _, r := range recs {
 		if err := putRecord(b, r); err != nil {
 			return err
 		}
-		if ms := r.Timestamp.UnixMilli(); ms > s.streamTime {
-			s.streamTime = ms
-		}
+		streamTime = max(streamTime, r.Timestamp.UnixMilli())
 	}
-	s.nextOffset = next
-	s.committedStreamTime = s.streamTime
 	if err := b.Set(metaOffset, binary.BigEndian.AppendUint64(nil, uint64(next)), nil); err != nil {
 		return err
 	}
-	if err := b.Set(metaStreamTime, binary.BigEndian.AppendUint64(nil, uint64(s.streamTime)), nil); err != nil {
+	if err := b.Set(metaStreamTime, binary.BigEndian.AppendUint64(nil, uint64(streamTime)), nil); err != nil {
 		return err
 	}
-	return b.Commit(pebble.NoSync)
+	if err := b.Commit(pebble.NoSync); err != nil {
+		return err // the offsets stay where the database is
+	}
+	s.nextOffset, s.streamTime, s.committedStreamTime = next, streamTime, streamTime
+	return nil
 }
 
 // pebbleLogger sends pebble's messages to the App's logger.
