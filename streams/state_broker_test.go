@@ -351,7 +351,7 @@ func TestStoresMoveWithTheirPartitions(t *testing.T) {
 
 	second := newApp("b")
 	runApp(t, second)
-	waitMembers(t, b.Addr, "moving", 2)
+	waitAssigned(t, b.Addr, "moving", "win-in", 2, 4) // both own some (cooperative: two rounds)
 	in.produce(t, b.Addr, "win-in", half, in.n)
 	counts, sums = in.expected()
 	results.until(t, counts, sums, 60*time.Second)
