@@ -439,8 +439,7 @@ func (a *App) settleTasks(ctx context.Context, st *stateManager, fetches kgo.Fet
 	var fetched []topicPartition // owned, with records, feeding stores
 	needed := false
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-		owned := a.cfg.guarantee == ExactlyOnceV2 || a.mu.owned[p.Topic][p.Partition]
-		if len(p.Records) > 0 && owned && st.stateful(p.Topic) {
+		if len(p.Records) > 0 && a.mu.owned[p.Topic][p.Partition] && st.stateful(p.Topic) {
 			fetched = append(fetched, topicPartition{p.Topic, p.Partition})
 			needed = needed || st.needsOpen(p.Topic, p.Partition)
 		}

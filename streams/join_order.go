@@ -112,7 +112,10 @@ func (a *App) processJoinedAtLeastOnce(produceCtx context.Context, cl *kgo.Clien
 // processJoinedExactlyOnce is processExactlyOnce for topologies with joins.
 func (a *App) processJoinedExactlyOnce(produceCtx context.Context, sess *kgo.GroupTransactSession, proc *processor, fetches kgo.Fetches) error {
 	return eachInTimeOrder(fetches, proc.state.groups,
-		func(_ *kgo.FetchTopicPartition, r *kgo.Record) error {
+		func(p *kgo.FetchTopicPartition, r *kgo.Record) error {
+			if !a.owns(p.Topic, p.Partition) {
+				return nil // revoked since the poll (processExactlyOnce)
+			}
 			outs, err := proc.process(r)
 			if err != nil {
 				return err

@@ -20,18 +20,7 @@ import (
 func (a *App) runAtLeastOnce(ctx context.Context, proc *processor) error {
 	opts := append(a.baseOpts(),
 		kgo.DisableAutoCommit(),
-		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, assigned map[string][]int32) {
-			a.mu.Lock()
-			defer a.mu.Unlock()
-			for t, ps := range assigned {
-				if a.mu.owned[t] == nil {
-					a.mu.owned[t] = map[int32]bool{}
-				}
-				for _, p := range ps {
-					a.mu.owned[t][p] = true
-				}
-			}
-		}),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, assigned map[string][]int32) { a.noteAssigned(assigned) }),
 		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, revoked map[string][]int32) {
 			a.mu.Lock()
 			defer a.mu.Unlock()
@@ -191,14 +180,30 @@ func (a *App) dropLocked(parts map[string][]int32) {
 	}
 }
 
-// dropLag forgets the lag of partitions this instance no longer owns and
-// queues their tasks for closing.
+// noteAssigned records partitions assigned to this instance: only their
+// records are processed and only their tasks opened.
+func (a *App) noteAssigned(assigned map[string][]int32) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for t, ps := range assigned {
+		if a.mu.owned[t] == nil {
+			a.mu.owned[t] = map[int32]bool{}
+		}
+		for _, p := range ps {
+			a.mu.owned[t][p] = true
+		}
+	}
+}
+
+// dropLag forgets partitions this instance no longer owns (exactly-once:
+// ownership and lag) and queues their tasks for closing.
 func (a *App) dropLag(parts map[string][]int32) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.noteRevokedLocked(parts)
 	for t, ps := range parts {
 		for _, p := range ps {
+			delete(a.mu.owned[t], p)
 			delete(a.mu.lag[t], p)
 		}
 	}

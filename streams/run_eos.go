@@ -48,9 +48,12 @@ func (a *App) runExactlyOnce(ctx context.Context, proc *processor) error {
 		kgo.TransactionalID(a.cfg.appID+"-"+a.cfg.instanceID),
 		kgo.TransactionTimeout(a.cfg.txnTimeout),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		// The session wraps these: it aborts the open transaction on a
-		// revocation or loss; here only the lag gauge forgets the
-		// partitions.
+		// The session wraps the last two: it aborts the open transaction
+		// on a revocation or loss; here ownership and the lag gauge
+		// follow the assignment (records of a partition revoked after
+		// they were polled are not processed: the session commits none
+		// of its offsets, its next owner reads them).
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, assigned map[string][]int32) { a.noteAssigned(assigned) }),
 		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, revoked map[string][]int32) { a.dropLag(revoked) }),
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, lost map[string][]int32) { a.dropLag(lost) }),
 	)
@@ -196,13 +199,20 @@ func (a *App) runExactlyOnce(ctx context.Context, proc *processor) error {
 	}
 }
 
+// owns reports whether partition is assigned to this instance.
+func (a *App) owns(topic string, partition int32) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.mu.owned[topic][partition]
+}
+
 func (a *App) processExactlyOnce(produceCtx context.Context, sess *kgo.GroupTransactSession, proc *processor, fetches kgo.Fetches) error {
 	if proc.state != nil && len(proc.state.groups) > 0 {
 		return a.processJoinedExactlyOnce(produceCtx, sess, proc, fetches) // join_order.go
 	}
 	var err error
 	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
-		if err != nil || len(p.Records) == 0 {
+		if err != nil || len(p.Records) == 0 || !a.owns(p.Topic, p.Partition) {
 			return
 		}
 		for _, r := range p.Records {
