@@ -156,14 +156,14 @@ func runApp(t *testing.T, app *streams.App) (stop func()) {
 	return stop
 }
 
-// TestWindowedCountAndSumOverBroker: a windowed count and sum over 100k
+// TestWindowedCountAndSumOverBroker: a windowed count and sum over 1M
 // records with out-of-order timestamps (and some too late) equal the
 // in-memory computation; the App is stopped half way, its state directory
 // deleted, and the second run restores the stores from their changelogs
 // before it goes on with the rest.
 func TestWindowedCountAndSumOverBroker(t *testing.T) {
 	b := startBroker(t)
-	in := windowInput{n: 100_000, keys: 200, lateEvery: 9973}
+	in := windowInput{n: 1_000_000, keys: 200, lateEvery: 9973}
 	createTopic(t, b.Addr, "win-in", 3)
 	half := in.n / 2
 	in.produce(t, b.Addr, "win-in", 0, half)
@@ -182,11 +182,13 @@ func TestWindowedCountAndSumOverBroker(t *testing.T) {
 	stop := runApp(t, first)
 	counts, sums := windowInput{n: half, keys: in.keys, lateEvery: in.lateEvery}.expected()
 	t0 := time.Now()
-	results.until(t, counts, sums, 60*time.Second)
+	results.until(t, counts, sums, 180*time.Second)
 	t.Logf("first half (%d windows) in %v", len(counts), time.Since(t0))
 	stop()
-	if s := first.Stats(); s.LateDropped != 10 || s.RestoredRecords != 0 {
-		t.Errorf("first run: %d late (want 10: 5 of 50k records, in two aggregations), %d restored (want 0)", s.LateDropped, s.RestoredRecords)
+	lateRecords := (half - 1) / in.lateEvery // i > 0 with i % lateEvery == 0
+	if s := first.Stats(); s.LateDropped != uint64(2*lateRecords) || s.RestoredRecords != 0 {
+		t.Errorf("first run: %d late (want %d: %d of %d records, in two aggregations), %d restored (want 0)",
+			s.LateDropped, 2*lateRecords, lateRecords, half, s.RestoredRecords)
 	}
 
 	if err := os.RemoveAll(filepath.Join(stateDir, "windows")); err != nil {
@@ -196,7 +198,7 @@ func TestWindowedCountAndSumOverBroker(t *testing.T) {
 	second := newApp()
 	runApp(t, second)
 	counts, sums = in.expected()
-	results.until(t, counts, sums, 60*time.Second)
+	results.until(t, counts, sums, 180*time.Second)
 	s := second.Stats()
 	if s.RestoredRecords < uint64(len(counts)/2) || s.RestoredBytes == 0 {
 		t.Errorf("second run restored %d records (%d bytes), want at least the first half's windows", s.RestoredRecords, s.RestoredBytes)
