@@ -285,3 +285,36 @@ func TestSlidingWindowsEmitEachWindowOnce(t *testing.T) {
 		t.Errorf("window [101, 111] emitted %d times, want once", updates["a@101"])
 	}
 }
+
+// TestWindowPurgeIsBoundedPerRecord: when many windows expire at once (a
+// jump in stream time), one record's purge writes at most 10,000
+// tombstones and the next records delete the rest.
+func TestWindowPurgeIsBoundedPerRecord(t *testing.T) {
+	top := streams.NewTopology()
+	in := streams.From(top, streams.String, streams.String, []string{"in"})
+	streams.WindowedBy(in.GroupByKey(streams.String, streams.String), streams.TumblingWindows(10*time.Millisecond)).
+		Count(streams.Named("counts")).ToStream().To("counts", streams.WindowedSerde(streams.String), streams.Int64)
+	d := newDriver(t, top)
+	const windows = 10_050
+	for i := range windows {
+		pipeAt(t, d, "in", fmt.Sprintf("k%05d", i), "x", 5)
+	}
+	tombstones := func() int {
+		n := 0
+		for _, ch := range readKV(t, d, "test-driver-counts-changelog", streams.Bytes, streams.Bytes) {
+			if ch.Value == nil {
+				n++
+			}
+		}
+		return n
+	}
+	tombstones() // forget the updates so far
+	pipeAt(t, d, "in", "late-comer", "x", 1000)
+	if n := tombstones(); n != 10_000 {
+		t.Fatalf("the first record past the retention wrote %d tombstones, want 10000", n)
+	}
+	pipeAt(t, d, "in", "late-comer", "x", 1001)
+	if n := tombstones(); n != windows-10_000 {
+		t.Fatalf("the next record wrote %d tombstones, want the %d left", n, windows-10_000)
+	}
+}

@@ -270,13 +270,20 @@ func windowAggregate[K, V, A any](wg WindowedGroup[K, V], kind string, f fold[K,
 	return Table[Windowed[K], A]{top: top, node: out, src: g.s.src, name: name, win: wa}
 }
 
+// maxPurgePerRecord bounds the tombstones one record's purge writes: after
+// a restore or a long gap in stream time a large store may hold many
+// expired windows, and they all would go into one record's outputs (and
+// one transaction) at once.
+const maxPurgePerRecord = 10_000
+
 // purge deletes the windows of a time or sliding window store that ended
 // more than the retention before stream time (end + retention < stream
 // time), writing tombstones to the changelog. Such windows are closed, so
 // a late record for one is dropped, never re-created. It scans the whole
 // store, at most once per half retention of stream time and only once the
 // earliest window left has expired: windows go at most retention/2 after
-// they expire.
+// they expire. One record deletes at most maxPurgePerRecord windows; the
+// records after it go on.
 func (wa *windowAgg) purge(c *procCtx, st *store) error {
 	if st.nextPurge != noStreamTime && st.streamTime < st.nextPurge {
 		return nil
@@ -293,13 +300,16 @@ func (wa *windowAgg) purge(c *procCtx, st *store) error {
 		} else {
 			earliest = min(earliest, end)
 		}
-		return true, nil
+		return len(expired) < maxPurgePerRecord, nil
 	})
 	if err != nil {
 		return &StageError{Stage: wa.spec.name, Kind: KindOperator, Err: fmt.Errorf("%w: %w", ErrRetriable, err)}
 	}
 	for _, k := range expired {
 		st.put(c, k, nil, time.UnixMilli(st.streamTime))
+	}
+	if len(expired) == maxPurgePerRecord {
+		return nil // more to purge: the next record goes on
 	}
 	st.nextPurge = st.streamTime + max(wa.retention/2, 1)
 	if earliest != math.MaxInt64 {
