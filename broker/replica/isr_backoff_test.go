@@ -1,6 +1,7 @@
 package replica
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -93,4 +94,57 @@ func isrRetryAt(r *Replica) int64 {
 	r.rep.Lock()
 	defer r.rep.Unlock()
 	return r.rep.isrRetryAtMs
+}
+
+// TestTimedOutAdditionIsProposedAgain: a follower proposed for the ISR
+// stops right after (the proposal timed out, the controller failing over);
+// FollowerFetched never proposes it again, yet the unknown addition holds
+// the high watermark. LaggingISR asks again after the backoff; the
+// controller's definite rejection (the follower is fenced) then lets the
+// high watermark go on without it. A stale partition epoch (the ISR did
+// change, maybe by this addition) keeps the addition counted.
+func TestTimedOutAdditionIsProposedAgain(t *testing.T) {
+	const self, follower = 1, 2
+	p := openTestReplica(t, self)
+	role := &Role{Leader: self, LeaderEpoch: 1, PartitionEpoch: 7, Replicas: []int32{self, follower}, ISR: []int32{self}}
+	now := time.Now().UnixMilli()
+	p.SetRole(role, now)
+	leo := p.LogEndOffset()
+	c := p.FollowerFetched(follower, leo, now)
+	if c == nil {
+		t.Fatal("a caught-up follower was not proposed")
+	}
+	p.ISRChangeDone(c, fmt.Errorf("metadata: proposal not applied: %w", context.DeadlineExceeded))
+	if got := pendingAdd(p); got != follower {
+		t.Fatalf("after a timeout the pending addition is %d, want %d still counted", got, follower)
+	}
+	retryAt := isrRetryAt(p)
+	if c := p.LaggingISR(retryAt-1, 30_000); c != nil {
+		t.Fatal("proposed again before the backoff ended")
+	}
+	again := p.LaggingISR(retryAt, 30_000)
+	if again == nil || len(again.ISR) != 2 || again.ISR[1] != follower {
+		t.Fatalf("the timed-out addition was not proposed again: %+v", again)
+	}
+	p.ISRChangeDone(again, fmt.Errorf("%w: %w", cluster.ErrStalePartitionEpoch, cluster.ErrRejected))
+	if got := pendingAdd(p); got != follower {
+		t.Fatalf("a stale partition epoch dropped the pending addition (%d)", got)
+	}
+	third := p.LaggingISR(isrRetryAt(p), 30_000)
+	if third == nil {
+		t.Fatal("not proposed again after a stale partition epoch")
+	}
+	p.ISRChangeDone(third, fmt.Errorf("%w: ineligible replica: broker %d is fenced", cluster.ErrRejected, follower))
+	if got := pendingAdd(p); got != -1 {
+		t.Fatalf("a definite rejection kept the pending addition %d", got)
+	}
+	if c := p.LaggingISR(isrRetryAt(p), 30_000); c != nil {
+		t.Fatalf("proposed %+v after the rejection, want nothing", c)
+	}
+}
+
+func pendingAdd(r *Replica) int32 {
+	r.rep.Lock()
+	defer r.rep.Unlock()
+	return r.rep.pendingAdd
 }

@@ -167,12 +167,25 @@ func (r *Replica) proposeExpansion(id int32, offset int64) *ISRChange {
 
 // LaggingISR returns the ISR without the followers that have not caught
 // up for lagMaxMs (replica.lag.time.max.ms), or nil when nothing changes
-// or a change is in flight.
+// or a change is in flight; first, an addition whose earlier proposal's
+// outcome is unknown is proposed again.
 func (r *Replica) LaggingISR(nowMs, lagMaxMs int64) *ISRChange {
 	r.rep.Lock()
 	defer r.rep.Unlock()
 	role := r.role.Load()
-	if role == nil || role.Leader != r.self || r.rep.isrPending || len(role.ISR) <= 1 || nowMs < r.rep.isrRetryAtMs {
+	if role == nil || role.Leader != r.self || r.rep.isrPending || nowMs < r.rep.isrRetryAtMs {
+		return nil
+	}
+	// An addition whose proposal timed out (its outcome unknown) still
+	// counts in the high watermark: ask again until the controller
+	// decides. Otherwise a follower that stopped right after being
+	// proposed (so FollowerFetched never proposes it again) would hold
+	// the high watermark, and every acks=all write, forever.
+	if add := r.rep.pendingAdd; add >= 0 && !slices.Contains(role.ISR, add) {
+		r.rep.isrPending = true
+		return &ISRChange{ISR: append(slices.Clone(role.ISR), add), Role: role}
+	}
+	if len(role.ISR) <= 1 {
 		return nil
 	}
 	keep := shrunkISR(r.self, role.ISR, r.rep.followers, nowMs, lagMaxMs)
@@ -186,12 +199,13 @@ func (r *Replica) LaggingISR(nowMs, lagMaxMs int64) *ISRChange {
 // ISRChangeDone ends an ISR proposal. A committed change is the new
 // role's to apply (SetRole resets the pending state when it sees the new
 // ISR, which may be after this returns). Only a definite rejection
-// (cluster.ErrRejected) while the role is still the proposal's undoes the
-// pending addition (and, with the ISR this node alone, returns to the solo
-// fast path). An unknown outcome (a timeout: the record may still commit)
-// keeps the addition counted in the high watermark but allows a new
-// proposal, which the partition epoch makes harmless if the first one did
-// commit.
+// (cluster.ErrRejected, but not a stale partition epoch: the ISR changed
+// meanwhile, maybe by this addition) while the role is still the
+// proposal's undoes the pending addition (and, with the ISR this node
+// alone, returns to the solo fast path). An unknown outcome (a timeout:
+// the record may still commit) keeps the addition counted in the high
+// watermark and LaggingISR proposes it again until the controller decides;
+// the partition epoch makes that harmless if the first one did commit.
 //
 // After a failure the next proposal waits ISRRetryBackoff, doubling per
 // failure up to ISRRetryBackoffMax and reset by the next role: a follower
@@ -207,7 +221,9 @@ func (r *Replica) ISRChangeDone(c *ISRChange, err error) {
 		r.rep.isrPending = false
 		r.rep.isrBackoffMs = nextISRBackoff(r.rep.isrBackoffMs)
 		r.rep.isrRetryAtMs = time.Now().UnixMilli() + r.rep.isrBackoffMs
-		if errors.Is(err, cluster.ErrRejected) {
+		// A stale partition epoch says the ISR changed meanwhile (maybe
+		// by this very addition): the new role decides, not this answer.
+		if errors.Is(err, cluster.ErrRejected) && !errors.Is(err, cluster.ErrStalePartitionEpoch) {
 			r.rep.pendingAdd = -1
 			if role.Leader == r.self && soloISR(r.self, role.ISR) && !r.solo.Load() {
 				r.storeHWLocked(r.storage().LogEndOffset())
