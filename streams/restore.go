@@ -146,7 +146,7 @@ func (r *restorer) restore(ctx context.Context, stores []*store) error {
 						continue
 					}
 					st := byTP[tp]
-					from := st.nextOffset
+					before := stop - st.nextOffset
 					n, b, done, err := applyChangelog(st, fp.Records, stop)
 					if err != nil {
 						return fmt.Errorf("streams: restoring %s[%d]: %w", tp.topic, tp.partition, err)
@@ -154,15 +154,14 @@ func (r *restorer) restore(ctx context.Context, stores []*store) error {
 					records, bytes = records+n, bytes+b
 					a.stats.restoredRecords.Add(uint64(n))
 					a.stats.restoredBytes.Add(uint64(b))
-					moved := min(st.nextOffset, stop) - from
-					st.noteRestoreRemaining(stop - min(st.nextOffset, stop))
+					after := max(stop-st.nextOffset, 0)
 					if done {
-						moved = stop - from
-						st.noteRestoreRemaining(0)
+						after = 0
 						delete(end, tp)
 					}
-					left -= moved
-					a.stats.restoreRemaining.Add(-moved)
+					st.noteRestoreRemaining(after)
+					left -= before - after
+					a.stats.restoreRemaining.Add(after - before)
 				}
 			}
 		}
