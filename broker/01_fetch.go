@@ -287,10 +287,15 @@ func (rc *requestContext) fetchTopicName(version int16, name string, id [16]byte
 	return t.name, false
 }
 
+// fetchAfterReadHook, when set (tests), runs after each partition's read in
+// readFetchTargets: where an append races with a long poll.
+var fetchAfterReadHook func(topic string)
+
 // readFetchTargets reads every target once. In an incremental session only
 // partitions with news are returned.
-// watched lists the partitions read with the high watermark seen, for the
-// long poll to detect appends that race with registering its waiter.
+// watched lists the partitions read with the watermark seen before each
+// read, for the long poll to detect appends that race with the read or
+// with registering its waiter.
 func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fetchTarget, incremental bool, remote *remoteFetch) (topics []fetchTopicOut, total int64, anyError bool, watched []*partition, watchedHW []int64) {
 	responseMax := int64(req.MaxBytes)
 	if req.Version < 3 || responseMax <= 0 {
@@ -300,13 +305,16 @@ func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fet
 	for i := range targets {
 		t := &targets[i]
 		out, p := rc.readFetchPartition(req, t, responseMax-total, total == 0, remote)
+		if fetchAfterReadHook != nil {
+			fetchAfterReadHook(t.key.topic)
+		}
 		if t.state.watch != nil {
 			rc.s.fetches.reads.Add(1)
 			t.revisit = out.errorCode != 0 || out.readReplicaPlus1 != 0 || !out.drained
 		}
 		if p != nil {
 			watched = append(watched, p)
-			watchedHW = append(watchedHW, fetchWatermark(req, p))
+			watchedHW = append(watchedHW, out.waitMark)
 		}
 		total += out.recordsLen()
 		if out.errorCode != 0 {
@@ -372,6 +380,7 @@ func (rc *requestContext) readFetchPartition(req *kmsg.FetchRequest, t *fetchTar
 	if w := t.state.watch; w != nil {
 		w.arm(p) // before the read: a change from here on marks it dirty
 	}
+	out.waitMark = fetchWatermark(req, p) // before the read, as the watch is armed
 	if epoch := t.state.currentLeaderEpoch; epoch >= 0 && epoch != p.LeaderEpoch() {
 		// A stale or future leader epoch, a consumer's or a follower's.
 		code := kerr.FencedLeaderEpoch.Code

@@ -72,6 +72,10 @@ type fetchPartitionOut struct {
 	// drained: the read found nothing past the fetch offset, so only a
 	// change of the partition brings it news (fetch sessions).
 	drained bool
+	// waitMark is fetchWatermark of the partition taken before the read:
+	// a sessionless long poll waits only while the watermark still equals
+	// it (one taken after the read would miss an append in between).
+	waitMark int64
 	// source is the partition read (nil when none was), whose consumer
 	// bytes out are counted when the answer goes (partition_traffic.go).
 	source *partition

@@ -630,3 +630,49 @@ func TestFetchAcrossSegments(t *testing.T) {
 		t.Fatalf("produce after everything: %v at %d, want %d", kerr.ErrorForCode(got.ErrorCode), got.BaseOffset, len(want))
 	}
 }
+
+// TestFetchLongPollSeesAppendRacingTheRead: a record appended after a
+// sessionless fetch read its partition, but before the long poll
+// registered its waiter, answers the fetch at once. The watermark the
+// poll compares against was once taken after the read, so such an
+// append left the fetch (a follower's too: the leader's acks=all
+// produces waited with it) parked for all of max_wait.
+func TestFetchLongPollSeesAppendRacingTheRead(t *testing.T) {
+	// Not parallel: the hook is package state. Reset after the broker
+	// closed (cleanups run last-registered first).
+	t.Cleanup(func() { fetchAfterReadHook = nil })
+	tb := startTestBroker(t)
+	tb.createTopic("lp-race", 1, nil)
+	producer := tb.dialRaw()
+	var raced atomic.Bool
+	hookErr := make(chan error, 1)
+	fetchAfterReadHook = func(topic string) {
+		if topic != "lp-race" || !raced.CompareAndSwap(false, true) {
+			return
+		}
+		// Between the read and the long poll's registration.
+		got := producer.produceRaw("lp-race", 0, buildBatch(t, plainBatch(fixtureRecords(3, 8)...)))
+		hookErr <- kerr.ErrorForCode(got.ErrorCode)
+	}
+	c := tb.dialRaw()
+	const maxWait = 5 * time.Second
+	req := longPoll("lp-race", 0, maxWait, 1)
+	req.SessionEpoch = -1 // no session: the waiter path, not the watches
+	start := time.Now()
+	corr := c.send(req)
+	resp, err := c.readResponse(req, corr, 3*maxWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elapsed := time.Since(start)
+	if err := <-hookErr; err != nil {
+		t.Fatalf("produce inside the fetch: %v", err)
+	}
+	if elapsed > maxWait/2 {
+		t.Fatalf("fetch answered after %v; an append between its read and its wait must end the wait at once (max_wait %v)", elapsed, maxWait)
+	}
+	_, records := decodeBatches(t, resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].RecordBatches)
+	if len(records) != 3 {
+		t.Fatalf("fetch returned %d records, want 3", len(records))
+	}
+}

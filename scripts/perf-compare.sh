@@ -29,6 +29,10 @@
 #   RAW_DURATION=10s     length of each raw run and of each timed baseline figure
 #   RAW_CONNECTIONS=2 RAW_IN_FLIGHT=8 RAW_PARTITIONS=4 RAW_RECORDS_PER_BATCH=16
 #   PRODUCER_PROPS="acks=1 linger.ms=5 batch.size=1048576"
+#   CLIENT_GOGC=800      GOGC of every load generator, strata's and NATS's alike
+#                        (`strata perf` defaults to 800 itself; `nats bench` gets it
+#                        here so both sides' clients collect garbage equally seldom);
+#                        the servers run with Go's default
 #
 # The script kills only the processes it started (by PID) and removes its
 # scratch directory on exit.
@@ -53,6 +57,7 @@ RAW_IN_FLIGHT="${RAW_IN_FLIGHT:-8}"
 RAW_PARTITIONS="${RAW_PARTITIONS:-4}"
 RAW_RECORDS_PER_BATCH="${RAW_RECORDS_PER_BATCH:-16}"
 PRODUCER_PROPS="${PRODUCER_PROPS:-acks=1 linger.ms=5 batch.size=1048576}"
+CLIENT_GOGC="${CLIENT_GOGC:-800}"
 NATS_SERVER_VERSION="v2.15.2"
 NATSCLI_VERSION="v0.5.0"
 
@@ -164,7 +169,7 @@ start_cluster() {
 		rm -rf "$work/node$i"
 		"$bin/strata" server --node-id "$i" --data-dir "$work/node$i" --listen "127.0.0.1:$port" \
 			--http-listen "127.0.0.1:$hport" --controllers "$voters" --controller-listen "127.0.0.1:${cport_of[$i]}" \
-			--log-level warn --set log.retention.check.interval.ms=5000 >"$work/node$i.log" 2>&1 &
+			--log-level warn --set log.retention.check.interval.ms=5000 ${SERVER_SETS:-} >"$work/node$i.log" 2>&1 &
 		cluster_pids+=($!)
 		pids+=($!)
 	done
@@ -192,7 +197,7 @@ omb_run() {
 	local -a cflags=()
 	for c in $OMB_TOPIC_CONFIGS; do cflags+=(-c "$c"); done
 	log "strata perf omb ($name): $workload $*"
-	"$bin/strata" perf omb "$workload" --bootstrap-server "$addr" --warmup-duration "$OMB_WARMUP" \
+	GOGC="$CLIENT_GOGC" "$bin/strata" perf omb "$workload" --bootstrap-server "$addr" --warmup-duration "$OMB_WARMUP" \
 		--test-duration "$OMB_DURATION" --output "$work/omb-$name.json" --topic-prefix "omb-$name" "${cflags[@]}" "$@" \
 		>"$work/omb-$name.log" 2>&1 || die "strata perf omb ($name) failed: $(tail -5 "$work/omb-$name.log")"
 	grep -E '^----- Aggregated|^Aggregated' "$work/omb-$name.log" >&2 || true
@@ -254,7 +259,7 @@ if wants strata; then
 	"$bin/strata" topic create perf --partitions "$PARTITIONS" -b "$addr" >&2
 	log "strata perf produce: $RECORDS x $RECORD_SIZE B, producer props: $PRODUCER_PROPS"
 	# shellcheck disable=SC2086 # PRODUCER_PROPS is a list of key=value words
-	out="$("$bin/strata" perf produce -b "$addr" --topic perf --num-records "$RECORDS" --record-size "$RECORD_SIZE" \
+	out="$(GOGC="$CLIENT_GOGC" "$bin/strata" perf produce -b "$addr" --topic perf --num-records "$RECORDS" --record-size "$RECORD_SIZE" \
 		--throughput -1 --producer-props $PRODUCER_PROPS)" || die "strata perf produce failed: $out"
 	echo "$out" | tail -1 >&2
 	# kafka-producer-perf-test: "N records sent, R records/sec (M MB/sec), ..."
@@ -263,7 +268,7 @@ if wants strata; then
 	strata_produce_mib="$(echo "$line" | sed -nE 's/.*\(([0-9.]+) MB\/sec\).*/\1/p')"
 
 	log "strata perf consume: $RECORDS messages"
-	if out="$("$bin/strata" perf consume -b "$addr" --topic perf --messages "$RECORDS" 2>&1)"; then
+	if out="$(GOGC="$CLIENT_GOGC" "$bin/strata" perf consume -b "$addr" --topic perf --messages "$RECORDS" 2>&1)"; then
 		echo "$out" >&2
 		# kafka-consumer-perf-test: a header line naming the columns, then one CSV line.
 		read -r strata_consume_mib strata_consume_msgs < <(echo "$out" | awk -F', *' '
@@ -302,7 +307,7 @@ if wants raw; then
 	start_strata
 	raw_flags=(-b "$addr" --topic raw --connections "$RAW_CONNECTIONS" --in-flight "$RAW_IN_FLIGHT" --duration "$RAW_DURATION")
 	log "strata perf raw-produce: acks=1, $RECORD_SIZE B records, uncompressed, $RAW_PARTITIONS partitions, ${RAW_CONNECTIONS}x$RAW_IN_FLIGHT in flight"
-	out="$("$bin/strata" perf raw-produce "${raw_flags[@]}" --partitions "$RAW_PARTITIONS" --acks 1 --compression none \
+	out="$(GOGC="$CLIENT_GOGC" "$bin/strata" perf raw-produce "${raw_flags[@]}" --partitions "$RAW_PARTITIONS" --acks 1 --compression none \
 		--record-size "$RECORD_SIZE" --records-per-batch "$RAW_RECORDS_PER_BATCH" 2>&1)" || die "strata perf raw-produce failed: $out"
 	echo "$out" >&2
 	# "raw-produce total: N records, R records/sec (M MB/sec), ..."
@@ -311,7 +316,7 @@ if wants raw; then
 	raw_produce_mib="$(echo "$line" | sed -nE 's/.*\(([0-9.]+) MB\/sec\).*/\1/p')"
 
 	log "strata perf raw-fetch: the records raw-produce wrote, from the page cache"
-	out="$("$bin/strata" perf raw-fetch "${raw_flags[@]}" 2>&1)" || die "strata perf raw-fetch failed: $out"
+	out="$(GOGC="$CLIENT_GOGC" "$bin/strata" perf raw-fetch "${raw_flags[@]}" 2>&1)" || die "strata perf raw-fetch failed: $out"
 	echo "$out" >&2
 	raw_fetch_mib="$(echo "$out" | grep '^raw-fetch total:' | sed -nE 's/.*\(([0-9.]+) MB\/sec\).*/\1/p')"
 	stop_pid "$strata_pid"
@@ -338,7 +343,7 @@ if wants jetstream; then
 
 	max_bytes=$((RECORDS * (RECORD_SIZE + 256) + (64 << 20)))
 	log "nats bench js pub async: $RECORDS x $RECORD_SIZE B, file storage"
-	out="$("$bin/nats" -s "$url" bench js pub async perf.bench --msgs "$RECORDS" --size "${RECORD_SIZE}B" \
+	out="$(GOGC="$CLIENT_GOGC" "$bin/nats" -s "$url" bench js pub async perf.bench --msgs "$RECORDS" --size "${RECORD_SIZE}B" \
 		--create --storage file --replicas 1 --maxbytes "$max_bytes" --purge --batch 500 --no-progress 2>&1)" ||
 		die "nats bench js pub failed: $out"
 	echo "$out" | grep 'stats:' >&2 || true
@@ -347,7 +352,7 @@ if wants jetstream; then
 	[ -n "$js_pub_msgs" ] && js_pub_mib="$(msgs_to_mib "$js_pub_msgs" "$RECORD_SIZE")"
 
 	log "nats bench js ordered: $RECORDS messages"
-	out="$("$bin/nats" -s "$url" bench js ordered --msgs "$RECORDS" --size "${RECORD_SIZE}B" --no-progress 2>&1)" ||
+	out="$(GOGC="$CLIENT_GOGC" "$bin/nats" -s "$url" bench js ordered --msgs "$RECORDS" --size "${RECORD_SIZE}B" --no-progress 2>&1)" ||
 		die "nats bench js ordered failed: $out"
 	echo "$out" | grep 'stats:' >&2 || true
 	js_consume_msgs="$(echo "$out" | sed -nE 's/.*consumer stats: ([0-9,.]+) msgs\/sec.*/\1/p' | tr -d ,)"

@@ -3,6 +3,7 @@ package main
 import (
 	"math"
 	"math/rand/v2"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -333,5 +334,31 @@ func TestPerfProduceValidation(t *testing.T) {
 		if err := o.validate(); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+func TestPerfGCPolicy(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	if got := perfGCPolicy(func(string) string { return "" }); got != perfGCPercent {
+		t.Fatalf("without GOGC: policy says %d, want %d", got, perfGCPercent)
+	}
+	if got := debug.SetGCPercent(100); got != perfGCPercent {
+		t.Fatalf("without GOGC: runtime GC percent %d, want %d", got, perfGCPercent)
+	}
+	// A user's GOGC wins: the runtime already applied it, the policy
+	// leaves it alone.
+	debug.SetGCPercent(150)
+	env := func(k string) string {
+		if k == "GOGC" {
+			return "150"
+		}
+		return ""
+	}
+	if got := perfGCPolicy(env); got != 150 {
+		t.Fatalf("with GOGC=150: policy says %d", got)
+	}
+	if got := debug.SetGCPercent(100); got != 150 {
+		t.Fatalf("with GOGC=150: runtime GC percent %d, want 150", got)
 	}
 }
