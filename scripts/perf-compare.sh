@@ -29,6 +29,8 @@
 #   RAW_DURATION=10s     length of each raw run and of each timed baseline figure
 #   RAW_CONNECTIONS=2 RAW_IN_FLIGHT=8 RAW_PARTITIONS=4 RAW_RECORDS_PER_BATCH=16
 #   PRODUCER_PROPS="acks=1 linger.ms=5 batch.size=1048576"
+#   SERVER_SETS=""       extra flags of every strata server started, e.g.
+#                        "--set replica.fetch.wait.max.ms=100" (word-split)
 #   CLIENT_GOGC=800      GOGC of every load generator, strata's and NATS's alike
 #                        (`strata perf` defaults to 800 itself; `nats bench` gets it
 #                        here so both sides' clients collect garbage equally seldom);
@@ -142,7 +144,7 @@ start_strata() {
 	rm -rf "$work/strata"
 	log "strata: server on $addr, data in $work/strata"
 	"$bin/strata" server --listen "$addr" --http-listen "127.0.0.1:$http_port" --data-dir "$work/strata" \
-		--log-level warn --set log.retention.check.interval.ms=5000 >"$work/strata.log" 2>&1 &
+		--log-level warn --set log.retention.check.interval.ms=5000 ${SERVER_SETS:-} >"$work/strata.log" 2>&1 &
 	strata_pid=$!
 	pids+=("$strata_pid")
 	wait_port "$port" "$strata_pid" strata
