@@ -23,8 +23,15 @@ import (
 // returns its rows as "partition/offset/key", sorted.
 func Rows(t testing.TB, tbl *iceberg.Table) []string {
 	t.Helper()
+	return TableRows(t, localTable(t, tbl))
+}
+
+// TableRows is Rows of a key_value table as iceberg-go opened it (from a
+// catalog, say), read through its own IO.
+func TableRows(t testing.TB, tbl *table.Table) []string {
+	t.Helper()
 	var rows []string
-	scan(t, tbl, func(rec arrow.RecordBatch) {
+	scanTable(t, tbl, func(rec arrow.RecordBatch) {
 		keys, ok1 := rec.Column(0).(*array.Binary)
 		parts, ok2 := rec.Column(3).(*array.Int32)
 		offs, ok3 := rec.Column(4).(*array.Int64)
@@ -95,8 +102,13 @@ func localTable(t testing.TB, tbl *iceberg.Table) *table.Table {
 // hands each record batch to f.
 func scan(t testing.TB, tbl *iceberg.Table, f func(arrow.RecordBatch)) {
 	t.Helper()
+	scanTable(t, localTable(t, tbl), f)
+}
+
+func scanTable(t testing.TB, tbl *table.Table, f func(arrow.RecordBatch)) {
+	t.Helper()
 	ctx := context.Background()
-	arrTbl, err := localTable(t, tbl).Scan().ToArrowTable(ctx)
+	arrTbl, err := tbl.Scan().ToArrowTable(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
