@@ -1,7 +1,9 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,13 +11,29 @@ import (
 	"testing"
 	"time"
 
+	iceberggo "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/rest"
 	"github.com/apache/iceberg-go/table"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sr"
 
 	"github.com/strata-streaming/strata/tiering/iceberg"
 	"github.com/strata-streaming/strata/tiering/iceberg/icebergtest"
 )
+
+// startExternalCatalogBroker starts a broker whose object store is a
+// new directory (returned) and whose iceberg.catalog.uri is cat, its
+// credentials set by auth; its log goes to logTo if not nil.
+func startExternalCatalogBroker(t *testing.T, cat *testRESTCatalog, logTo io.Writer, auth func(*Config)) (*testBroker, string) {
+	t.Helper()
+	storeDir := t.TempDir()
+	tune := func(c *Config) {
+		c.ObjectStore = "file://" + storeDir
+		c.IcebergCatalogURI = cat.srv.URL
+		auth(c)
+	}
+	return startTestBrokerLogging(t, logTo, tune), storeDir
+}
 
 // icebergTopicStatusOf returns the node's status of topic.
 func icebergTopicStatusOf(tb *testBroker, topic string) icebergTopicStatus {
@@ -51,10 +69,14 @@ func waitCatalogSynced(t *testing.T, tb *testBroker, topic string, bucket *icebe
 
 // catalogReaderRows loads ns.name through iceberg-go's REST client from
 // the catalog and scans it to Arrow, as a reader of the catalog would.
-func catalogReaderRows(t *testing.T, cat *testRESTCatalog, ns, name string) ([]string, *table.Table) {
+// Rows are read only if keyValue (the key_value layout).
+func catalogReaderRows(t *testing.T, cat *testRESTCatalog, ns, name string, keyValue bool) ([]string, *table.Table) {
 	t.Helper()
 	ctx := testContext(t)
-	opts := []rest.Option{rest.WithCredential(cat.clientID + ":" + cat.secret)}
+	opts := []rest.Option{rest.WithOAuthToken(cat.token)}
+	if cat.clientID != "" {
+		opts = []rest.Option{rest.WithCredential(cat.clientID + ":" + cat.secret)}
+	}
 	if cat.prefix != "" {
 		opts = append(opts, rest.WithWarehouseLocation(cat.prefix))
 	}
@@ -66,6 +88,9 @@ func catalogReaderRows(t *testing.T, cat *testRESTCatalog, ns, name string) ([]s
 	tbl, err := cl.LoadTable(ctx, table.Identifier{ns, name})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !keyValue {
+		return nil, tbl
 	}
 	return icebergtest.TableRows(t, tbl), tbl
 }
@@ -88,11 +113,8 @@ func snapshotIDs(md table.Metadata) []int64 {
 // /metrics counts it, and the catalog catches up when it is back. The
 // catalog's own metadata files survive the orphan cleanup.
 func TestIcebergExternalRESTCatalog(t *testing.T) {
-	storeDir := t.TempDir()
 	cat := newTestRESTCatalog(t, "issued-token-1", "strata", "s3cret-client", "lake")
-	tb := startTestBroker(t, func(c *Config) {
-		c.ObjectStore = "file://" + storeDir
-		c.IcebergCatalogURI = cat.srv.URL
+	tb, storeDir := startExternalCatalogBroker(t, cat, nil, func(c *Config) {
 		c.IcebergCatalogWarehouse = "lake"
 		c.IcebergCatalogCredential = "strata:s3cret-client"
 	})
@@ -118,7 +140,7 @@ func TestIcebergExternalRESTCatalog(t *testing.T) {
 		t.Helper()
 		loaded := waitCatalogSynced(t, tb, "ice", bucket)
 		want := committedRows(t, tb, "ice", next)
-		got, tbl := catalogReaderRows(t, cat, "strata", "ice")
+		got, tbl := catalogReaderRows(t, cat, "strata", "ice", true)
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("%s: rows through the catalog\n got %v\nwant %v", what, got, want)
 		}
@@ -220,15 +242,10 @@ func TestIcebergExternalRESTCatalog(t *testing.T) {
 // status (and the bucket commit still succeeds); the token appears in no
 // status, error or DescribeConfigs answer.
 func TestIcebergExternalCatalogDenied(t *testing.T) {
-	storeDir := t.TempDir()
 	cat := newTestRESTCatalog(t, "the-right-token", "", "", "")
 	const wrong = "wrong-token-4f9a"
 	var logs lockedBuffer
-	tb := startTestBrokerLogging(t, &logs, func(c *Config) {
-		c.ObjectStore = "file://" + storeDir
-		c.IcebergCatalogURI = cat.srv.URL
-		c.IcebergCatalogToken = wrong
-	})
+	tb, _ := startExternalCatalogBroker(t, cat, &logs, func(c *Config) { c.IcebergCatalogToken = wrong })
 	tb.createTopicWithPartitions("den", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000"})
 	ctx := testContext(t)
 	prod := tb.client(kgo.DefaultProduceTopic("den"))
@@ -304,5 +321,170 @@ func TestIcebergExternalCatalogConfigIsValidated(t *testing.T) {
 	}
 	if err := cfg.validateExternalCatalog(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestIcebergExternalCatalogSchemaEvolution: a typed topic's table and its
+// dead-letter table are registered; the subject evolves and the catalog's
+// table gains the new schema (same field ids, current) with the snapshot
+// that needs it, so a reader through the catalog reads the new column.
+func TestIcebergExternalCatalogSchemaEvolution(t *testing.T) {
+	cat := newTestRESTCatalog(t, "evo-token", "", "", "")
+	tb, storeDir := startExternalCatalogBroker(t, cat, nil, func(c *Config) { c.IcebergCatalogToken = "evo-token" })
+	_, registryClient := startSchemaRegistry(t, tb)
+	ctx := testContext(t)
+	tb.createTopicWithPartitions("evo", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000", icebergModeConfig: icebergModeSchemaIDPrefix})
+	prod := tb.client(kgo.DefaultProduceTopic("evo"))
+	produce := func(v []byte) {
+		t.Helper()
+		if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte("k"), Value: v}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v1 := registerSchema(t, registryClient, "evo-value", typedOrderV1, sr.TypeAvro)
+	produce(encodeTypedOrder(t, v1, typedOrderV1, typedOrder{ID: 0, Item: "a"}))
+	produce([]byte("not framed")) // a dead letter
+	if st := icebergCommitNow(t, tb, "evo"); st.RowsCommitted != 1 || st.DLQRowsCommitted != 1 {
+		t.Fatalf("first commit: %+v", st)
+	}
+	main, dlq := openTestTable(t, storeDir, "evo"), openTestTable(t, storeDir, "evo"+icebergDLQSuffix)
+	waitCatalogSynced(t, tb, "evo", main)
+	waitFor(t, 20*time.Second, "the dead-letter table in the catalog", func() bool {
+		loaded, err := dlq.Load(ctx)
+		c := cat.table("strata", "evo"+icebergDLQSuffix)
+		return err == nil && c != nil && c.metadata.CurrentSnapshot() != nil &&
+			c.metadata.CurrentSnapshot().SnapshotID == loaded.Metadata.CurrentSnapshot().SnapshotID
+	})
+
+	v2 := registerSchema(t, registryClient, "evo-value", typedOrderV2, sr.TypeAvro)
+	gift := "gift"
+	produce(encodeTypedOrder(t, v2, typedOrderV2, typedOrder{ID: 1, Item: "b", Note: &gift}))
+	if st := icebergCommitNow(t, tb, "evo"); st.RowsCommitted != 2 {
+		t.Fatalf("second commit: %+v", st)
+	}
+	bucket := waitCatalogSynced(t, tb, "evo", main)
+	_, tbl := catalogReaderRows(t, cat, "strata", "evo", false)
+	got, want := tbl.Metadata().CurrentSchema(), bucket.Metadata.CurrentSchema()
+	if got.ID != want.ID || !got.Equals(want) || len(tbl.Metadata().Schemas()) != len(bucket.Metadata.Schemas()) {
+		t.Fatalf("catalog schema %d %s (of %d)\nbucket schema %d %s (of %d)", got.ID, got, len(tbl.Metadata().Schemas()),
+			want.ID, want, len(bucket.Metadata.Schemas()))
+	}
+	var rows []string
+	for _, r := range icebergtest.TableJSONRows(t, tbl) {
+		rows = append(rows, fmt.Sprintf("%v/%v/%v", r["id"], r["item"], r["note"]))
+	}
+	slices.Sort(rows)
+	if fmt.Sprint(rows) != "[0/a/<nil> 1/b/gift]" {
+		t.Fatalf("rows through the catalog: %v", rows)
+	}
+}
+
+// icebergHistory returns the metadata of one table after each of n
+// appends (snapshot ids 1..n, main at the last).
+func icebergHistory(t *testing.T, n int) []table.Metadata {
+	t.Helper()
+	spec := iceberggo.NewPartitionSpec()
+	md, err := table.NewMetadata(iceberg.KeyValueSchema(), &spec, table.UnsortedSortOrder, "file:///lake/t", iceberggo.Properties{table.PropertyFormatVersion: "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []table.Metadata{md}
+	for i := 1; i <= n; i++ {
+		b, err := table.MetadataBuilderFromBase(md, fmt.Sprintf("file:///lake/t/metadata/v%d.metadata.json", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap := table.Snapshot{SnapshotID: int64(i), SequenceNumber: int64(i), TimestampMs: time.Now().UnixMilli(),
+			ManifestList: fmt.Sprintf("file:///lake/t/metadata/snap-%d.avro", i), Summary: &table.Summary{Operation: table.OpAppend}}
+		if i > 1 {
+			parent := int64(i - 1)
+			snap.ParentSnapshotID = &parent
+		}
+		if err := b.AddSnapshot(&snap); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.SetSnapshotRef(table.MainBranch, snap.SnapshotID, table.BranchRef); err != nil {
+			t.Fatal(err)
+		}
+		if md, err = b.Build(); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, md)
+	}
+	return out
+}
+
+// TestIcebergCatalogUpdates: the commitTable the sync sends for each
+// relation of the catalog's table to the bucket's.
+func TestIcebergCatalogUpdates(t *testing.T) {
+	h := icebergHistory(t, 3)
+	actions := func(updates []table.Update) string {
+		var names []string
+		for _, u := range updates {
+			names = append(names, u.Action())
+		}
+		return strings.Join(names, ",")
+	}
+	// Behind by two snapshots: both added in order, main moved; the
+	// requirements pin the catalog's main.
+	reqs, updates, err := icebergCatalogUpdates(h[1], h[3])
+	if err != nil || actions(updates) != "add-snapshot,add-snapshot,set-snapshot-ref" || len(reqs) != 2 {
+		t.Fatalf("behind: %v %v %v", reqs, actions(updates), err)
+	}
+	if err := reqs[1].Validate(h[1]); err != nil {
+		t.Fatalf("the requirement refuses the catalog's own state: %v", err)
+	}
+	if err := reqs[1].Validate(h[2]); err == nil {
+		t.Fatal("the requirement accepts a catalog that moved on")
+	}
+	// In step: nothing to send.
+	if _, updates, err := icebergCatalogUpdates(h[3], h[3]); err != nil || len(updates) != 0 {
+		t.Fatalf("in step: %v %v", actions(updates), err)
+	}
+	// The catalog is ahead of this (stale) bucket state: left alone.
+	if _, _, err := icebergCatalogUpdates(h[3], h[2]); !errors.Is(err, errIcebergCatalogAhead) {
+		t.Fatalf("ahead: %v", err)
+	}
+	// Another table under the same name: refused, not overwritten.
+	other := icebergHistory(t, 1)
+	if _, _, err := icebergCatalogUpdates(other[1], h[3]); err == nil || !strings.Contains(err.Error(), "another table") {
+		t.Fatalf("other table: %v", err)
+	}
+	// A snapshot the bucket never had (a write through the catalog):
+	// refused, not dropped silently.
+	fb, err := table.MetadataBuilderFromBase(h[1], "file:///lake/t/metadata/00001-x.metadata.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent := int64(1)
+	foreign := table.Snapshot{SnapshotID: 99, ParentSnapshotID: &parent, SequenceNumber: 2, TimestampMs: time.Now().UnixMilli(),
+		ManifestList: "file:///lake/t/metadata/snap-99.avro", Summary: &table.Summary{Operation: table.OpAppend}}
+	if err := fb.AddSnapshot(&foreign); err != nil {
+		t.Fatal(err)
+	}
+	if err := fb.SetSnapshotRef(table.MainBranch, 99, table.BranchRef); err != nil {
+		t.Fatal(err)
+	}
+	written, err := fb.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := icebergCatalogUpdates(written, h[3]); err == nil || !strings.Contains(err.Error(), "not in the bucket") {
+		t.Fatalf("foreign snapshot: %v", err)
+	}
+	// Expired in the bucket: removed from the catalog after main moved.
+	b, err := table.MetadataBuilderFromBase(h[3], "file:///lake/t/metadata/v4.metadata.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.RemoveSnapshots([]int64{1, 2}, false); err != nil {
+		t.Fatal(err)
+	}
+	expired, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, updates, err := icebergCatalogUpdates(h[1], expired); err != nil || actions(updates) != "add-snapshot,set-snapshot-ref,remove-snapshots" {
+		t.Fatalf("expired: %v %v", actions(updates), err)
 	}
 }

@@ -52,8 +52,15 @@ func TableRows(t testing.TB, tbl *table.Table) []string {
 // scan's order.
 func JSONRows(t testing.TB, tbl *iceberg.Table) []map[string]any {
 	t.Helper()
+	return TableJSONRows(t, localTable(t, tbl))
+}
+
+// TableJSONRows is JSONRows of a table as iceberg-go opened it (from a
+// catalog, say), read through its own IO.
+func TableJSONRows(t testing.TB, tbl *table.Table) []map[string]any {
+	t.Helper()
 	var rows []map[string]any
-	scan(t, tbl, func(rec arrow.RecordBatch) {
+	scanTable(t, tbl, func(rec arrow.RecordBatch) {
 		var buf bytes.Buffer
 		if err := array.RecordToJSON(rec, &buf); err != nil {
 			t.Fatal(err)
@@ -98,13 +105,8 @@ func localTable(t testing.TB, tbl *iceberg.Table) *table.Table {
 		func(context.Context) (iceio.IO, error) { return iceio.LocalFS{}, nil }, nil)
 }
 
-// scan reads the table's current snapshot with iceberg-go's scanner and
-// hands each record batch to f.
-func scan(t testing.TB, tbl *iceberg.Table, f func(arrow.RecordBatch)) {
-	t.Helper()
-	scanTable(t, localTable(t, tbl), f)
-}
-
+// scanTable reads the table's current snapshot with iceberg-go's scanner
+// and hands each record batch to f.
 func scanTable(t testing.TB, tbl *table.Table, f func(arrow.RecordBatch)) {
 	t.Helper()
 	ctx := context.Background()
