@@ -254,6 +254,7 @@ func (x *icebergExternalCatalog) syncMarked() (failed bool) {
 		version, err := x.syncTable(ctx, j.id, j.tbl)
 		cancel()
 		x.mu.Lock()
+		previous := j.e.lastError
 		if err != nil {
 			j.e.lastError = x.redact(err.Error())
 			j.e.dirty = true
@@ -266,9 +267,16 @@ func (x *icebergExternalCatalog) syncMarked() (failed bool) {
 		}
 		msg := j.e.lastError
 		x.mu.Unlock()
-		if err != nil {
+		// Logged when the error changes, not at every retry (the status
+		// and the counter have each one).
+		switch {
+		case err != nil:
 			x.failures.WithLabelValues(j.e.topic).Inc()
-			x.s.logger.Warn("iceberg: external catalog sync failed; will retry", "table", j.id.String(), "catalog", x.uri, "err", msg)
+			if msg != previous {
+				x.s.logger.Warn("iceberg: external catalog sync failed; retrying", "table", j.id.String(), "catalog", x.uri, "err", msg)
+			}
+		case previous != "":
+			x.s.logger.Info("iceberg: external catalog in step again", "table", j.id.String(), "catalog", x.uri, "version", version)
 		}
 	}
 	return failed

@@ -216,6 +216,22 @@ func TestIcebergExternalRESTCatalog(t *testing.T) {
 	cat.setDown(false)
 	check("after the catalog came back")
 
+	// A conflict (the catalog's table moved on): retried from a fresh load.
+	cat.mu.Lock()
+	cat.mu.conflicts = 1
+	cat.mu.Unlock()
+	produce(4)
+	if st := icebergCommitNow(t, tb, "ice"); st.LastError != "" {
+		t.Fatalf("commit before the conflict: %+v", st)
+	}
+	check("after a conflict")
+	cat.mu.Lock()
+	left := cat.mu.conflicts
+	cat.mu.Unlock()
+	if left != 0 {
+		t.Fatal("the sync never met the conflict")
+	}
+
 	// The orphan cleanup leaves the catalog's metadata files alone, however old.
 	files := catalogMetadataFiles(t, filepath.Join(storeDir, "iceberg/strata/ice"))
 	if len(files) < 3 {

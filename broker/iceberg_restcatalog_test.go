@@ -38,6 +38,7 @@ type testRESTCatalog struct {
 	mu struct {
 		sync.Mutex
 		down       bool // answer 503 to everything
+		conflicts  int  // answer this many commitTable requests 409, as if another writer got there first
 		namespaces map[string]bool
 		tables     map[string]*testCatalogTable // by "ns.name"
 		requests   []string                     // "METHOD path" of every request
@@ -254,6 +255,11 @@ func (c *testRESTCatalog) commitTable(w http.ResponseWriter, r *http.Request) {
 	tbl := c.mu.tables[key]
 	if tbl == nil {
 		writeCatalogError(w, http.StatusNotFound, "NoSuchTableException", "no table "+key)
+		return
+	}
+	if c.mu.conflicts > 0 {
+		c.mu.conflicts--
+		writeCatalogError(w, http.StatusConflict, "CommitFailedException", "requirement failed: the table changed meanwhile (injected)")
 		return
 	}
 	for _, req := range req.Requirements {
