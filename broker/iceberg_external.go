@@ -135,6 +135,11 @@ func (x *icebergExternalCatalog) afterCommit(topic string, cfg effectiveTopicCon
 	ns := cfg.values[icebergNamespaceConfig]
 	wake := false
 	x.mu.Lock()
+	for id, e := range x.mu.tables {
+		if e.topic == topic && id.namespace != ns {
+			delete(x.mu.tables, id) // iceberg.namespace changed: the old entry stays in the catalog, unsynced
+		}
+	}
 	for i, tbl := range []*iceberg.Table{tables.main, tables.dlq} {
 		if tbl == nil {
 			continue
