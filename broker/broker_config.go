@@ -73,7 +73,19 @@ type Config struct {
 	// Iceberg REST catalog listens; "" serves it only on the admin
 	// listener under /iceberg (iceberg_catalog.go).
 	IcebergCatalogListen string
-	ObjectStore          string // object store URL, used by tiering; default file://<DataDir>/objects
+	// IcebergCatalogURI (iceberg.catalog.uri), if set, is an external
+	// Iceberg REST catalog the tables of Iceberg topics are registered in
+	// and kept up to date with (iceberg_external.go), in the warehouse
+	// IcebergCatalogWarehouse (iceberg.catalog.warehouse), authenticated by
+	// the bearer token IcebergCatalogToken (iceberg.catalog.token) or the
+	// OAuth2 client credentials IcebergCatalogCredential
+	// (iceberg.catalog.credential, <client_id>:<secret>). The last two are
+	// secrets: described as sensitive, never logged.
+	IcebergCatalogURI        string
+	IcebergCatalogWarehouse  string
+	IcebergCatalogToken      string
+	IcebergCatalogCredential string
+	ObjectStore              string // object store URL, used by tiering; default file://<DataDir>/objects
 
 	// Cluster membership and replication (cluster.go, broker/replica).
 	BrokerRack                string // broker.rack
@@ -327,6 +339,15 @@ type brokerProperty struct {
 	// typ is the type DescribeConfigs reports (kmsg.ConfigTypeString
 	// when zero).
 	typ kmsg.ConfigType
+	// sensitive values (credentials) are described as null with
+	// is_sensitive set, as Kafka describes its PASSWORD configs.
+	sensitive bool
+}
+
+// sensitiveProp marks p as holding a secret.
+func sensitiveProp(p brokerProperty) brokerProperty {
+	p.sensitive = true
+	return p
 }
 
 func intProp(field func(c *Config) *int64, scale int64) brokerProperty {
@@ -506,6 +527,10 @@ var brokerProperties = map[string]brokerProperty{
 
 	"broker.rack":                              stringProp(func(c *Config) *string { return &c.BrokerRack }),
 	"iceberg.catalog.listen":                   stringProp(func(c *Config) *string { return &c.IcebergCatalogListen }),
+	"iceberg.catalog.uri":                      stringProp(func(c *Config) *string { return &c.IcebergCatalogURI }),
+	"iceberg.catalog.warehouse":                stringProp(func(c *Config) *string { return &c.IcebergCatalogWarehouse }),
+	"iceberg.catalog.token":                    sensitiveProp(stringProp(func(c *Config) *string { return &c.IcebergCatalogToken })),
+	"iceberg.catalog.credential":               sensitiveProp(stringProp(func(c *Config) *string { return &c.IcebergCatalogCredential })),
 	"leader.replication.throttled.rate":        intProp(func(c *Config) *int64 { return &c.LeaderThrottledRate }, 1),
 	"follower.replication.throttled.rate":      intProp(func(c *Config) *int64 { return &c.FollowerThrottledRate }, 1),
 	"replica.selector.class":                   stringProp(func(c *Config) *string { return &c.ReplicaSelectorClass }, "", leaderSelectorClass, rackAwareSelectorClass),
@@ -762,7 +787,7 @@ func (c *Config) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return c.validateExternalCatalog()
 }
 
 // describe returns every known broker property and its current value, and
@@ -776,7 +801,8 @@ func (c *Config) describe() []describedProperty {
 	out := make([]describedProperty, 0, len(names))
 	for _, name := range names {
 		_, explicit := c.explicit[name]
-		out = append(out, describedProperty{name: name, value: brokerProperties[name].get(c), explicit: explicit})
+		p := brokerProperties[name]
+		out = append(out, describedProperty{name: name, value: p.get(c), explicit: explicit, sensitive: p.sensitive})
 	}
 	// The security settings as given (ssl.*, sasl.*, listener.name.*,
 	// admin.http.*), secrets hidden.

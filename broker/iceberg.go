@@ -157,6 +157,13 @@ type icebergTopicStatus struct {
 	Partitions           []icebergPartitionStatus `json:"partitions"`
 	lastAttempt          time.Time
 	lastSuccessOrNew     time.Time
+
+	// CatalogMetadataVersion is the metadata version of the table in the
+	// bucket that the external catalog (iceberg.catalog.uri) was last made
+	// to match by this node, LastCatalogError the last failure of that
+	// sync (iceberg_external.go; retried).
+	CatalogMetadataVersion int    `json:"catalog_metadata_version,omitempty"`
+	LastCatalogError       string `json:"last_catalog_error,omitempty"`
 }
 
 // icebergPartitionStatus compares the table with the log of one partition
@@ -176,6 +183,8 @@ type icebergCommitter struct {
 	// valueSchemas caches the registry schemas of typed modes by id (loop
 	// goroutine only).
 	valueSchemas map[int]*icebergValueSchema
+	// external syncs the external REST catalog, nil without iceberg.catalog.uri.
+	external *icebergExternalCatalog
 
 	mu struct {
 		sync.Mutex
@@ -226,6 +235,9 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 		}, []string{"topic"}),
 	}
 	c.mu.status = map[string]*icebergTopicStatus{}
+	if s.cfg.IcebergCatalogURI != "" {
+		c.external = newIcebergExternalCatalog(s)
+	}
 	s.metrics.registry.MustRegister(c.rows, c.files, c.bytes, c.dlqRows, c.failures, c.lagOffsets, c.lagSeconds,
 		c.compactions, c.filesCompacted, c.orphans)
 	return c
@@ -301,6 +313,7 @@ func (c *icebergCommitter) forget(topic string) {
 	delete(c.mu.status, topic)
 	c.mu.Unlock()
 	delete(c.tables, topic)
+	c.external.forget(topic)
 	if had {
 		c.lagOffsets.DeleteLabelValues(topic)
 		c.lagSeconds.DeleteLabelValues(topic)
@@ -381,6 +394,7 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	if err == nil && len(parts) > 0 && parts[0] != nil && parts[0].IsLeader() {
 		maint, maintErr = c.maintain(ctx, topic, cfg, now)
 	}
+	c.external.afterCommit(topic, cfg, c.tables[topic], status.RowsCommitted > 0 || status.DLQRowsCommitted > 0 || maint.compactions > 0)
 	c.mu.Lock()
 	st := c.mu.status[topic]
 	if st == nil {
@@ -443,6 +457,7 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	out := *st
 	out.Partitions = append([]icebergPartitionStatus(nil), st.Partitions...)
 	c.mu.Unlock()
+	c.external.status(&out)
 	c.rows.WithLabelValues(topic).Add(float64(status.RowsCommitted))
 	c.files.WithLabelValues(topic).Add(float64(status.FilesCommitted))
 	c.bytes.WithLabelValues(topic).Add(float64(status.BytesCommitted))
@@ -852,6 +867,9 @@ func (c *icebergCommitter) statuses() []icebergTopicStatus {
 			cp.LagSeconds = time.Since(st.lastSuccessOrNew).Seconds()
 		}
 		out = append(out, cp)
+	}
+	for i := range out {
+		c.external.status(&out[i]) // lock order: c.mu, then its own
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Topic < out[j].Topic })
 	return out

@@ -36,6 +36,27 @@ type typedOrder struct {
 	Note *string `avro:"note"`
 }
 
+// encodeTypedOrder is o in Confluent's wire format under schema id id,
+// Avro-encoded with text (typedOrderV1 or typedOrderV2).
+func encodeTypedOrder(t *testing.T, id int, text string, o typedOrder) []byte {
+	t.Helper()
+	s := hamba.MustParse(text)
+	var payload []byte
+	var err error
+	if text == typedOrderV1 {
+		payload, err = hamba.Marshal(s, struct {
+			ID   int64  `avro:"id"`
+			Item string `avro:"item"`
+		}{o.ID, o.Item})
+	} else {
+		payload, err = hamba.Marshal(s, o)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(wire.AppendHeader(nil, int32(id)), payload...)
+}
+
 func openTestTable(t *testing.T, storeDir, name string) *iceberg.Table {
 	t.Helper()
 	store, err := tiering.NewFileStore(storeDir)
@@ -71,24 +92,7 @@ func TestIcebergTypedModes(t *testing.T) {
 			}
 		}
 	}
-	encode := func(id int, text string, o typedOrder) []byte {
-		t.Helper()
-		s := hamba.MustParse(text)
-		var payload []byte
-		var err error
-		if text == typedOrderV1 {
-			payload, err = hamba.Marshal(s, struct {
-				ID   int64  `avro:"id"`
-				Item string `avro:"item"`
-			}{o.ID, o.Item})
-		} else {
-			payload, err = hamba.Marshal(s, o)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return append(wire.AppendHeader(nil, int32(id)), payload...)
-	}
+	encode := func(id int, text string, o typedOrder) []byte { return encodeTypedOrder(t, id, text, o) }
 	produce(encode(v1, typedOrderV1, typedOrder{ID: 0, Item: "a"}), encode(v1, typedOrderV1, typedOrder{ID: 1, Item: "b"}))
 	produce([]byte("not framed")) // offset 2
 	if st := icebergCommitNow(t, tb, "typed"); st.RowsCommitted != 2 || st.DLQRowsCommitted != 1 || st.LagOffsets != 0 {

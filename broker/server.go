@@ -289,6 +289,9 @@ func (s *Server) Start() error {
 	s.goTask(s.housekeeping)
 	s.goTask(s.tiered.loop)
 	s.goTask(s.iceberg.loop)
+	if s.iceberg.external != nil {
+		s.goTask(s.iceberg.external.run)
+	}
 	s.serveIcebergCatalog()
 	s.goTask(s.txns.run)
 	s.groups.start()

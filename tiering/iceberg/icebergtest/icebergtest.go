@@ -23,8 +23,15 @@ import (
 // returns its rows as "partition/offset/key", sorted.
 func Rows(t testing.TB, tbl *iceberg.Table) []string {
 	t.Helper()
+	return TableRows(t, localTable(t, tbl))
+}
+
+// TableRows is Rows of a key_value table as iceberg-go opened it (from a
+// catalog, say), read through its own IO.
+func TableRows(t testing.TB, tbl *table.Table) []string {
+	t.Helper()
 	var rows []string
-	scan(t, tbl, func(rec arrow.RecordBatch) {
+	scanTable(t, tbl, func(rec arrow.RecordBatch) {
 		keys, ok1 := rec.Column(0).(*array.Binary)
 		parts, ok2 := rec.Column(3).(*array.Int32)
 		offs, ok3 := rec.Column(4).(*array.Int64)
@@ -45,8 +52,15 @@ func Rows(t testing.TB, tbl *iceberg.Table) []string {
 // scan's order.
 func JSONRows(t testing.TB, tbl *iceberg.Table) []map[string]any {
 	t.Helper()
+	return TableJSONRows(t, localTable(t, tbl))
+}
+
+// TableJSONRows is JSONRows of a table as iceberg-go opened it (from a
+// catalog, say), read through its own IO.
+func TableJSONRows(t testing.TB, tbl *table.Table) []map[string]any {
+	t.Helper()
 	var rows []map[string]any
-	scan(t, tbl, func(rec arrow.RecordBatch) {
+	scanTable(t, tbl, func(rec arrow.RecordBatch) {
 		var buf bytes.Buffer
 		if err := array.RecordToJSON(rec, &buf); err != nil {
 			t.Fatal(err)
@@ -91,12 +105,12 @@ func localTable(t testing.TB, tbl *iceberg.Table) *table.Table {
 		func(context.Context) (iceio.IO, error) { return iceio.LocalFS{}, nil }, nil)
 }
 
-// scan reads the table's current snapshot with iceberg-go's scanner and
-// hands each record batch to f.
-func scan(t testing.TB, tbl *iceberg.Table, f func(arrow.RecordBatch)) {
+// scanTable reads the table's current snapshot with iceberg-go's scanner
+// and hands each record batch to f.
+func scanTable(t testing.TB, tbl *table.Table, f func(arrow.RecordBatch)) {
 	t.Helper()
 	ctx := context.Background()
-	arrTbl, err := localTable(t, tbl).Scan().ToArrowTable(ctx)
+	arrTbl, err := tbl.Scan().ToArrowTable(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
