@@ -30,6 +30,9 @@ type CompactResult struct {
 	// BytesRewritten and BytesWritten are the sizes of those files.
 	BytesRewritten int64
 	BytesWritten   int64
+	// MetadataFilesDeleted counts the old metadata versions the replace
+	// commit deleted (Config.MetadataDeleteAfterCommit).
+	MetadataFilesDeleted int
 }
 
 // Compact rewrites small data files into larger ones and commits the swap
@@ -44,7 +47,8 @@ type CompactResult struct {
 // next metadata version as Append's: if an append lands first, Compact
 // starts again from the new state (the append's files stay, nothing is
 // lost). minInputFiles below 2 is an error. Nothing to compact commits
-// nothing.
+// nothing, and a Compact of the same snapshot after one that found
+// nothing returns at once, having read only the metadata.
 func (t *Table) Compact(ctx context.Context, minInputFiles int) (CompactResult, error) {
 	if minInputFiles < 2 {
 		return CompactResult{}, fmt.Errorf("iceberg: compaction needs at least 2 input files, not %d", minInputFiles)
@@ -71,6 +75,9 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 		return res, nil
 	}
 	res.SnapshotID = parent.SnapshotID
+	if t.compactedBefore(parent.SnapshotID, minInputFiles) {
+		return res, nil
+	}
 	manifests, err := t.readManifestList(ctx, parent)
 	if err != nil {
 		return res, err
@@ -99,6 +106,7 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 		}
 	}
 	if len(dirs) == 0 {
+		t.setCompactedBefore(parent.SnapshotID, minInputFiles)
 		return res, nil
 	}
 	sort.Strings(dirs)
@@ -176,6 +184,7 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 		}
 	}
 	if len(added) == 0 {
+		t.setCompactedBefore(parent.SnapshotID, minInputFiles)
 		return CompactResult{Version: st.Version, SnapshotID: parent.SnapshotID}, nil
 	}
 
@@ -211,7 +220,7 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 		}
 	}
 	parentID := parent.SnapshotID
-	version, err := t.commitSnapshot(ctx, st, snapshotCommit{
+	version, metadataDeleted, err := t.commitSnapshot(ctx, st, snapshotCommit{
 		id: snapshotID, parentID: &parentID, seq: seq, commitID: commitID,
 		manifests: []iceberg.ManifestFile{mf}, schema: schema,
 		summary: table.Summary{Operation: table.OpReplace, Properties: props},
@@ -219,8 +228,22 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 	if err != nil {
 		return res, err
 	}
-	res.Version, res.SnapshotID = version, snapshotID
+	res.Version, res.SnapshotID, res.MetadataFilesDeleted = version, snapshotID, metadataDeleted
 	return res, nil
+}
+
+// compactedBefore reports whether a Compact with minInputFiles found
+// nothing to do in snapshot id (the last one that did).
+func (t *Table) compactedBefore(id int64, minInputFiles int) bool {
+	t.compactChecked.Lock()
+	defer t.compactChecked.Unlock()
+	return t.compactChecked.snapshotID == id && t.compactChecked.minInputFiles == minInputFiles
+}
+
+func (t *Table) setCompactedBefore(id int64, minInputFiles int) {
+	t.compactChecked.Lock()
+	defer t.compactChecked.Unlock()
+	t.compactChecked.snapshotID, t.compactChecked.minInputFiles = id, minInputFiles
 }
 
 // relOf maps a location inside the table to its path relative to the
