@@ -70,6 +70,9 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 		return CompactResult{}, err
 	}
 	res := CompactResult{Version: st.Version}
+	if st.Version == 0 {
+		return res, nil // no table yet
+	}
 	parent := st.Metadata.CurrentSnapshot()
 	if parent == nil {
 		return res, nil
