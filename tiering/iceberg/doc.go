@@ -63,8 +63,9 @@
 // in by a "replace" snapshot — one manifest: new files ADDED, rewritten
 // ones DELETED, every other live file EXISTING — that carries
 // SummaryLastOffsets unchanged. It commits through the same
-// compare-and-swap as Append, so an append that lands first makes it start
-// again from the new state.
+// compare-and-swap as Append: when an append lands first, the files it
+// rewrote go in on top of the new state as they are (an append removes no
+// file); when another compaction took some of its inputs, it starts over.
 //
 // Metadata versions: each version's metadata-log lists the
 // Config.MetadataPreviousVersionsMax versions before it (Iceberg's
