@@ -163,7 +163,8 @@ type icebergTopicStatus struct {
 	// compacts the topics whose partition 0 it leads), FilesCompacted the
 	// small files they rewrote, OrphansDeleted the unreferenced files it
 	// deleted; LastMaintenanceError is the last failure of either (they are
-	// tried again at the next commit round).
+	// tried again after the next commit). Maintenance runs after a commit,
+	// on its own goroutine: a commit's reply does not include it.
 	Compactions    int64 `json:"compactions"`
 	FilesCompacted int64 `json:"files_compacted"`
 	OrphansDeleted int64 `json:"orphan_files_deleted"`
@@ -429,9 +430,6 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	ctx, cancel := context.WithTimeout(c.s.ctx, icebergCommitTimeout)
 	defer cancel()
 	status, err := c.commitPartitions(ctx, topic, cfg, meta.ID.String(), led)
-	if err == nil && len(parts) > 0 && parts[0] != nil && parts[0].IsLeader() {
-		c.scheduleMaintenance(topic, cfg)
-	}
 	c.mu.Lock()
 	st := c.mu.status[topic]
 	if st == nil {
@@ -487,6 +485,10 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	out := *st
 	out.Partitions = append([]icebergPartitionStatus(nil), st.Partitions...)
 	c.mu.Unlock()
+	if err == nil && len(parts) > 0 && parts[0] != nil && parts[0].IsLeader() {
+		// After the status exists: the round adds to it.
+		c.scheduleMaintenance(topic, cfg)
+	}
 	c.rows.WithLabelValues(topic).Add(float64(status.RowsCommitted))
 	c.files.WithLabelValues(topic).Add(float64(status.FilesCommitted))
 	c.bytes.WithLabelValues(topic).Add(float64(status.BytesCommitted))
