@@ -43,6 +43,26 @@ const (
 	icebergPartitionSpecConfig  = "iceberg.partition.spec"
 	icebergTargetFileSizeConfig = "iceberg.target.file.size.bytes"
 	icebergCompactionMinConfig  = "iceberg.compaction.min.input.files"
+	// Iceberg's write.metadata.previous-versions-max and
+	// write.metadata.delete-after-commit.enabled, in Strata's style.
+	icebergMetadataVersionsMaxConfig  = "iceberg.metadata.previous.versions.max"
+	icebergMetadataDeleteAfterConfig  = "iceberg.metadata.delete.after.commit.enabled"
+	icebergDefaultMetadataVersionsMax = "100" // Iceberg's default
+	// icebergDefaultMetadataDelete: unlike Iceberg (false), on. Strata is
+	// the only writer of these vN.metadata.json files, readers find the
+	// table through the hint or the catalog, which name the newest, and
+	// time travel goes by snapshot (iceberg.retention.ms), not by old
+	// metadata file: kept, a table committed every minute grows 1,440
+	// files a day, each holding the whole snapshot list.
+	icebergDefaultMetadataDelete = "true"
+	// icebergMaintenanceTimeout bounds one maintenance round of a topic
+	// (compaction and, hourly, the orphan sweep) on the maintenance
+	// goroutine; below iceberg.DefaultMetadataMinAge, as deleting old
+	// metadata versions requires of every commit attempt.
+	icebergMaintenanceTimeout = 5 * time.Minute
+	// icebergManifestCacheEntries bounds the node's cache of decoded
+	// manifests (about 450 bytes an entry for a key_value table).
+	icebergManifestCacheEntries = 50_000
 	icebergDefaultTargetSize    = "134217728" // 128 MiB, Iceberg's write.target-file-size-bytes
 	icebergDefaultCompactionMin = "10"
 	// icebergOrphanMinAge is the youngest an unreferenced file of a table
@@ -143,10 +163,16 @@ type icebergTopicStatus struct {
 	// compacts the topics whose partition 0 it leads), FilesCompacted the
 	// small files they rewrote, OrphansDeleted the unreferenced files it
 	// deleted; LastMaintenanceError is the last failure of either (they are
-	// tried again at the next commit round).
-	Compactions          int64                    `json:"compactions"`
-	FilesCompacted       int64                    `json:"files_compacted"`
-	OrphansDeleted       int64                    `json:"orphan_files_deleted"`
+	// tried again after the next commit). Maintenance runs after a commit,
+	// on its own goroutine: a commit's reply does not include it.
+	Compactions    int64 `json:"compactions"`
+	FilesCompacted int64 `json:"files_compacted"`
+	OrphansDeleted int64 `json:"orphan_files_deleted"`
+	// MetadataFilesDeleted counts the old vN.metadata.json files this
+	// node's commits and compactions deleted
+	// (iceberg.metadata.delete.after.commit.enabled; those the orphan
+	// sweep deletes count as orphans).
+	MetadataFilesDeleted int64                    `json:"metadata_files_deleted"`
 	LastMaintenanceError string                   `json:"last_maintenance_error,omitempty"`
 	BytesCommitted       int64                    `json:"bytes_committed"`
 	Commits              int64                    `json:"commits"`
@@ -185,6 +211,16 @@ type icebergCommitter struct {
 	valueSchemas map[int]*icebergValueSchema
 	// external syncs the external REST catalog, nil without iceberg.catalog.uri.
 	external *icebergExternalCatalog
+	// manifests caches decoded manifests for every table of the node.
+	manifests *iceberg.ManifestCache
+	// maintenance holds the topics whose maintenance is due, by topic,
+	// for the maintenance goroutine (maintenanceLoop); maintenanceDue
+	// wakes it.
+	maintenance struct {
+		sync.Mutex
+		due map[string]icebergMaintenanceJob
+	}
+	maintenanceDue chan struct{}
 
 	mu struct {
 		sync.Mutex
@@ -193,6 +229,7 @@ type icebergCommitter struct {
 
 	rows, files, bytes, failures, dlqRows *prometheus.CounterVec
 	compactions, filesCompacted, orphans  *prometheus.CounterVec
+	metadataDeleted                       *prometheus.CounterVec
 	lagOffsets, lagSeconds                *prometheus.GaugeVec
 }
 
@@ -202,7 +239,9 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 		requests: make(chan icebergCommitRequest),
 		tables:   map[string]*icebergTables{},
 
-		valueSchemas: map[int]*icebergValueSchema{},
+		valueSchemas:   map[int]*icebergValueSchema{},
+		manifests:      iceberg.NewManifestCache(icebergManifestCacheEntries),
+		maintenanceDue: make(chan struct{}, 1),
 		rows: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_iceberg_rows_committed_total", Help: "Rows committed to Iceberg tables by this node, per topic.",
 		}, []string{"topic"}),
@@ -227,6 +266,9 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 		orphans: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_iceberg_orphan_files_deleted_total", Help: "Files of Iceberg tables no retained snapshot referenced, deleted by this node, per topic.",
 		}, []string{"topic"}),
+		metadataDeleted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_metadata_files_deleted_total", Help: "Old metadata versions (vN.metadata.json) of Iceberg tables deleted by this node's commits, per topic.",
+		}, []string{"topic"}),
 		lagOffsets: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "strata_iceberg_commit_lag_offsets", Help: "Committed offsets of the partitions this node leads that the Iceberg table does not hold yet, per topic.",
 		}, []string{"topic"}),
@@ -238,15 +280,24 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 	if s.cfg.IcebergCatalogURI != "" {
 		c.external = newIcebergExternalCatalog(s)
 	}
+	c.maintenance.due = map[string]icebergMaintenanceJob{}
 	s.metrics.registry.MustRegister(c.rows, c.files, c.bytes, c.dlqRows, c.failures, c.lagOffsets, c.lagSeconds,
-		c.compactions, c.filesCompacted, c.orphans)
+		c.compactions, c.filesCompacted, c.orphans, c.metadataDeleted)
 	return c
 }
 
 // loop commits due topics until the server stops. A commit runs on this
 // goroutine, one at a time, and holds no lock while it reads the log or
-// talks to the store.
+// talks to the store. Maintenance runs on a goroutine of its own
+// (maintenanceLoop), which loop starts and waits for: a long compaction or
+// orphan sweep delays no commit.
 func (c *icebergCommitter) loop() {
+	maintenanceDone := make(chan struct{})
+	go func() {
+		defer close(maintenanceDone)
+		c.maintenanceLoop()
+	}()
+	defer func() { <-maintenanceDone }()
 	ticker := time.NewTicker(icebergLoopTick)
 	defer ticker.Stop()
 	for {
@@ -314,6 +365,9 @@ func (c *icebergCommitter) forget(topic string) {
 	c.mu.Unlock()
 	delete(c.tables, topic)
 	c.external.forget(topic)
+	c.maintenance.Lock()
+	delete(c.maintenance.due, topic)
+	c.maintenance.Unlock()
 	if had {
 		c.lagOffsets.DeleteLabelValues(topic)
 		c.lagSeconds.DeleteLabelValues(topic)
@@ -389,12 +443,7 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	ctx, cancel := context.WithTimeout(c.s.ctx, icebergCommitTimeout)
 	defer cancel()
 	status, err := c.commitPartitions(ctx, topic, cfg, meta.ID.String(), led)
-	var maint icebergMaintenance
-	var maintErr error
-	if err == nil && len(parts) > 0 && parts[0] != nil && parts[0].IsLeader() {
-		maint, maintErr = c.maintain(ctx, topic, cfg, now)
-	}
-	c.external.afterCommit(topic, cfg, c.tables[topic], status.RowsCommitted > 0 || status.DLQRowsCommitted > 0 || maint.compactions > 0)
+	c.external.afterCommit(topic, cfg, c.tables[topic], status.RowsCommitted > 0 || status.DLQRowsCommitted > 0)
 	c.mu.Lock()
 	st := c.mu.status[topic]
 	if st == nil {
@@ -412,14 +461,7 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	if status.DLQLastReason != "" {
 		st.DLQLastReason = status.DLQLastReason
 	}
-	st.Compactions += maint.compactions
-	st.FilesCompacted += maint.filesCompacted
-	st.OrphansDeleted += maint.orphansDeleted
-	if maintErr != nil {
-		st.LastMaintenanceError = maintErr.Error()
-	} else if maint.ran {
-		st.LastMaintenanceError = ""
-	}
+	st.MetadataFilesDeleted += int64(status.MetadataFilesDeleted)
 	if err != nil {
 		st.LastError = err.Error()
 		c.failures.WithLabelValues(topic).Inc()
@@ -458,70 +500,131 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	out.Partitions = append([]icebergPartitionStatus(nil), st.Partitions...)
 	c.mu.Unlock()
 	c.external.status(&out)
+	if err == nil && len(parts) > 0 && parts[0] != nil && parts[0].IsLeader() {
+		// After the status exists: the round adds to it.
+		c.scheduleMaintenance(topic, cfg)
+	}
 	c.rows.WithLabelValues(topic).Add(float64(status.RowsCommitted))
 	c.files.WithLabelValues(topic).Add(float64(status.FilesCommitted))
 	c.bytes.WithLabelValues(topic).Add(float64(status.BytesCommitted))
 	c.dlqRows.WithLabelValues(topic).Add(float64(status.DLQRowsCommitted))
-	c.compactions.WithLabelValues(topic).Add(float64(maint.compactions))
-	c.filesCompacted.WithLabelValues(topic).Add(float64(maint.filesCompacted))
-	c.orphans.WithLabelValues(topic).Add(float64(maint.orphansDeleted))
+	c.metadataDeleted.WithLabelValues(topic).Add(float64(status.MetadataFilesDeleted))
 	c.lagOffsets.WithLabelValues(topic).Set(float64(out.LagOffsets))
 	c.lagSeconds.WithLabelValues(topic).Set(out.LagSeconds)
 	if err != nil {
 		c.s.logger.Warn("iceberg commit failed; will retry", "topic", topic, "err", err)
 	}
-	if maintErr != nil {
-		c.s.logger.Warn("iceberg compaction or orphan cleanup failed; will retry", "topic", topic, "err", maintErr)
-	}
 	return out, err
+}
+
+// icebergMaintenanceJob is a topic's maintenance, due after a commit of
+// the leader of its partition 0.
+type icebergMaintenanceJob struct {
+	topic     string
+	tables    *icebergTables
+	minInputs int // iceberg.compaction.min.input.files
+	// orphanMinAge is the youngest an unreferenced file may be to go:
+	// icebergOrphanMinAge, or 3 commit intervals if longer.
+	orphanMinAge time.Duration
 }
 
 // icebergMaintenance is what one round of maintain did.
 type icebergMaintenance struct {
-	ran                                         bool
-	compactions, filesCompacted, orphansDeleted int64
+	compactions, filesCompacted, orphansDeleted, metadataDeleted int64
+}
+
+// scheduleMaintenance makes the topic's maintenance due (once: a topic
+// already waiting gets the newer settings) and wakes the maintenance
+// goroutine. Loop goroutine only (it reads c.tables).
+func (c *icebergCommitter) scheduleMaintenance(topic string, cfg effectiveTopicConfig) {
+	tables := c.tables[topic]
+	if tables == nil {
+		return
+	}
+	job := icebergMaintenanceJob{topic: topic, tables: tables, minInputs: int(cfg.int64(icebergCompactionMinConfig)),
+		orphanMinAge: max(icebergOrphanMinAge, 3*time.Duration(cfg.int64(icebergIntervalConfig))*time.Millisecond)}
+	c.maintenance.Lock()
+	c.maintenance.due[topic] = job
+	c.maintenance.Unlock()
+	select {
+	case c.maintenanceDue <- struct{}{}:
+	default: // already woken
+	}
+}
+
+// maintenanceLoop runs the due maintenance rounds, one topic at a time,
+// each within icebergMaintenanceTimeout, until the server stops. It runs
+// beside the commits (loop): a maintenance round's compaction and a
+// commit of the same table meet only at the metadata compare-and-swap,
+// as commits of two nodes do.
+func (c *icebergCommitter) maintenanceLoop() {
+	for {
+		select {
+		case <-c.s.ctx.Done():
+			return
+		case <-c.maintenanceDue:
+		}
+		c.maintenance.Lock()
+		due := c.maintenance.due
+		c.maintenance.due = map[string]icebergMaintenanceJob{}
+		c.maintenance.Unlock()
+		topics := make([]string, 0, len(due))
+		for topic := range due {
+			topics = append(topics, topic)
+		}
+		sort.Strings(topics)
+		for _, topic := range topics {
+			if c.s.ctx.Err() != nil {
+				return
+			}
+			ctx, cancel := context.WithTimeout(c.s.ctx, icebergMaintenanceTimeout)
+			res, err := c.maintain(ctx, due[topic], time.Now())
+			cancel()
+			c.recordMaintenance(topic, res, err)
+			if res.compactions > 0 {
+				c.external.tablesChanged(topic) // the catalog follows the replace snapshot
+			}
+		}
+	}
 }
 
 // maintain compacts the small files of the topic's tables (the main one
 // and the dead-letter table) and, every icebergOrphanSweepEvery, deletes
 // the files none of their retained snapshots references that are older
-// than icebergOrphanMinAge (or 3 commit intervals, if longer). The leader
-// of partition 0 runs it after its commit, so one node per topic does; a
-// commit of another node racing with a compaction costs a retry, never a
-// row (the compare-and-swap of Table.Compact).
-func (c *icebergCommitter) maintain(ctx context.Context, topic string, cfg effectiveTopicConfig, now time.Time) (icebergMaintenance, error) {
+// than the job's orphanMinAge (and the old metadata versions commits
+// left). The leader of partition 0 runs it after its commits, so one node
+// per topic does; a commit racing with a compaction (of this node or
+// another) costs a retry, never a row (the compare-and-swap of
+// Table.Compact). Compact of a table unchanged since a round that found
+// nothing to compact reads no manifest. Maintenance goroutine only.
+func (c *icebergCommitter) maintain(ctx context.Context, job icebergMaintenanceJob, now time.Time) (icebergMaintenance, error) {
 	var out icebergMaintenance
-	tables := c.tables[topic]
-	if tables == nil {
-		return out, nil
-	}
-	out.ran = true
-	minInputs := int(cfg.int64(icebergCompactionMinConfig))
+	tables := job.tables
 	sweep := now.Sub(tables.lastOrphanSweep) >= icebergOrphanSweepEvery
 	if sweep {
 		// Also when the sweep fails: a failing sweep backs off for the
 		// interval instead of taking every commit round.
 		tables.lastOrphanSweep = now
 	}
-	minAge := max(icebergOrphanMinAge, 3*time.Duration(cfg.int64(icebergIntervalConfig))*time.Millisecond)
 	for _, tbl := range []*iceberg.Table{tables.main, tables.dlq} {
 		if tbl == nil {
 			continue
 		}
-		if minInputs >= 2 {
-			res, err := tbl.Compact(ctx, minInputs)
+		if job.minInputs >= 2 {
+			res, err := tbl.Compact(ctx, job.minInputs)
+			out.metadataDeleted += int64(res.MetadataFilesDeleted)
 			if err != nil {
 				return out, fmt.Errorf("compact %s: %w", tbl.Location(), err)
 			}
 			if res.FilesRewritten > 0 {
 				out.compactions++
 				out.filesCompacted += int64(res.FilesRewritten)
-				c.s.logger.Info("iceberg: compacted small data files", "topic", topic, "table", tbl.Location(),
+				c.s.logger.Info("iceberg: compacted small data files", "topic", job.topic, "table", tbl.Location(),
 					"files", res.FilesRewritten, "into", res.FilesWritten, "rows", res.Rows, "version", res.Version)
 			}
 		}
 		if sweep {
-			n, err := tbl.RemoveOrphans(ctx, now.Add(-minAge))
+			n, err := tbl.RemoveOrphans(ctx, now.Add(-job.orphanMinAge))
 			out.orphansDeleted += int64(n)
 			if err != nil {
 				return out, fmt.Errorf("remove orphans of %s: %w", tbl.Location(), err)
@@ -529,6 +632,30 @@ func (c *icebergCommitter) maintain(ctx context.Context, topic string, cfg effec
 		}
 	}
 	return out, nil
+}
+
+// recordMaintenance adds a maintenance round's outcome to the topic's
+// status (if this node still commits it) and metrics.
+func (c *icebergCommitter) recordMaintenance(topic string, res icebergMaintenance, err error) {
+	c.mu.Lock()
+	if st := c.mu.status[topic]; st != nil {
+		st.Compactions += res.compactions
+		st.FilesCompacted += res.filesCompacted
+		st.OrphansDeleted += res.orphansDeleted
+		st.MetadataFilesDeleted += res.metadataDeleted
+		st.LastMaintenanceError = ""
+		if err != nil {
+			st.LastMaintenanceError = err.Error()
+		}
+	}
+	c.mu.Unlock()
+	c.compactions.WithLabelValues(topic).Add(float64(res.compactions))
+	c.filesCompacted.WithLabelValues(topic).Add(float64(res.filesCompacted))
+	c.orphans.WithLabelValues(topic).Add(float64(res.orphansDeleted))
+	c.metadataDeleted.WithLabelValues(topic).Add(float64(res.metadataDeleted))
+	if err != nil {
+		c.s.logger.Warn("iceberg compaction or orphan cleanup failed; will retry", "topic", topic, "err", err)
+	}
 }
 
 func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, cfg effectiveTopicConfig, topicID string, led []*partition) (icebergTopicStatus, error) {
@@ -605,6 +732,7 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 				return out, fmt.Errorf("dead-letter table: %w", err)
 			}
 			out.DLQRowsCommitted = res.Rows
+			out.MetadataFilesDeleted = int64(res.MetadataFilesDeleted)
 			last := dead[len(dead)-1]
 			out.DLQLastReason = fmt.Sprintf("%d/%d: %s", last.record.Partition, last.record.Offset, last.reason)
 			if res.Rows > 0 {
@@ -621,25 +749,42 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 	sort.Slice(out.Partitions, func(i, j int) bool { return out.Partitions[i].Partition < out.Partitions[j].Partition })
 	out.MetadataVersion, out.SnapshotID = res.Version, res.SnapshotID
 	out.RowsCommitted, out.FilesCommitted, out.BytesCommitted = res.Rows, int64(res.Files), res.Bytes
+	out.MetadataFilesDeleted += int64(res.MetadataFilesDeleted)
 	return out, nil
 }
 
 // icebergTables are a topic's tables: the main one and, in the typed
 // modes, the dead-letter table.
 type icebergTables struct {
-	mode           string
-	targetFileSize int64
-	main, dlq      *iceberg.Table
-	dlqCreated     bool // dlq exists in the store
-	// lastOrphanSweep is when maintain last looked for orphans.
+	settings   icebergTableSettings // what they were opened with
+	main, dlq  *iceberg.Table
+	dlqCreated bool // dlq exists in the store
+	// lastOrphanSweep is when maintain last looked for orphans
+	// (maintenance goroutine only).
 	lastOrphanSweep time.Time
 }
 
-// openTables returns the topic's tables, opened again when its mode changed.
+// icebergTableSettings are the topic configs a topic's tables are opened
+// with: a change of one opens them again.
+type icebergTableSettings struct {
+	mode, partitioning         string
+	targetFileSize, retention  int64
+	metadataVersionsMax        int64
+	metadataDeleteAfterCommits bool
+}
+
+// openTables returns the topic's tables, opened again when their settings
+// changed.
 func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, topicID string) (*icebergTables, error) {
-	mode := cfg.values[icebergModeConfig]
-	target := cfg.int64(icebergTargetFileSizeConfig)
-	if tables := c.tables[topic]; tables != nil && tables.mode == mode && tables.targetFileSize == target {
+	settings := icebergTableSettings{
+		mode:                       cfg.values[icebergModeConfig],
+		partitioning:               strings.TrimSuffix(cfg.values[icebergPartitionSpecConfig], "(timestamp)"),
+		targetFileSize:             cfg.int64(icebergTargetFileSizeConfig),
+		retention:                  cfg.int64(icebergRetentionConfig),
+		metadataVersionsMax:        cfg.int64(icebergMetadataVersionsMaxConfig),
+		metadataDeleteAfterCommits: cfg.values[icebergMetadataDeleteAfterConfig] == "true",
+	}
+	if tables := c.tables[topic]; tables != nil && tables.settings == settings {
 		return tables, nil
 	}
 	prefix, location, err := c.tableLocation(topic, cfg)
@@ -649,12 +794,15 @@ func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, to
 	open := func(prefix, location string, layout iceberg.Layout, props map[string]string) (*iceberg.Table, error) {
 		return iceberg.Open(iceberg.Config{
 			Store: c.s.objects, Prefix: prefix, Location: location, Properties: props, Layout: layout,
-			SnapshotRetention: time.Duration(cfg.int64(icebergRetentionConfig)) * time.Millisecond,
-			Partitioning:      strings.TrimSuffix(cfg.values[icebergPartitionSpecConfig], "(timestamp)"),
-			TargetFileSize:    target,
+			SnapshotRetention:           time.Duration(settings.retention) * time.Millisecond,
+			Partitioning:                settings.partitioning,
+			TargetFileSize:              settings.targetFileSize,
+			MetadataPreviousVersionsMax: int(settings.metadataVersionsMax),
+			MetadataDeleteAfterCommit:   settings.metadataDeleteAfterCommits,
+			ManifestCache:               c.manifests,
 		})
 	}
-	tables := &icebergTables{mode: mode, targetFileSize: target}
+	tables := &icebergTables{settings: settings}
 	layout := iceberg.LayoutKeyValue
 	if icebergTyped(cfg) {
 		layout = iceberg.LayoutTyped

@@ -171,6 +171,28 @@ func (x *icebergExternalCatalog) afterCommit(topic string, cfg effectiveTopicCon
 	}
 }
 
+// tablesChanged marks the topic's tables for a sync: a maintenance round
+// committed to them (a compaction's replace snapshot).
+func (x *icebergExternalCatalog) tablesChanged(topic string) {
+	if x == nil {
+		return
+	}
+	wake := false
+	x.mu.Lock()
+	for _, e := range x.mu.tables {
+		if e.topic == topic {
+			e.dirty, wake = true, true
+		}
+	}
+	x.mu.Unlock()
+	if wake {
+		select {
+		case x.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
 // forget drops the sync state of a topic this node no longer commits.
 func (x *icebergExternalCatalog) forget(topic string) {
 	if x == nil {

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/strata-streaming/strata/tiering"
+	"github.com/strata-streaming/strata/tiering/iceberg"
 	"github.com/strata-streaming/strata/tiering/iceberg/icebergtest"
 )
 
@@ -354,7 +359,12 @@ func TestIcebergCompactionAndOrphanCleanup(t *testing.T) {
 		}
 		st = icebergCommitNow(t, tb, "icec")
 	}
-	// The third commit made the third small file: all of them became one.
+	// The third commit made the third small file: all of them became one,
+	// on the maintenance goroutine after the commit.
+	waitUntil(t, 20*time.Second, "the compaction after the third commit", func() bool {
+		st = tb.srv.iceberg.statuses()[0]
+		return st.Compactions > 0
+	})
 	if st.Compactions != 1 || st.FilesCompacted < 3 || st.LastMaintenanceError != "" {
 		t.Fatalf("status after three commits: %+v", st)
 	}
@@ -389,6 +399,112 @@ func TestIcebergCompactionAndOrphanCleanup(t *testing.T) {
 	}
 	if got := icebergtest.Rows(t, tbl); len(got) != 16 {
 		t.Fatalf("%d rows after the next commit, want 16: %v", len(got), got)
+	}
+}
+
+// The metadata-version topic configs reach the table as Iceberg's table
+// properties (which bound its metadata-log), also when altered later.
+func TestIcebergMetadataVersionConfigs(t *testing.T) {
+	storeDir := t.TempDir()
+	tb := startTestBroker(t, func(c *Config) { c.ObjectStore = "file://" + storeDir })
+	tb.createTopicWithPartitions("icem", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000",
+		icebergMetadataVersionsMaxConfig: "2"})
+	ctx := testContext(t)
+	prod := tb.client(kgo.DefaultProduceTopic("icem"))
+	commit := func(key string) {
+		t.Helper()
+		if err := prod.ProduceSync(ctx, &kgo.Record{Key: []byte(key)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		icebergCommitNow(t, tb, "icem")
+	}
+	for i := range 4 {
+		commit(fmt.Sprint("k", i))
+	}
+	tbl := openTestTable(t, storeDir, "icem")
+	check := func(versionsMax, deleteAfter string, logLen int) {
+		t.Helper()
+		st, err := tbl.Load(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		props := st.Metadata.Properties()
+		if props[table.MetadataPreviousVersionsMaxKey] != versionsMax || props[table.MetadataDeleteAfterCommitEnabledKey] != deleteAfter {
+			t.Fatalf("table properties %v, want previous-versions-max %s, delete-after-commit %s", props, versionsMax, deleteAfter)
+		}
+		if n := len(slices.Collect(st.Metadata.PreviousFiles())); n != logLen {
+			t.Fatalf("metadata-log of v%d has %d entries, want %d", st.Version, n, logLen)
+		}
+	}
+	check("2", "true", 2)
+	adm := kadm.NewClient(tb.client())
+	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{
+		{Op: kadm.SetConfig, Name: icebergMetadataVersionsMaxConfig, Value: kadm.StringPtr("5")},
+		{Op: kadm.SetConfig, Name: icebergMetadataDeleteAfterConfig, Value: kadm.StringPtr("false")},
+	}, "icem"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, 10*time.Second, "the altered config applied", func() bool {
+		return tb.srv.topics.topicConfig(tb.srv.topics.get("icem")).values[icebergMetadataDeleteAfterConfig] == "false"
+	})
+	commit("after")
+	check("5", "false", 3)
+}
+
+// stuckStore blocks every Get until released (or its context ends),
+// and says when the first one started.
+type stuckStore struct {
+	tiering.ObjectStore
+	entered chan struct{} // closed at the first Get
+	once    sync.Once
+	release chan struct{}
+}
+
+func (s *stuckStore) Get(ctx context.Context, key string) (io.ReadCloser, error) {
+	s.once.Do(func() { close(s.entered) })
+	select {
+	case <-s.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return s.ObjectStore.Get(ctx, key)
+}
+
+// A maintenance round that hangs on the store (a slow sweep of a large
+// table) delays no commit: maintenance has a goroutine of its own.
+func TestIcebergMaintenanceNeverDelaysCommits(t *testing.T) {
+	storeDir := t.TempDir()
+	tb := startTestBroker(t, func(c *Config) { c.ObjectStore = "file://" + storeDir })
+	tb.createTopicWithPartitions("icefast", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000"})
+	files, err := tiering.NewFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stuck := &stuckStore{ObjectStore: files, entered: make(chan struct{}), release: make(chan struct{})}
+	defer close(stuck.release)
+	slow, err := iceberg.Open(iceberg.Config{Store: stuck, Prefix: "iceberg/strata/slow", Location: "file:///nowhere/slow"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tb.srv.iceberg
+	c.maintenance.Lock()
+	c.maintenance.due["slow"] = icebergMaintenanceJob{topic: "slow", tables: &icebergTables{main: slow}, minInputs: 2, orphanMinAge: time.Hour}
+	c.maintenance.Unlock()
+	c.maintenanceDue <- struct{}{}
+	select {
+	case <-stuck.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the maintenance round never reached the store")
+	}
+	ctx := testContext(t)
+	prod := tb.client(kgo.DefaultProduceTopic("icefast"))
+	for i := range 3 {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Key: fmt.Append(nil, "k", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		if st := icebergCommitNow(t, tb, "icefast"); st.Partitions[0].TableNextOffset != int64(i+1) || st.LastError != "" {
+			t.Fatalf("commit %d while maintenance hangs: %+v", i, st)
+		}
 	}
 }
 

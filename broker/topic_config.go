@@ -167,6 +167,8 @@ func init() {
 		{name: icebergRetentionConfig, defaultValue: constant(icebergDefaultRetentionMs), validate: validateLong(-1)},
 		{name: icebergTargetFileSizeConfig, defaultValue: constant(icebergDefaultTargetSize), validate: validateLong(1 << 20)}, // 1 MiB: smaller would write a file per few records
 		{name: icebergCompactionMinConfig, defaultValue: constant(icebergDefaultCompactionMin), validate: validateIcebergCompactionMin},
+		{name: icebergMetadataVersionsMaxConfig, defaultValue: constant(icebergDefaultMetadataVersionsMax), validate: validateLong(1)},
+		{name: icebergMetadataDeleteAfterConfig, defaultValue: constant(icebergDefaultMetadataDelete), validate: validateBool},
 	}
 	for _, d := range defs {
 		topicConfigDefs[d.name] = d

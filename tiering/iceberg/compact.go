@@ -30,6 +30,9 @@ type CompactResult struct {
 	// BytesRewritten and BytesWritten are the sizes of those files.
 	BytesRewritten int64
 	BytesWritten   int64
+	// MetadataFilesDeleted counts the old metadata versions the replace
+	// commit deleted (Config.MetadataDeleteAfterCommit).
+	MetadataFilesDeleted int
 }
 
 // Compact rewrites small data files into larger ones and commits the swap
@@ -42,9 +45,12 @@ type CompactResult struct {
 // (SummaryLastOffsets) unchanged: the rows are the same, so where each
 // partition resumes is too. The commit is the same compare-and-swap of the
 // next metadata version as Append's: if an append lands first, Compact
-// starts again from the new state (the append's files stay, nothing is
-// lost). minInputFiles below 2 is an error. Nothing to compact commits
-// nothing.
+// commits the files it rewrote on top of the new state (an append
+// removes no file; the append's files stay EXISTING, nothing is lost, no
+// data file is written again), and if another compaction took some of its
+// inputs it starts over from the new state. minInputFiles below 2 is an error. Nothing to compact commits
+// nothing, and a Compact of the same snapshot after one that found
+// nothing returns at once, having read only the metadata.
 func (t *Table) Compact(ctx context.Context, minInputFiles int) (CompactResult, error) {
 	if minInputFiles < 2 {
 		return CompactResult{}, fmt.Errorf("iceberg: compaction needs at least 2 input files, not %d", minInputFiles)
@@ -66,11 +72,17 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 		return CompactResult{}, err
 	}
 	res := CompactResult{Version: st.Version}
+	if st.Version == 0 {
+		return res, nil // no table yet
+	}
 	parent := st.Metadata.CurrentSnapshot()
 	if parent == nil {
 		return res, nil
 	}
 	res.SnapshotID = parent.SnapshotID
+	if t.compactedBefore(parent.SnapshotID, minInputFiles) {
+		return res, nil
+	}
 	manifests, err := t.readManifestList(ctx, parent)
 	if err != nil {
 		return res, err
@@ -99,6 +111,7 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 		}
 	}
 	if len(dirs) == 0 {
+		t.setCompactedBefore(parent.SnapshotID, minInputFiles)
 		return res, nil
 	}
 	sort.Strings(dirs)
@@ -111,7 +124,6 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 		return res, err
 	}
 	snapshotID := newSnapshotID()
-	seq := md.LastSequenceNumber() + 1
 	commitID := uuid.NewString()
 	var added, deleted []iceberg.ManifestEntry
 	for _, dir := range dirs {
@@ -176,6 +188,7 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 		}
 	}
 	if len(added) == 0 {
+		t.setCompactedBefore(parent.SnapshotID, minInputFiles)
 		return CompactResult{Version: st.Version, SnapshotID: parent.SnapshotID}, nil
 	}
 
@@ -183,15 +196,71 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 	for _, e := range deleted {
 		gone[e.DataFile().FilePath()] = true
 	}
+	for attempt := 1; ; attempt++ {
+		version, metadataDeleted, err := t.commitReplace(ctx, st, live, gone, added, deleted, snapshotID, res)
+		if err == nil {
+			res.Version, res.SnapshotID, res.MetadataFilesDeleted = version, snapshotID, metadataDeleted
+			return res, nil
+		}
+		if !errors.Is(err, ErrConflict) || attempt == appendAttempts {
+			return res, err
+		}
+		// Another writer committed first. An append only adds files: if
+		// every file rewritten is still live and the schema and spec are
+		// the same, the rewritten files go in on top of the new state as
+		// they are (no data file is written again); else start over.
+		if st, err = t.Load(ctx); err != nil {
+			return res, err
+		}
+		if st.Metadata.CurrentSchema().ID != schema.ID || st.Metadata.DefaultPartitionSpec() != md.DefaultPartitionSpec() {
+			return res, ErrConflict
+		}
+		if live, err = t.currentLiveEntries(ctx, st); err != nil {
+			return res, err
+		}
+		stillLive := 0
+		for _, e := range live {
+			if gone[e.DataFile().FilePath()] {
+				stillLive++
+			}
+		}
+		if stillLive != len(gone) {
+			return res, ErrConflict // another compaction took some of them
+		}
+	}
+}
+
+// currentLiveEntries are the live entries of st's current snapshot.
+func (t *Table) currentLiveEntries(ctx context.Context, st State) ([]iceberg.ManifestEntry, error) {
+	parent := st.Metadata.CurrentSnapshot()
+	if parent == nil {
+		return nil, nil
+	}
+	manifests, err := t.readManifestList(ctx, parent)
+	if err != nil {
+		return nil, err
+	}
+	return t.liveEntries(ctx, manifests)
+}
+
+// commitReplace commits, on top of st (whose current snapshot's live
+// entries are live), the replace snapshot id that swaps the files gone
+// (deleted) for added: one manifest, every other live file EXISTING, the
+// summary's totals adjusted from the parent's and its offsets copied.
+func (t *Table) commitReplace(ctx context.Context, st State, live []iceberg.ManifestEntry, gone map[string]bool, added, deleted []iceberg.ManifestEntry, snapshotID int64, res CompactResult) (version, metadataDeleted int, err error) {
+	md := st.Metadata
+	parent := md.CurrentSnapshot()
 	var existing []iceberg.ManifestEntry
 	for _, e := range live {
 		if !gone[e.DataFile().FilePath()] {
 			existing = append(existing, e)
 		}
 	}
-	mf, err := t.writeManifest(ctx, commitID, spec, schema, snapshotID, manifestEntries{added: added, existing: existing, deleted: deleted})
+	// A name of its own per attempt: a manifest is never rewritten.
+	commitID := uuid.NewString()
+	mf, err := t.writeManifest(ctx, commitID, md.PartitionSpec(), md.CurrentSchema(), snapshotID, manifestEntries{added: added, existing: existing, deleted: deleted})
 	if err != nil {
-		return res, err
+		return 0, 0, err
 	}
 	props := iceberg.Properties{
 		"added-data-files":   strconv.Itoa(res.FilesWritten),
@@ -211,16 +280,25 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 		}
 	}
 	parentID := parent.SnapshotID
-	version, err := t.commitSnapshot(ctx, st, snapshotCommit{
-		id: snapshotID, parentID: &parentID, seq: seq, commitID: commitID,
-		manifests: []iceberg.ManifestFile{mf}, schema: schema,
+	return t.commitSnapshot(ctx, st, snapshotCommit{
+		id: snapshotID, parentID: &parentID, seq: md.LastSequenceNumber() + 1, commitID: commitID,
+		manifests: []iceberg.ManifestFile{mf}, schema: md.CurrentSchema(),
 		summary: table.Summary{Operation: table.OpReplace, Properties: props},
 	})
-	if err != nil {
-		return res, err
-	}
-	res.Version, res.SnapshotID = version, snapshotID
-	return res, nil
+}
+
+// compactedBefore reports whether a Compact with minInputFiles found
+// nothing to do in snapshot id (the last one that did).
+func (t *Table) compactedBefore(id int64, minInputFiles int) bool {
+	t.compactChecked.Lock()
+	defer t.compactChecked.Unlock()
+	return t.compactChecked.snapshotID == id && t.compactChecked.minInputFiles == minInputFiles
+}
+
+func (t *Table) setCompactedBefore(id int64, minInputFiles int) {
+	t.compactChecked.Lock()
+	defer t.compactChecked.Unlock()
+	t.compactChecked.snapshotID, t.compactChecked.minInputFiles = id, minInputFiles
 }
 
 // relOf maps a location inside the table to its path relative to the

@@ -235,8 +235,9 @@ func (s *hookedStore) PutIfAbsent(ctx context.Context, key string, r io.Reader, 
 }
 
 // An append that commits while a compaction is under way wins the
-// metadata version; the compaction starts again from the new state, and
-// the appended rows are in the table after it.
+// metadata version; the compaction commits its rewritten files again on
+// top of the new state without writing them again (the append removed
+// none of its inputs), and the appended rows are in the table after it.
 func TestCompactionLosesNoConcurrentAppend(t *testing.T) {
 	ctx := context.Background()
 	appender, store, _ := configuredTable(t, Config{})
@@ -258,9 +259,16 @@ func TestCompactionLosesNoConcurrentAppend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The retry saw the appended file too: all five files of the hour.
-	if res.FilesRewritten != 5 || res.FilesWritten != 1 || res.Version != 7 {
-		t.Fatalf("compaction after losing the race: %+v (want 5 files into 1, metadata v7)", res)
+	// The retry kept the four files it had rewritten; the appended one
+	// stays beside them.
+	if res.FilesRewritten != 4 || res.FilesWritten != 1 || res.Version != 7 {
+		t.Fatalf("compaction after losing the race: %+v (want 4 files into 1, metadata v7)", res)
+	}
+	if files := dataFiles(t, store); len(files) != 4+1+1 {
+		t.Fatalf("data files %v: want the 4 appended, the late one and one compacted (none written twice)", files)
+	}
+	if live := icebergtest.DataFiles(t, appender); len(live) != 2 {
+		t.Fatalf("live files %v: want the compacted one and the late one", live)
 	}
 	if got, want := icebergtest.Rows(t, appender), rowNames(all...); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("rows\n got %v\nwant %v", got, want)
@@ -268,6 +276,33 @@ func TestCompactionLosesNoConcurrentAppend(t *testing.T) {
 	st, err := appender.Load(ctx)
 	if err != nil || st.LastOffsets[0] != 39 || st.LastOffsets[1] != 9 {
 		t.Fatalf("offsets %v %v", st.LastOffsets, err)
+	}
+}
+
+// Two compactions of the same files: the one that loses the race finds
+// its inputs gone and starts over (finding nothing left to do), rather
+// than adding their rows a second time.
+func TestCompactionRaceWithACompactionDuplicatesNothing(t *testing.T) {
+	ctx := context.Background()
+	first, store, _ := configuredTable(t, Config{})
+	start := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	all := appendCommits(t, first, 4, start)
+	hooked := &hookedStore{ObjectStore: store}
+	hooked.beforeCAS = func() {
+		if res, err := first.Compact(ctx, 2); err != nil || res.FilesRewritten != 4 {
+			t.Errorf("the winning compaction: %+v %v", res, err)
+		}
+	}
+	second, err := Open(Config{Store: hooked, Prefix: tablePrefix, Location: first.Location()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := second.Compact(ctx, 2)
+	if err != nil || res.FilesRewritten != 0 || res.Version != 6 {
+		t.Fatalf("the losing compaction: %+v %v (want nothing more at v6)", res, err)
+	}
+	if got, want := icebergtest.Rows(t, first), rowNames(all...); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("rows\n got %v\nwant %v", got, want)
 	}
 }
 

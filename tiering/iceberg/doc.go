@@ -9,6 +9,8 @@
 //	metadata/version-hint.text               N, for readers without a catalog
 //	metadata/v1.metadata.json                the empty table (schema, hour spec)
 //	metadata/vN.metadata.json                one per commit; snapshots, refs
+//	                                         (the newest 1+previous-versions-max
+//	                                         kept with delete-after-commit)
 //	metadata/snap-<id>-1-<commit>.avro       manifest list of snapshot <id>
 //	metadata/<commit>-m0.avro                manifest of the files one commit added
 //	data/timestamp_hour=YYYY-MM-DD-HH/<n>-<commit>.parquet
@@ -50,7 +52,8 @@
 // version-hint.text. Until vN+1 exists nothing written is referenced, so a
 // crash leaves only unreferenced objects. Load reads the hint and then looks
 // for later versions, so a crash between the metadata and the hint loses
-// nothing. vN+1.metadata.json is created with PutIfAbsent
+// nothing; with no hint, or one naming a version deleted since, it starts
+// from the newest vN.metadata.json listed. vN+1.metadata.json is created with PutIfAbsent
 // (tiering.ConditionalPutter; S3 If-None-Match): of writers racing for it
 // exactly one wins, the others reload and retry, so committers of one table
 // on several nodes (partitions led by different nodes) never lose a commit.
@@ -60,11 +63,32 @@
 // in by a "replace" snapshot — one manifest: new files ADDED, rewritten
 // ones DELETED, every other live file EXISTING — that carries
 // SummaryLastOffsets unchanged. It commits through the same
-// compare-and-swap as Append, so an append that lands first makes it start
-// again from the new state.
+// compare-and-swap as Append: when an append lands first, the files it
+// rewrote go in on top of the new state as they are (an append removes no
+// file); when another compaction took some of its inputs, it starts over.
+//
+// Metadata versions: each version's metadata-log lists the
+// Config.MetadataPreviousVersionsMax versions before it (Iceberg's
+// write.metadata.previous-versions-max, 100 by default, written as that
+// table property). With Config.MetadataDeleteAfterCommit (Iceberg's
+// write.metadata.delete-after-commit.enabled) a commit then deletes the
+// vK.metadata.json that fell out of the log, once older than
+// Config.MetadataMinAge: the store keeps the current version and the ones
+// its log lists. Deleting a version is safe for a racing writer because no
+// commit attempt lasts MetadataMinAge (deleteOldVersions has the
+// argument). Only files of Strata's naming are deleted, never another
+// writer's (an engine's NNNNN-<uuid>.metadata.json).
 //
 // Orphans (RemoveOrphans): data files, manifests and manifest lists under
 // data/ and metadata/ that no retained snapshot references (expired
 // snapshots', compacted-away files', crashed commits') are deleted once
-// older than the caller's safety age. Metadata versions are never deleted.
+// older than the caller's safety age; with MetadataDeleteAfterCommit also
+// the old metadata versions a commit's deletion left (a failed delete, a
+// table that kept every version before). The hint is never deleted.
+//
+// Manifests and manifest lists are never rewritten, so Compact,
+// RemoveOrphans and merging appends read them through a bounded cache of
+// decoded ones by location (ManifestCache, which tables may share), and a
+// Compact of the snapshot an earlier one found nothing to do in returns
+// after reading the metadata.
 package iceberg

@@ -12,28 +12,36 @@ import (
 // last modified before olderThan: the files of snapshots SnapshotRetention
 // expired (and of files a compaction replaced, once the snapshots that
 // listed them expired), and those of commits that crashed or lost their
-// race before their metadata landed. It returns how many it deleted.
+// race before their metadata landed. With MetadataDeleteAfterCommit it
+// also deletes this writer's metadata versions before the current one's
+// MetadataPreviousVersionsMax predecessors that are older than olderThan
+// and MetadataMinAge: those a commit's own deletion left (a failed delete,
+// a version too young then, a table that kept every version before). It
+// returns how many files it deleted.
 //
 // olderThan is the safety margin: a running commit (here or on another
 // node) writes its files before the metadata that references them, so it
 // must be earlier than any commit can take, e.g. an hour ago. The store is
 // listed before the metadata is read, so a file committed in between is
-// seen as referenced. Metadata files (vN.metadata.json, the hint) are never
-// deleted: Load walks the versions.
+// seen as referenced. The hint and the versions kept are never deleted,
+// nor another writer's metadata files.
 func (t *Table) RemoveOrphans(ctx context.Context, olderThan time.Time) (int, error) {
 	var candidates []string
+	versions := map[int]time.Time{} // this writer's metadata versions, by N
 	for _, dir := range []string{"/data/", "/metadata/"} {
 		objects, err := t.cfg.Store.List(ctx, t.cfg.Prefix+dir)
 		if err != nil {
 			return 0, fmt.Errorf("iceberg: list %s: %w", t.cfg.Prefix+dir, err)
 		}
 		for _, o := range objects {
-			if ownFile(strings.TrimPrefix(o.Key, t.cfg.Prefix+dir), dir) && o.ModTime.Before(olderThan) {
+			if v, ok := t.versionOfKey(o.Key); ok {
+				versions[v] = o.ModTime
+			} else if ownFile(strings.TrimPrefix(o.Key, t.cfg.Prefix+dir), dir) && o.ModTime.Before(olderThan) {
 				candidates = append(candidates, o.Key)
 			}
 		}
 	}
-	if len(candidates) == 0 {
+	if len(candidates) == 0 && (!t.cfg.MetadataDeleteAfterCommit || len(versions) <= t.cfg.MetadataPreviousVersionsMax+1) {
 		return 0, nil
 	}
 	st, err := t.Load(ctx)
@@ -57,7 +65,19 @@ func (t *Table) RemoveOrphans(ctx context.Context, olderThan time.Time) (int, er
 		}
 		deleted++
 	}
-	return deleted, nil
+	if !t.cfg.MetadataDeleteAfterCommit {
+		return deleted, nil
+	}
+	// Old metadata versions (deleteOldVersions says why it is safe).
+	young := time.Now().Add(-t.cfg.MetadataMinAge)
+	var old []int
+	for v, modTime := range versions {
+		if v < st.Version-t.cfg.MetadataPreviousVersionsMax && modTime.Before(olderThan) && modTime.Before(young) {
+			old = append(old, v)
+		}
+	}
+	n, err := t.deleteVersions(ctx, old)
+	return deleted + n, err
 }
 
 // ownFile reports whether rel, a key below the table's data/ or
@@ -108,7 +128,7 @@ func (t *Table) referencedKeys(ctx context.Context, st State) (map[string]bool, 
 				continue // shared with a snapshot already read
 			}
 			out[key] = true
-			entries, err := t.readManifest(ctx, m, true)
+			entries, err := t.readLiveManifest(ctx, m)
 			if err != nil {
 				return nil, err
 			}

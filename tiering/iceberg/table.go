@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing/fstest"
 	"time"
 
@@ -66,7 +68,41 @@ type Config struct {
 	// compaction writes, in bytes: the rows of one partition value past it
 	// go to further files. 0 means DefaultTargetFileSize.
 	TargetFileSize int64
+	// MetadataPreviousVersionsMax is how many previous metadata versions
+	// each version's metadata-log lists (Iceberg's
+	// write.metadata.previous-versions-max, which every commit sets as that
+	// table property). 0 means DefaultMetadataPreviousVersionsMax.
+	MetadataPreviousVersionsMax int
+	// MetadataDeleteAfterCommit deletes, after each commit, the
+	// vK.metadata.json files that left the metadata-log (Iceberg's
+	// write.metadata.delete-after-commit.enabled, also set as that table
+	// property), and has RemoveOrphans delete those a commit left behind:
+	// the store keeps the current version and the
+	// MetadataPreviousVersionsMax before it. Only files of this writer's
+	// naming (vK.metadata.json) are deleted, never another writer's.
+	MetadataDeleteAfterCommit bool
+	// MetadataMinAge: a previous version younger than this is not deleted,
+	// even past MetadataPreviousVersionsMax. It must be longer than any
+	// writer's commit attempt of the table can take (from its Load to its
+	// PutIfAbsent of the next version; see deleteOldVersions). 0 means
+	// DefaultMetadataMinAge.
+	MetadataMinAge time.Duration
+	// ManifestCache keeps decoded manifests and manifest lists (immutable
+	// once written) for Compact, RemoveOrphans and merging appends; one
+	// cache may serve many tables. nil gives the table a cache of its own
+	// of DefaultManifestCacheEntries.
+	ManifestCache *ManifestCache
 }
+
+// Defaults for the metadata versions a table keeps: Iceberg's count, and
+// an age below which Strata deletes none.
+const (
+	DefaultMetadataPreviousVersionsMax = table.MetadataPreviousVersionsMaxDefault // 100
+	// DefaultMetadataMinAge is well past the longest commit attempt of
+	// Strata's writers (the broker bounds a commit by 2 minutes and a
+	// maintenance round by 5).
+	DefaultMetadataMinAge = 15 * time.Minute
+)
 
 // DefaultTargetFileSize is the target data file size when Config has none
 // (Iceberg's write.target-file-size-bytes default for Parquet).
@@ -76,16 +112,21 @@ const DefaultTargetFileSize = 128 << 20
 // exceed it merges them all into its own (merge-append).
 const maxManifests = 32
 
-// maxMetadataLog bounds the metadata-log entries (previous metadata files)
-// each version lists.
-const maxMetadataLog = 100
-
 // Table writes one Iceberg v2 table. A Table is not safe for concurrent
-// Appends (the broker runs one committer per table per node); Tables of one
-// location on several nodes are: each commit is a compare-and-swap of the
-// next metadata version, retried on a lost race.
+// Appends (the broker runs one committer per table per node), but Compact
+// and RemoveOrphans may run beside an Append (the broker's maintenance
+// goroutine); Tables of one location on several nodes are: each commit is
+// a compare-and-swap of the next metadata version, retried on a lost race.
 type Table struct {
 	cfg Config
+	// compactChecked is the snapshot and minInputFiles of the last Compact
+	// that found nothing to do: the same snapshot has the same files, so a
+	// Compact of it again reads no manifest.
+	compactChecked struct {
+		sync.Mutex
+		snapshotID    int64
+		minInputFiles int
+	}
 	// fileSizeRatio is the size of the last data file cut at the target
 	// per byte of recordSize's estimate of its rows (1 at first): the
 	// next commit's files are cut at TargetFileSize/fileSizeRatio
@@ -110,6 +151,18 @@ func Open(cfg Config) (*Table, error) {
 	if cfg.TargetFileSize == 0 {
 		cfg.TargetFileSize = DefaultTargetFileSize
 	}
+	if cfg.MetadataPreviousVersionsMax < 0 || cfg.MetadataMinAge < 0 {
+		return nil, fmt.Errorf("iceberg: metadata versions to keep (%d) and their minimum age (%s) must not be negative", cfg.MetadataPreviousVersionsMax, cfg.MetadataMinAge)
+	}
+	if cfg.MetadataPreviousVersionsMax == 0 {
+		cfg.MetadataPreviousVersionsMax = DefaultMetadataPreviousVersionsMax
+	}
+	if cfg.MetadataMinAge == 0 {
+		cfg.MetadataMinAge = DefaultMetadataMinAge
+	}
+	if cfg.ManifestCache == nil {
+		cfg.ManifestCache = NewManifestCache(DefaultManifestCacheEntries)
+	}
 	return &Table{cfg: cfg, fileSizeRatio: 1}, nil
 }
 
@@ -131,6 +184,26 @@ type State struct {
 
 func (t *Table) metadataKey(version int) string {
 	return fmt.Sprintf("%s/metadata/v%d.metadata.json", t.cfg.Prefix, version)
+}
+
+func (t *Table) metadataLocation(version int) string {
+	return fmt.Sprintf("%s/metadata/v%d.metadata.json", t.cfg.Location, version)
+}
+
+// versionOfKey is N if key is this table's metadata/vN.metadata.json, as
+// this writer names it (no sign, no leading zero); another writer's
+// metadata file (an engine's NNNNN-<uuid>.metadata.json) is not.
+func (t *Table) versionOfKey(key string) (int, bool) {
+	name, ok := strings.CutPrefix(key, t.cfg.Prefix+"/metadata/v")
+	if !ok {
+		return 0, false
+	}
+	digits, ok := strings.CutSuffix(name, ".metadata.json")
+	if !ok || digits == "" || digits[0] == '0' || len(digits) > 9 || strings.Trim(digits, "0123456789") != "" {
+		return 0, false
+	}
+	v, err := strconv.Atoi(digits)
+	return v, err == nil
 }
 
 func (t *Table) hintKey() string { return t.cfg.Prefix + "/metadata/version-hint.text" }
@@ -168,38 +241,37 @@ func (t *Table) put(ctx context.Context, key string, data []byte) error {
 
 // Load reads the table's current metadata: version-hint.text names a
 // version, and any later vN.metadata.json (a writer that stopped between
-// the metadata and the hint) wins. No table is State{Version: 0}.
+// the metadata and the hint) wins. Without a hint, or when the version it
+// names is gone (deleted as an old version while the hint lagged behind),
+// the newest vN.metadata.json listed is where the search starts. No table
+// is State{Version: 0}.
 func (t *Table) Load(ctx context.Context) (State, error) {
-	version := 0
-	hint, err := t.getAll(ctx, t.hintKey())
-	switch {
-	case err == nil:
-		v, perr := strconv.Atoi(strings.TrimSpace(string(hint)))
-		if perr != nil || v < 1 {
-			return State{}, fmt.Errorf("%w: version-hint.text holds %q", ErrCorruptTable, hint)
-		}
-		version = v
-	case errors.Is(err, tiering.ErrNotFound):
-		// A writer may have stopped after v1 but before the hint.
-	default:
-		return State{}, fmt.Errorf("iceberg: read version hint: %w", err)
+	version, hinted, err := t.readHint(ctx)
+	if err != nil {
+		return State{}, err
 	}
-	for {
-		_, err := t.cfg.Store.Head(ctx, t.metadataKey(version+1))
-		if errors.Is(err, tiering.ErrNotFound) {
-			break
+	if !hinted {
+		if version, err = t.newestListedVersion(ctx); err != nil {
+			return State{}, err
 		}
-		if err != nil {
-			return State{}, fmt.Errorf("iceberg: look for metadata v%d: %w", version+1, err)
+	}
+	version, raw, err := t.readFrom(ctx, version)
+	if errors.Is(err, tiering.ErrNotFound) && hinted {
+		// The hinted version is no more: start from what is there.
+		hintedVersion := version
+		if version, err = t.newestListedVersion(ctx); err != nil {
+			return State{}, err
 		}
-		version++
+		if version == 0 {
+			return State{}, fmt.Errorf("%w: version-hint.text names v%d, and no metadata version is left", ErrCorruptTable, hintedVersion)
+		}
+		version, raw, err = t.readFrom(ctx, version)
+	}
+	if err != nil {
+		return State{}, err
 	}
 	if version == 0 {
 		return State{LastOffsets: map[int32]int64{}}, nil
-	}
-	raw, err := t.getAll(ctx, t.metadataKey(version))
-	if err != nil {
-		return State{}, fmt.Errorf("iceberg: read metadata v%d: %w", version, err)
 	}
 	md, err := table.ParseMetadataBytes(raw)
 	if err != nil {
@@ -211,11 +283,70 @@ func (t *Table) Load(ctx context.Context) (State, error) {
 	}
 	return State{
 		Version:          version,
-		MetadataLocation: fmt.Sprintf("%s/metadata/v%d.metadata.json", t.cfg.Location, version),
+		MetadataLocation: t.metadataLocation(version),
 		Metadata:         md,
 		MetadataJSON:     raw,
 		LastOffsets:      offsets,
 	}, nil
+}
+
+// readHint returns the version version-hint.text names; hinted is false
+// when there is none (a writer may have stopped after v1 but before the
+// hint).
+func (t *Table) readHint(ctx context.Context) (version int, hinted bool, err error) {
+	hint, err := t.getAll(ctx, t.hintKey())
+	if errors.Is(err, tiering.ErrNotFound) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("iceberg: read version hint: %w", err)
+	}
+	v, perr := strconv.Atoi(strings.TrimSpace(string(hint)))
+	if perr != nil || v < 1 {
+		return 0, false, fmt.Errorf("%w: version-hint.text holds %q", ErrCorruptTable, hint)
+	}
+	return v, true, nil
+}
+
+// readFrom looks for versions after version and reads the last one there
+// is (nothing for version 0 with none after it). A missing version is an
+// error wrapping tiering.ErrNotFound.
+func (t *Table) readFrom(ctx context.Context, version int) (int, []byte, error) {
+	for {
+		_, err := t.cfg.Store.Head(ctx, t.metadataKey(version+1))
+		if errors.Is(err, tiering.ErrNotFound) {
+			break
+		}
+		if err != nil {
+			return 0, nil, fmt.Errorf("iceberg: look for metadata v%d: %w", version+1, err)
+		}
+		version++
+	}
+	if version == 0 {
+		return 0, nil, nil
+	}
+	raw, err := t.getAll(ctx, t.metadataKey(version))
+	if err != nil {
+		return version, nil, fmt.Errorf("iceberg: read metadata v%d: %w", version, err)
+	}
+	return version, raw, nil
+}
+
+// newestListedVersion is the highest N of the table's vN.metadata.json
+// files (0 if none). Only the keys starting with metadata/v are listed:
+// the versions and the hint, not the manifests.
+func (t *Table) newestListedVersion(ctx context.Context) (int, error) {
+	objects, err := t.cfg.Store.List(ctx, t.cfg.Prefix+"/metadata/v")
+	if err != nil {
+		return 0, fmt.Errorf("iceberg: list metadata versions: %w", err)
+	}
+	newest := 0
+	for _, o := range objects {
+		if v, ok := t.versionOfKey(o.Key); ok {
+			newest = max(newest, v)
+		}
+	}
+	return newest, nil
 }
 
 func lastOffsets(snap *table.Snapshot) (map[int32]int64, error) {
@@ -300,9 +431,8 @@ func (t *Table) Create(ctx context.Context) (State, error) {
 		return State{}, err
 	}
 	props := iceberg.Properties{table.PropertyFormatVersion: "2", "write.format.default": "parquet"}
-	for k, v := range t.cfg.Properties {
-		props[k] = v
-	}
+	maps.Copy(props, t.cfg.Properties)
+	maps.Copy(props, t.metadataProperties())
 	md, err := table.NewMetadata(schema, &spec, table.UnsortedSortOrder, t.cfg.Location, props)
 	if err != nil {
 		return State{}, fmt.Errorf("iceberg: new table metadata: %w", err)
@@ -323,6 +453,9 @@ type CommitResult struct {
 	Bytes      int64
 	// LastOffsets is the table's per-partition last offset after the commit.
 	LastOffsets map[int32]int64
+	// MetadataFilesDeleted counts the old metadata versions the commit
+	// deleted (Config.MetadataDeleteAfterCommit).
+	MetadataFilesDeleted int
 }
 
 // appendAttempts bounds the retries of a commit that lost a race.
@@ -510,7 +643,7 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	if err != nil {
 		return CommitResult{}, err
 	}
-	version, err := t.commitSnapshot(ctx, st, snapshotCommit{
+	version, metadataDeleted, err := t.commitSnapshot(ctx, st, snapshotCommit{
 		id: snapshotID, parentID: parentID, seq: seq, commitID: commitID,
 		manifests: manifests, schema: schema, schemaChanged: schemaChanged,
 		summary: table.Summary{Operation: table.OpAppend, Properties: iceberg.Properties{
@@ -529,6 +662,7 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	}
 	res.Version = version
 	res.SnapshotID = snapshotID
+	res.MetadataFilesDeleted = metadataDeleted
 	return res, nil
 }
 
@@ -547,32 +681,33 @@ type snapshotCommit struct {
 
 // commitSnapshot writes c's manifest list and the metadata version after
 // st's that makes c the current snapshot (expiring snapshots past
-// SnapshotRetention), and returns that version; ErrConflict if another
-// writer took it first.
-func (t *Table) commitSnapshot(ctx context.Context, st State, c snapshotCommit) (int, error) {
+// SnapshotRetention), deletes the old metadata versions that fell out of
+// its metadata-log (deleteOldVersions), and returns that version and how
+// many it deleted; ErrConflict if another writer took it first.
+func (t *Table) commitSnapshot(ctx context.Context, st State, c snapshotCommit) (version, metadataDeleted int, err error) {
 	listRel := fmt.Sprintf("metadata/snap-%d-1-%s.avro", c.id, c.commitID)
 	var listBuf bytes.Buffer
 	if err := iceberg.WriteManifestList(2, &listBuf, c.id, c.parentID, &c.seq, 0, c.manifests); err != nil {
-		return 0, fmt.Errorf("iceberg: encode manifest list: %w", err)
+		return 0, 0, fmt.Errorf("iceberg: encode manifest list: %w", err)
 	}
 	listBytes, err := uncompressedAvro(listBuf.Bytes())
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := t.put(ctx, t.cfg.Prefix+"/"+listRel, listBytes); err != nil {
-		return 0, fmt.Errorf("iceberg: write manifest list: %w", err)
+		return 0, 0, fmt.Errorf("iceberg: write manifest list: %w", err)
 	}
 	md := st.Metadata
 	builder, err := table.MetadataBuilderFromBase(md, st.MetadataLocation)
 	if err != nil {
-		return 0, fmt.Errorf("iceberg: metadata builder: %w", err)
+		return 0, 0, fmt.Errorf("iceberg: metadata builder: %w", err)
 	}
 	if c.schemaChanged {
 		if err := builder.AddSchema(c.schema); err != nil {
-			return 0, fmt.Errorf("iceberg: add schema: %w", err)
+			return 0, 0, fmt.Errorf("iceberg: add schema: %w", err)
 		}
 		if err := builder.SetCurrentSchemaID(c.schema.ID); err != nil {
-			return 0, fmt.Errorf("iceberg: set current schema: %w", err)
+			return 0, 0, fmt.Errorf("iceberg: set current schema: %w", err)
 		}
 	}
 	schemaID := c.schema.ID
@@ -587,29 +722,119 @@ func (t *Table) commitSnapshot(ctx context.Context, st State, c snapshotCommit) 
 		Summary:          &summary,
 	}
 	if err := builder.AddSnapshot(&snap); err != nil {
-		return 0, fmt.Errorf("iceberg: add snapshot: %w", err)
+		return 0, 0, fmt.Errorf("iceberg: add snapshot: %w", err)
 	}
 	if err := builder.SetSnapshotRef(table.MainBranch, c.id, table.BranchRef); err != nil {
-		return 0, fmt.Errorf("iceberg: set main branch: %w", err)
+		return 0, 0, fmt.Errorf("iceberg: set main branch: %w", err)
 	}
 	if expired := expiredSnapshots(md, t.cfg.SnapshotRetention, snap.TimestampMs); len(expired) > 0 {
 		if err := builder.RemoveSnapshots(expired, false); err != nil {
-			return 0, fmt.Errorf("iceberg: expire snapshots: %w", err)
+			return 0, 0, fmt.Errorf("iceberg: expire snapshots: %w", err)
 		}
 	}
-	builder.TrimMetadataLogs(maxMetadataLog)
+	// The metadata-log: the builder trims it to the table's
+	// write.metadata.previous-versions-max, set here from the Config.
+	if err := builder.SetProperties(t.metadataPropertyUpdates(md.Properties())); err != nil {
+		return 0, 0, fmt.Errorf("iceberg: set metadata properties: %w", err)
+	}
 	next, err := builder.Build()
 	if err != nil {
-		return 0, fmt.Errorf("iceberg: build metadata: %w", err)
+		return 0, 0, fmt.Errorf("iceberg: build metadata: %w", err)
 	}
 	if _, err := t.writeVersion(ctx, st.Version+1, next); err != nil && !isHintOnly(err) {
-		return 0, err
+		return 0, 0, err
 	}
-	return st.Version + 1, nil
+	return st.Version + 1, t.deleteOldVersions(ctx, md, next), nil
 }
 
-// readManifestList reads the manifests snap lists.
+// metadataProperties are the table properties that say how many metadata
+// versions the table keeps, in Iceberg's names: set when the table is
+// created and by every commit whose Config they do not match.
+func (t *Table) metadataProperties() iceberg.Properties {
+	return iceberg.Properties{
+		table.MetadataPreviousVersionsMaxKey:      strconv.Itoa(t.cfg.MetadataPreviousVersionsMax),
+		table.MetadataDeleteAfterCommitEnabledKey: strconv.FormatBool(t.cfg.MetadataDeleteAfterCommit),
+	}
+}
+
+// metadataPropertyUpdates are those of metadataProperties that props
+// does not hold yet (none: no update).
+func (t *Table) metadataPropertyUpdates(props iceberg.Properties) iceberg.Properties {
+	out := iceberg.Properties{}
+	for k, v := range t.metadataProperties() {
+		if props[k] != v {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// deleteOldVersions deletes, with MetadataDeleteAfterCommit, the previous
+// versions base's metadata-log lists and next's does not (Iceberg's
+// delete-after-commit): this writer's vK.metadata.json files (another
+// writer's are left alone) older than MetadataMinAge, oldest first,
+// stopping at the first failure so that the versions left stay one run
+// without a gap. It returns how many it deleted. A failure fails nothing:
+// the commit has landed, and RemoveOrphans deletes what is left later.
+//
+// Why deleting an old version never lets a racing writer's
+// compare-and-swap succeed wrongly: a PutIfAbsent of a deleted vK (K at
+// most N-1-MetadataPreviousVersionsMax, N the version just written) could
+// only succeed for a writer that loaded v(K-1) as the current version, so
+// one whose Load ran before vK was written. vK is deleted only once its
+// last-updated-ms (set just before it was written) is MetadataMinAge old,
+// so that writer's attempt would have had to run longer than
+// MetadataMinAge, which no attempt of Strata's does: the broker bounds a
+// commit by 2 minutes and a maintenance round by 5 (minutes to spare for
+// clocks of two nodes that disagree). Every version a
+// current writer can aim at (after one it loaded within its attempt) is
+// younger, so still there, or not written yet and taken by exactly one
+// PutIfAbsent. Readers: Load starts at the hint, which names the newest
+// version but for a failed hint write, and when that version is gone it
+// starts from the newest one listed.
+func (t *Table) deleteOldVersions(ctx context.Context, base, next table.Metadata) int {
+	if !t.cfg.MetadataDeleteAfterCommit {
+		return 0
+	}
+	kept := map[string]bool{}
+	for e := range next.PreviousFiles() {
+		kept[e.MetadataFile] = true
+	}
+	cutoff := time.Now().Add(-t.cfg.MetadataMinAge).UnixMilli()
+	var versions []int
+	for e := range base.PreviousFiles() {
+		if kept[e.MetadataFile] || e.TimestampMs > cutoff {
+			continue
+		}
+		key, err := t.keyOf(e.MetadataFile)
+		if err != nil {
+			continue // outside the table: not ours
+		}
+		if v, ok := t.versionOfKey(key); ok {
+			versions = append(versions, v)
+		}
+	}
+	n, _ := t.deleteVersions(ctx, versions)
+	return n
+}
+
+// deleteVersions deletes the metadata versions, oldest first, and stops at
+// the first failure; it returns how many it deleted.
+func (t *Table) deleteVersions(ctx context.Context, versions []int) (int, error) {
+	sort.Ints(versions)
+	for i, v := range versions {
+		if err := t.cfg.Store.Delete(ctx, t.metadataKey(v)); err != nil {
+			return i, fmt.Errorf("iceberg: delete metadata v%d: %w", v, err)
+		}
+	}
+	return len(versions), nil
+}
+
+// readManifestList reads the manifests snap lists (through the cache).
 func (t *Table) readManifestList(ctx context.Context, snap *table.Snapshot) ([]iceberg.ManifestFile, error) {
+	if c, ok := t.cfg.ManifestCache.get(snap.ManifestList); ok {
+		return c.files, nil
+	}
 	raw, err := t.getLocation(ctx, snap.ManifestList)
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: read manifest list of snapshot %d: %w", snap.SnapshotID, err)
@@ -618,20 +843,25 @@ func (t *Table) readManifestList(ctx context.Context, snap *table.Snapshot) ([]i
 	if err != nil {
 		return nil, fmt.Errorf("%w: manifest list of snapshot %d: %v", ErrCorruptTable, snap.SnapshotID, err)
 	}
+	t.cfg.ManifestCache.add(&cachedManifest{location: snap.ManifestList, files: list})
 	return list, nil
 }
 
-// readManifest reads the entries of one manifest; discardDeleted leaves
-// out those of files it removes.
-func (t *Table) readManifest(ctx context.Context, m iceberg.ManifestFile, discardDeleted bool) ([]iceberg.ManifestEntry, error) {
+// readLiveManifest reads the entries of one manifest (through the cache),
+// those of the files it deletes left out.
+func (t *Table) readLiveManifest(ctx context.Context, m iceberg.ManifestFile) ([]iceberg.ManifestEntry, error) {
+	if c, ok := t.cfg.ManifestCache.get(m.FilePath()); ok {
+		return c.entries, nil
+	}
 	raw, err := t.getLocation(ctx, m.FilePath())
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: read manifest: %w", err)
 	}
-	es, err := iceberg.ReadManifest(m, bytes.NewReader(raw), discardDeleted)
+	es, err := iceberg.ReadManifest(m, bytes.NewReader(raw), true)
 	if err != nil {
 		return nil, fmt.Errorf("%w: manifest %s: %v", ErrCorruptTable, m.FilePath(), err)
 	}
+	t.cfg.ManifestCache.add(&cachedManifest{location: m.FilePath(), entries: es})
 	return es, nil
 }
 
@@ -640,7 +870,7 @@ func (t *Table) readManifest(ctx context.Context, m iceberg.ManifestFile, discar
 func (t *Table) liveEntries(ctx context.Context, manifests []iceberg.ManifestFile) ([]iceberg.ManifestEntry, error) {
 	var out []iceberg.ManifestEntry
 	for _, m := range manifests {
-		es, err := t.readManifest(ctx, m, true)
+		es, err := t.readLiveManifest(ctx, m)
 		if err != nil {
 			return nil, err
 		}
