@@ -179,6 +179,13 @@ func TestIcebergExternalRESTCatalog(t *testing.T) {
 		if st.LastError != "" || st.LastMaintenanceError != "" {
 			t.Fatalf("commit %d: %+v", round+2, st)
 		}
+		if round == 1 {
+			// The third file: the maintenance goroutine compacts after
+			// this commit, before the next one.
+			waitUntil(t, 20*time.Second, "the compaction after the third commit", func() bool {
+				return icebergTopicStatusOf(tb, "ice").Compactions > 0
+			})
+		}
 		check(fmt.Sprintf("after commit %d", round+2))
 	}
 	if st := icebergTopicStatusOf(tb, "ice"); st.Compactions < 1 || !sawReplace {
