@@ -71,6 +71,11 @@ then the dedicated flags below when given.`,
 				return err
 			}
 			logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+			if soft, err := applyContainerMemoryLimit(os.Getenv, "/sys/fs/cgroup"); err != nil {
+				logger.Warn("container memory limit not read; the Go heap has no soft limit (set GOMEMLIMIT)", "err", err)
+			} else if soft > 0 {
+				logger.Info("Go heap soft limit from the container's memory limit (GOMEMLIMIT overrides)", "bytes", soft)
+			}
 
 			cfg := broker.DefaultConfig()
 			if configFile != "" {
