@@ -66,6 +66,11 @@ type Config struct {
 	// compaction writes, in bytes: the rows of one partition value past it
 	// go to further files. 0 means DefaultTargetFileSize.
 	TargetFileSize int64
+	// Pacer, if set, is called between pieces of the CPU-heavy work of
+	// Append and Compact (Arrow columns, Parquet encoding, reading files
+	// back) and may sleep: how the broker keeps the writer from taking
+	// the CPU produce needs.
+	Pacer Pacer
 }
 
 // DefaultTargetFileSize is the target data file size when Config has none
@@ -446,11 +451,12 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	seq := md.LastSequenceNumber() + 1
 	commitID := uuid.NewString()
 	var entries []iceberg.ManifestEntry
+	pace := NewPaceCounter(t.cfg.Pacer)
 	for _, g := range groups {
 		for pending := byGroup[g]; len(pending) > 0; {
 			rows, rest, estimate := cutByBudget(pending, int64(float64(t.cfg.TargetFileSize)/t.fileSizeRatio))
 			pending = rest
-			data, err := encodeParquet(asc, t.cfg.Layout, rows)
+			data, err := encodeParquet(ctx, pace, asc, t.cfg.Layout, rows, int64(float64(estimate)*t.fileSizeRatio))
 			if err != nil {
 				return CommitResult{}, err
 			}
