@@ -73,7 +73,12 @@ type Config struct {
 	// Iceberg REST catalog listens; "" serves it only on the admin
 	// listener under /iceberg (iceberg_catalog.go).
 	IcebergCatalogListen string
-	ObjectStore          string // object store URL, used by tiering; default file://<DataDir>/objects
+	// IcebergWriterCPUMinFraction (iceberg.writer.cpu.min.fraction, dynamic)
+	// is the share of one core the Iceberg writer keeps when the rest of
+	// the node leaves less than about a core idle (iceberg_pacer.go); 1:
+	// never paused.
+	IcebergWriterCPUMinFraction float64
+	ObjectStore                 string // object store URL, used by tiering; default file://<DataDir>/objects
 
 	// Cluster membership and replication (cluster.go, broker/replica).
 	BrokerRack                string // broker.rack
@@ -217,6 +222,7 @@ func DefaultConfig() Config {
 		Listen:                               "127.0.0.1:9092",
 		HTTPListen:                           "127.0.0.1:9644",
 		IcebergCatalogListen:                 defaultIcebergCatalogListen,
+		IcebergWriterCPUMinFraction:          icebergDefaultWriterCPUMinFraction,
 		BrokerHeartbeatIntervalMs:            250,
 		BrokerSessionTimeoutMs:               1500,
 		ReplicaLagTimeMaxMs:                  30000,
@@ -506,6 +512,7 @@ var brokerProperties = map[string]brokerProperty{
 
 	"broker.rack":                              stringProp(func(c *Config) *string { return &c.BrokerRack }),
 	"iceberg.catalog.listen":                   stringProp(func(c *Config) *string { return &c.IcebergCatalogListen }),
+	icebergWriterCPUMinFractionConfig:          doubleProp(func(c *Config) *float64 { return &c.IcebergWriterCPUMinFraction }, icebergMinWriterCPUFraction, 1),
 	"leader.replication.throttled.rate":        intProp(func(c *Config) *int64 { return &c.LeaderThrottledRate }, 1),
 	"follower.replication.throttled.rate":      intProp(func(c *Config) *int64 { return &c.FollowerThrottledRate }, 1),
 	"replica.selector.class":                   stringProp(func(c *Config) *string { return &c.ReplicaSelectorClass }, "", leaderSelectorClass, rackAwareSelectorClass),

@@ -73,6 +73,7 @@ var configDocs = map[string]string{
 	"log.dir":                                          "Alias of log.dirs.",
 	"controller.quorum.voters":                         "The metadata quorum's voters as id@host:port,…; empty runs a one-voter quorum of this node.",
 	"iceberg.catalog.listen":                           "Address of the read-only Iceberg REST catalog of the tables of Iceberg topics (empty: only on the admin listener under /iceberg).",
+	icebergWriterCPUMinFractionConfig:                  "The share of one core the node's Iceberg writer keeps when the rest of the node (this process, and the host's other processes) leaves less than about a core idle: it pauses between pieces of work to stay within it, and runs at full speed when a core is idle (0.05 to 1; 1: never paused; Linux only).",
 	"process.roles":                                    "broker, controller, or both.",
 	"broker.rack":                                      "This node's rack, used to spread replicas.",
 	"leader.replication.throttled.rate":                "Bytes per second a leader sends to throttled follower replicas (replicas being added by a reassignment, or listed in a topic's leader.replication.throttled.replicas).",

@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -157,6 +158,10 @@ type icebergTopicStatus struct {
 	Partitions           []icebergPartitionStatus `json:"partitions"`
 	lastAttempt          time.Time
 	lastSuccessOrNew     time.Time
+	// WriterPausedSeconds is the time the writer paused during this
+	// topic's commits and maintenance to leave the CPU to a busy node
+	// (iceberg.writer.cpu.min.fraction).
+	WriterPausedSeconds float64 `json:"writer_paused_seconds"`
 }
 
 // icebergPartitionStatus compares the table with the log of one partition
@@ -176,6 +181,9 @@ type icebergCommitter struct {
 	// valueSchemas caches the registry schemas of typed modes by id (loop
 	// goroutine only).
 	valueSchemas map[int]*icebergValueSchema
+	// pacer keeps the conversion within its CPU budget (iceberg_pacer.go;
+	// loop goroutine only).
+	pacer *icebergPacer
 
 	mu struct {
 		sync.Mutex
@@ -184,6 +192,7 @@ type icebergCommitter struct {
 
 	rows, files, bytes, failures, dlqRows *prometheus.CounterVec
 	compactions, filesCompacted, orphans  *prometheus.CounterVec
+	paused                                *prometheus.CounterVec
 	lagOffsets, lagSeconds                *prometheus.GaugeVec
 }
 
@@ -194,6 +203,10 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 		tables:   map[string]*icebergTables{},
 
 		valueSchemas: map[int]*icebergValueSchema{},
+		pacer:        newIcebergPacer(s.logger, func() float64 { return s.conf().IcebergWriterCPUMinFraction }),
+		paused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_writer_paused_seconds_total", Help: "Seconds this node's Iceberg writer paused to leave the CPU to the rest of a busy node (iceberg.writer.cpu.min.fraction), per topic.",
+		}, []string{"topic"}),
 		rows: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_iceberg_rows_committed_total", Help: "Rows committed to Iceberg tables by this node, per topic.",
 		}, []string{"topic"}),
@@ -227,7 +240,7 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 	}
 	c.mu.status = map[string]*icebergTopicStatus{}
 	s.metrics.registry.MustRegister(c.rows, c.files, c.bytes, c.dlqRows, c.failures, c.lagOffsets, c.lagSeconds,
-		c.compactions, c.filesCompacted, c.orphans)
+		c.compactions, c.filesCompacted, c.orphans, c.paused)
 	return c
 }
 
@@ -235,6 +248,10 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 // goroutine, one at a time, and holds no lock while it reads the log or
 // talks to the store.
 func (c *icebergCommitter) loop() {
+	// The pacer reads this thread's CPU time as the writer's: every
+	// commit runs here, so the goroutine keeps its thread (which exits
+	// with it).
+	runtime.LockOSThread()
 	ticker := time.NewTicker(icebergLoopTick)
 	defer ticker.Stop()
 	for {
@@ -375,12 +392,14 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	}
 	ctx, cancel := context.WithTimeout(c.s.ctx, icebergCommitTimeout)
 	defer cancel()
+	pausedBefore := c.pacer.paused
 	status, err := c.commitPartitions(ctx, topic, cfg, meta.ID.String(), led)
 	var maint icebergMaintenance
 	var maintErr error
 	if err == nil && len(parts) > 0 && parts[0] != nil && parts[0].IsLeader() {
 		maint, maintErr = c.maintain(ctx, topic, cfg, now)
 	}
+	paused := (c.pacer.paused - pausedBefore).Seconds()
 	c.mu.Lock()
 	st := c.mu.status[topic]
 	if st == nil {
@@ -401,6 +420,7 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	st.Compactions += maint.compactions
 	st.FilesCompacted += maint.filesCompacted
 	st.OrphansDeleted += maint.orphansDeleted
+	st.WriterPausedSeconds += paused
 	if maintErr != nil {
 		st.LastMaintenanceError = maintErr.Error()
 	} else if maint.ran {
@@ -450,6 +470,7 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	c.compactions.WithLabelValues(topic).Add(float64(maint.compactions))
 	c.filesCompacted.WithLabelValues(topic).Add(float64(maint.filesCompacted))
 	c.orphans.WithLabelValues(topic).Add(float64(maint.orphansDeleted))
+	c.paused.WithLabelValues(topic).Add(paused)
 	c.lagOffsets.WithLabelValues(topic).Set(float64(out.LagOffsets))
 	c.lagSeconds.WithLabelValues(topic).Set(out.LagSeconds)
 	if err != nil {
@@ -557,7 +578,7 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 		if last, ok := st.LastOffsets[p.index]; ok {
 			next = last + 1
 		}
-		recs, readTo, lso, err := readCommittedRecords(ctx, p, next, max(budget, icebergMinBytesPerPartition))
+		recs, readTo, lso, err := readCommittedRecords(ctx, p, next, max(budget, icebergMinBytesPerPartition), c.pacer)
 		if err != nil {
 			return out, fmt.Errorf("partition %d: %w", p.index, err)
 		}
@@ -637,6 +658,7 @@ func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, to
 			SnapshotRetention: time.Duration(cfg.int64(icebergRetentionConfig)) * time.Millisecond,
 			Partitioning:      strings.TrimSuffix(cfg.values[icebergPartitionSpecConfig], "(timestamp)"),
 			TargetFileSize:    target,
+			Pacer:             c.pacer,
 		})
 	}
 	tables := &icebergTables{mode: mode, targetFileSize: target}
@@ -665,8 +687,8 @@ func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, to
 // log when the partition is tiered, so retention deleting local segments
 // before the table got them leaves no gap; only what neither log holds
 // any more (deleted by retention everywhere, or a non-tiered partition's)
-// is skipped.
-func readCommittedRecords(ctx context.Context, p *partition, from int64, maxBytes int) (records []iceberg.Record, readTo, lso int64, err error) {
+// is skipped. Decoding paces with pacer (nil: never).
+func readCommittedRecords(ctx context.Context, p *partition, from int64, maxBytes int, pacer iceberg.Pacer) (records []iceberg.Record, readTo, lso int64, err error) {
 	lso = p.LastStableOffset()
 	if from >= lso {
 		return nil, from, lso, nil
@@ -675,6 +697,7 @@ func readCommittedRecords(ctx context.Context, p *partition, from int64, maxByte
 	start := from
 	var out []iceberg.Record
 	read := 0
+	pace := iceberg.NewPaceCounter(pacer)
 	for from < lso && read < maxBytes {
 		var data []byte
 		var aborted []storage.AbortedTxn
@@ -719,7 +742,7 @@ func readCommittedRecords(ctx context.Context, p *partition, from int64, maxByte
 			break
 		}
 		read += len(data)
-		next, recs, err := committedRecordsOf(p.index, data, from, start, lso, aborted)
+		next, recs, err := committedRecordsOf(ctx, pace, p.index, data, from, start, lso, aborted)
 		if err != nil {
 			return nil, from, lso, err
 		}
@@ -782,8 +805,9 @@ func readRemoteBatches(ctx context.Context, r *remoteLog, from int64, maxBytes i
 
 // committedRecordsOf decodes the whole batches of data (read at offset
 // from) that a read_committed consumer gets, keeping records in [start,
-// lso), and returns the offset after the last batch it went past.
-func committedRecordsOf(partition int32, data []byte, from, start, lso int64, aborted []storage.AbortedTxn) (int64, []iceberg.Record, error) {
+// lso), and returns the offset after the last batch it went past. It
+// paces after every batch.
+func committedRecordsOf(ctx context.Context, pace *iceberg.PaceCounter, partition int32, data []byte, from, start, lso int64, aborted []storage.AbortedTxn) (int64, []iceberg.Record, error) {
 	var out []iceberg.Record
 	for len(data) >= storage.BatchHeaderSize {
 		h, err := storage.ParseBatchHeader(data)
@@ -812,6 +836,9 @@ func committedRecordsOf(partition int32, data []byte, from, start, lso int64, ab
 			if r.Offset >= start && r.Offset < lso {
 				out = append(out, toIcebergRecord(partition, r))
 			}
+		}
+		if err := pace.Add(ctx, len(recs), h.Size()); err != nil {
+			return from, nil, err
 		}
 	}
 	return from, out, nil
