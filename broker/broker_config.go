@@ -85,7 +85,12 @@ type Config struct {
 	IcebergCatalogWarehouse  string
 	IcebergCatalogToken      string
 	IcebergCatalogCredential string
-	ObjectStore              string // object store URL, used by tiering; default file://<DataDir>/objects
+	// IcebergWriterCPUMinFraction (iceberg.writer.cpu.min.fraction, dynamic)
+	// is the share of one core the Iceberg writer keeps when the rest of
+	// the node leaves less than about a core idle (iceberg_pacer.go); 1:
+	// never paused.
+	IcebergWriterCPUMinFraction float64
+	ObjectStore                 string // object store URL, used by tiering; default file://<DataDir>/objects
 
 	// Cluster membership and replication (cluster.go, broker/replica).
 	BrokerRack                string // broker.rack
@@ -229,6 +234,7 @@ func DefaultConfig() Config {
 		Listen:                               "127.0.0.1:9092",
 		HTTPListen:                           "127.0.0.1:9644",
 		IcebergCatalogListen:                 defaultIcebergCatalogListen,
+		IcebergWriterCPUMinFraction:          icebergDefaultWriterCPUMinFraction,
 		BrokerHeartbeatIntervalMs:            250,
 		BrokerSessionTimeoutMs:               1500,
 		ReplicaLagTimeMaxMs:                  30000,
@@ -531,6 +537,7 @@ var brokerProperties = map[string]brokerProperty{
 	"iceberg.catalog.warehouse":                stringProp(func(c *Config) *string { return &c.IcebergCatalogWarehouse }),
 	"iceberg.catalog.token":                    sensitiveProp(stringProp(func(c *Config) *string { return &c.IcebergCatalogToken })),
 	"iceberg.catalog.credential":               sensitiveProp(stringProp(func(c *Config) *string { return &c.IcebergCatalogCredential })),
+	icebergWriterCPUMinFractionConfig:          doubleProp(func(c *Config) *float64 { return &c.IcebergWriterCPUMinFraction }, icebergMinWriterCPUFraction, 1),
 	"leader.replication.throttled.rate":        intProp(func(c *Config) *int64 { return &c.LeaderThrottledRate }, 1),
 	"follower.replication.throttled.rate":      intProp(func(c *Config) *int64 { return &c.FollowerThrottledRate }, 1),
 	"replica.selector.class":                   stringProp(func(c *Config) *string { return &c.ReplicaSelectorClass }, "", leaderSelectorClass, rackAwareSelectorClass),

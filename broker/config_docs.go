@@ -79,6 +79,7 @@ var configDocs = map[string]string{
 	"iceberg.catalog.warehouse":                        "The warehouse the external REST catalog (iceberg.catalog.uri) is asked for in its config request; empty asks for none.",
 	"iceberg.catalog.token":                            "Bearer token for the external REST catalog (iceberg.catalog.uri); wins over iceberg.catalog.credential. Sensitive.",
 	"iceberg.catalog.credential":                       "OAuth2 client credentials <client_id>:<secret> exchanged at the external REST catalog's token endpoint (/v1/oauth/tokens) for a bearer token. Sensitive.",
+	icebergWriterCPUMinFractionConfig:                  "The share of one core the node's Iceberg writer keeps when the rest of the node (this process, and the host's other processes) leaves less than about a core idle: it pauses between pieces of work to stay within it, and runs at full speed when a core is idle (0.05 to 1; 1: never paused; Linux only).",
 	"process.roles":                                    "broker, controller, or both.",
 	"broker.rack":                                      "This node's rack, used to spread replicas.",
 	"leader.replication.throttled.rate":                "Bytes per second a leader sends to throttled follower replicas (replicas being added by a reassignment, or listed in a topic's leader.replication.throttled.replicas).",

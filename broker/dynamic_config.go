@@ -68,6 +68,8 @@ var dynamicBrokerConfigs = map[string]bool{
 	// Self-balancing (balancer.go), read every round.
 	"strata.balancer.enable": true, "strata.balancer.interval.ms": true, "strata.balancer.max.concurrent.moves": true,
 	"strata.balancer.dead.node.timeout.ms": true, "strata.balancer.disk.threshold.percent": true, decommissionConfig: true,
+	// The Iceberg writer's CPU floor (iceberg_pacer.go), read every window.
+	icebergWriterCPUMinFractionConfig: true,
 }
 
 // dynamicConfig is the effective configuration at one quorum ConfigVersion.

@@ -19,6 +19,8 @@ type testBroker struct {
 	srv *Server
 	// logTo, if set, receives the server's log at debug level.
 	logTo io.Writer
+	// beforeStart, if set, sees each server before it starts.
+	beforeStart func(*Server)
 }
 
 func startTestBroker(t testing.TB, tune ...func(*Config)) *testBroker {
@@ -30,6 +32,13 @@ func startTestBroker(t testing.TB, tune ...func(*Config)) *testBroker {
 // (at debug level) when w is not nil.
 func startTestBrokerLogging(t testing.TB, w io.Writer, tune ...func(*Config)) *testBroker {
 	t.Helper()
+	return startTestBrokerHooked(t, w, nil, tune...)
+}
+
+// startTestBrokerHooked is startTestBrokerLogging with beforeStart called
+// on the server (of each start) before it starts.
+func startTestBrokerHooked(t testing.TB, w io.Writer, beforeStart func(*Server), tune ...func(*Config)) *testBroker {
+	t.Helper()
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.Listen = "127.0.0.1:0"
@@ -38,7 +47,7 @@ func startTestBrokerLogging(t testing.TB, w io.Writer, tune ...func(*Config)) *t
 	for _, f := range tune {
 		f(&cfg)
 	}
-	tb := &testBroker{t: t, cfg: cfg, logTo: w}
+	tb := &testBroker{t: t, cfg: cfg, logTo: w, beforeStart: beforeStart}
 	tb.start()
 	t.Cleanup(func() { tb.stop() })
 	return tb
@@ -58,6 +67,9 @@ func (tb *testBroker) start() {
 	srv, err := NewServer(tb.cfg, logger)
 	if err != nil {
 		tb.t.Fatalf("NewServer: %v", err)
+	}
+	if tb.beforeStart != nil {
+		tb.beforeStart(srv)
 	}
 	if err := srv.Start(); err != nil {
 		tb.t.Fatalf("Start: %v", err)

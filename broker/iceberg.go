@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -190,6 +191,10 @@ type icebergTopicStatus struct {
 	// sync (iceberg_external.go; retried).
 	CatalogMetadataVersion int    `json:"catalog_metadata_version,omitempty"`
 	LastCatalogError       string `json:"last_catalog_error,omitempty"`
+	// WriterPausedSeconds is the time the writer paused during this
+	// topic's commits and maintenance to leave the CPU to a busy node
+	// (iceberg.writer.cpu.min.fraction).
+	WriterPausedSeconds float64 `json:"writer_paused_seconds"`
 }
 
 // icebergPartitionStatus compares the table with the log of one partition
@@ -221,6 +226,11 @@ type icebergCommitter struct {
 		due map[string]icebergMaintenanceJob
 	}
 	maintenanceDue chan struct{}
+	// pacer keeps the conversion within its CPU budget (iceberg_pacer.go;
+	// loop goroutine only).
+	pacer *icebergPacer
+	// maintPacer is the maintenance goroutine's (maintenanceLoop).
+	maintPacer *icebergPacer
 
 	mu struct {
 		sync.Mutex
@@ -230,6 +240,7 @@ type icebergCommitter struct {
 	rows, files, bytes, failures, dlqRows *prometheus.CounterVec
 	compactions, filesCompacted, orphans  *prometheus.CounterVec
 	metadataDeleted                       *prometheus.CounterVec
+	paused                                *prometheus.CounterVec
 	lagOffsets, lagSeconds                *prometheus.GaugeVec
 }
 
@@ -242,6 +253,11 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 		valueSchemas:   map[int]*icebergValueSchema{},
 		manifests:      iceberg.NewManifestCache(icebergManifestCacheEntries),
 		maintenanceDue: make(chan struct{}, 1),
+		pacer:          newIcebergPacer(s.logger, func() float64 { return s.conf().IcebergWriterCPUMinFraction }),
+		maintPacer:     newIcebergPacer(s.logger, func() float64 { return s.conf().IcebergWriterCPUMinFraction }),
+		paused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "strata_iceberg_writer_paused_seconds_total", Help: "Seconds this node's Iceberg writer paused to leave the CPU to the rest of a busy node (iceberg.writer.cpu.min.fraction), per topic.",
+		}, []string{"topic"}),
 		rows: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "strata_iceberg_rows_committed_total", Help: "Rows committed to Iceberg tables by this node, per topic.",
 		}, []string{"topic"}),
@@ -282,7 +298,7 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 	}
 	c.maintenance.due = map[string]icebergMaintenanceJob{}
 	s.metrics.registry.MustRegister(c.rows, c.files, c.bytes, c.dlqRows, c.failures, c.lagOffsets, c.lagSeconds,
-		c.compactions, c.filesCompacted, c.orphans, c.metadataDeleted)
+		c.compactions, c.filesCompacted, c.orphans, c.metadataDeleted, c.paused)
 	return c
 }
 
@@ -292,6 +308,10 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 // (maintenanceLoop), which loop starts and waits for: a long compaction or
 // orphan sweep delays no commit.
 func (c *icebergCommitter) loop() {
+	// The pacer reads this thread's CPU time as the writer's: every
+	// commit runs here, so the goroutine keeps its thread (which exits
+	// with it).
+	runtime.LockOSThread()
 	maintenanceDone := make(chan struct{})
 	go func() {
 		defer close(maintenanceDone)
@@ -440,10 +460,12 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 		c.forget(topic)
 		return icebergTopicStatus{}, nil
 	}
-	ctx, cancel := context.WithTimeout(c.s.ctx, icebergCommitTimeout)
+	ctx, cancel := context.WithTimeout(withIcebergPacer(c.s.ctx, c.pacer), icebergCommitTimeout)
 	defer cancel()
+	pausedBefore := c.pacer.paused
 	status, err := c.commitPartitions(ctx, topic, cfg, meta.ID.String(), led)
 	c.external.afterCommit(topic, cfg, c.tables[topic], status.RowsCommitted > 0 || status.DLQRowsCommitted > 0)
+	paused := (c.pacer.paused - pausedBefore).Seconds()
 	c.mu.Lock()
 	st := c.mu.status[topic]
 	if st == nil {
@@ -462,6 +484,7 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 		st.DLQLastReason = status.DLQLastReason
 	}
 	st.MetadataFilesDeleted += int64(status.MetadataFilesDeleted)
+	st.WriterPausedSeconds += paused
 	if err != nil {
 		st.LastError = err.Error()
 		c.failures.WithLabelValues(topic).Inc()
@@ -509,6 +532,7 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 	c.bytes.WithLabelValues(topic).Add(float64(status.BytesCommitted))
 	c.dlqRows.WithLabelValues(topic).Add(float64(status.DLQRowsCommitted))
 	c.metadataDeleted.WithLabelValues(topic).Add(float64(status.MetadataFilesDeleted))
+	c.paused.WithLabelValues(topic).Add(paused)
 	c.lagOffsets.WithLabelValues(topic).Set(float64(out.LagOffsets))
 	c.lagSeconds.WithLabelValues(topic).Set(out.LagSeconds)
 	if err != nil {
@@ -531,6 +555,7 @@ type icebergMaintenanceJob struct {
 // icebergMaintenance is what one round of maintain did.
 type icebergMaintenance struct {
 	compactions, filesCompacted, orphansDeleted, metadataDeleted int64
+	paused                                                       float64 // seconds the writer paused (maintPacer)
 }
 
 // scheduleMaintenance makes the topic's maintenance due (once: a topic
@@ -558,6 +583,8 @@ func (c *icebergCommitter) scheduleMaintenance(topic string, cfg effectiveTopicC
 // commit of the same table meet only at the metadata compare-and-swap,
 // as commits of two nodes do.
 func (c *icebergCommitter) maintenanceLoop() {
+	// Its own pacer reads this thread's CPU time, as the loop's does.
+	runtime.LockOSThread()
 	for {
 		select {
 		case <-c.s.ctx.Done():
@@ -577,9 +604,11 @@ func (c *icebergCommitter) maintenanceLoop() {
 			if c.s.ctx.Err() != nil {
 				return
 			}
-			ctx, cancel := context.WithTimeout(c.s.ctx, icebergMaintenanceTimeout)
+			ctx, cancel := context.WithTimeout(withIcebergPacer(c.s.ctx, c.maintPacer), icebergMaintenanceTimeout)
+			pausedBefore := c.maintPacer.paused
 			res, err := c.maintain(ctx, due[topic], time.Now())
 			cancel()
+			res.paused = (c.maintPacer.paused - pausedBefore).Seconds()
 			c.recordMaintenance(topic, res, err)
 			if res.compactions > 0 {
 				c.external.tablesChanged(topic) // the catalog follows the replace snapshot
@@ -643,6 +672,7 @@ func (c *icebergCommitter) recordMaintenance(topic string, res icebergMaintenanc
 		st.FilesCompacted += res.filesCompacted
 		st.OrphansDeleted += res.orphansDeleted
 		st.MetadataFilesDeleted += res.metadataDeleted
+		st.WriterPausedSeconds += res.paused
 		st.LastMaintenanceError = ""
 		if err != nil {
 			st.LastMaintenanceError = err.Error()
@@ -653,6 +683,7 @@ func (c *icebergCommitter) recordMaintenance(topic string, res icebergMaintenanc
 	c.filesCompacted.WithLabelValues(topic).Add(float64(res.filesCompacted))
 	c.orphans.WithLabelValues(topic).Add(float64(res.orphansDeleted))
 	c.metadataDeleted.WithLabelValues(topic).Add(float64(res.metadataDeleted))
+	c.paused.WithLabelValues(topic).Add(res.paused)
 	if err != nil {
 		c.s.logger.Warn("iceberg compaction or orphan cleanup failed; will retry", "topic", topic, "err", err)
 	}
@@ -699,7 +730,7 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 		if last, ok := st.LastOffsets[p.index]; ok {
 			next = last + 1
 		}
-		recs, readTo, lso, err := readCommittedRecords(ctx, p, next, max(budget, icebergMinBytesPerPartition))
+		recs, readTo, lso, err := readCommittedRecords(ctx, p, next, max(budget, icebergMinBytesPerPartition), c.pacer)
 		if err != nil {
 			return out, fmt.Errorf("partition %d: %w", p.index, err)
 		}
@@ -800,6 +831,7 @@ func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, to
 			MetadataPreviousVersionsMax: int(settings.metadataVersionsMax),
 			MetadataDeleteAfterCommit:   settings.metadataDeleteAfterCommits,
 			ManifestCache:               c.manifests,
+			Pacer:                       icebergCtxPacer{},
 		})
 	}
 	tables := &icebergTables{settings: settings}
@@ -828,8 +860,8 @@ func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, to
 // log when the partition is tiered, so retention deleting local segments
 // before the table got them leaves no gap; only what neither log holds
 // any more (deleted by retention everywhere, or a non-tiered partition's)
-// is skipped.
-func readCommittedRecords(ctx context.Context, p *partition, from int64, maxBytes int) (records []iceberg.Record, readTo, lso int64, err error) {
+// is skipped. Decoding paces with pacer (nil: never).
+func readCommittedRecords(ctx context.Context, p *partition, from int64, maxBytes int, pacer iceberg.Pacer) (records []iceberg.Record, readTo, lso int64, err error) {
 	lso = p.LastStableOffset()
 	if from >= lso {
 		return nil, from, lso, nil
@@ -838,6 +870,7 @@ func readCommittedRecords(ctx context.Context, p *partition, from int64, maxByte
 	start := from
 	var out []iceberg.Record
 	read := 0
+	pace := iceberg.NewPaceCounter(pacer)
 	for from < lso && read < maxBytes {
 		var data []byte
 		var aborted []storage.AbortedTxn
@@ -882,7 +915,7 @@ func readCommittedRecords(ctx context.Context, p *partition, from int64, maxByte
 			break
 		}
 		read += len(data)
-		next, recs, err := committedRecordsOf(p.index, data, from, start, lso, aborted)
+		next, recs, err := committedRecordsOf(ctx, pace, p.index, data, from, start, lso, aborted)
 		if err != nil {
 			return nil, from, lso, err
 		}
@@ -945,8 +978,9 @@ func readRemoteBatches(ctx context.Context, r *remoteLog, from int64, maxBytes i
 
 // committedRecordsOf decodes the whole batches of data (read at offset
 // from) that a read_committed consumer gets, keeping records in [start,
-// lso), and returns the offset after the last batch it went past.
-func committedRecordsOf(partition int32, data []byte, from, start, lso int64, aborted []storage.AbortedTxn) (int64, []iceberg.Record, error) {
+// lso), and returns the offset after the last batch it went past. It
+// paces after every batch.
+func committedRecordsOf(ctx context.Context, pace *iceberg.PaceCounter, partition int32, data []byte, from, start, lso int64, aborted []storage.AbortedTxn) (int64, []iceberg.Record, error) {
 	var out []iceberg.Record
 	for len(data) >= storage.BatchHeaderSize {
 		h, err := storage.ParseBatchHeader(data)
@@ -975,6 +1009,9 @@ func committedRecordsOf(partition int32, data []byte, from, start, lso int64, ab
 			if r.Offset >= start && r.Offset < lso {
 				out = append(out, toIcebergRecord(partition, r))
 			}
+		}
+		if err := pace.Add(ctx, len(recs), h.Size()); err != nil {
+			return from, nil, err
 		}
 	}
 	return from, out, nil

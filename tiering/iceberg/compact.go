@@ -10,7 +10,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	iceberg "github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 	"github.com/google/uuid"
@@ -126,6 +125,7 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 	snapshotID := newSnapshotID()
 	commitID := uuid.NewString()
 	var added, deleted []iceberg.ManifestEntry
+	pace := NewPaceCounter(t.cfg.Pacer)
 	for _, dir := range dirs {
 		rel, err := t.relOf(dir)
 		if err != nil {
@@ -146,7 +146,7 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 			if len(runEntries) < 2 {
 				return nil // one file alone gains nothing
 			}
-			data, rows, err := concatParquet(asc, run)
+			data, rows, err := concatParquet(ctx, pace, asc, run, runBytes)
 			if err != nil {
 				return err
 			}
@@ -165,7 +165,7 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 			return nil
 		}
 		for _, e := range inputs {
-			tbl, err := t.readDataFile(ctx, e.DataFile())
+			tbl, err := t.readDataFile(ctx, pace, e.DataFile())
 			if err != nil {
 				return res, err
 			}
@@ -312,12 +312,15 @@ func (t *Table) relOf(location string) (string, error) {
 }
 
 // readDataFile reads one data file of the table as an arrow table.
-func (t *Table) readDataFile(ctx context.Context, df iceberg.DataFile) (arrow.Table, error) {
+func (t *Table) readDataFile(ctx context.Context, pace *PaceCounter, df iceberg.DataFile) (arrow.Table, error) {
 	data, err := t.getLocation(ctx, df.FilePath())
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: read data file %s: %w", df.FilePath(), err)
 	}
-	tbl, err := readParquet(ctx, data)
+	tbl, err := readParquet(ctx, pace, data)
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: data file %s: %v", ErrCorruptTable, df.FilePath(), err)
 	}
@@ -326,7 +329,7 @@ func (t *Table) readDataFile(ctx context.Context, df iceberg.DataFile) (arrow.Ta
 
 // concatParquet writes the rows of tables, in order, as one Parquet file of
 // schema sc, and returns it with its row count.
-func concatParquet(sc *arrow.Schema, tables []arrow.Table) ([]byte, int64, error) {
+func concatParquet(ctx context.Context, pace *PaceCounter, sc *arrow.Schema, tables []arrow.Table, sizeHint int64) ([]byte, int64, error) {
 	var rows int64
 	columns := make([]arrow.Column, sc.NumFields())
 	for i := range columns {
@@ -346,6 +349,6 @@ func concatParquet(sc *arrow.Schema, tables []arrow.Table) ([]byte, int64, error
 	for i := range columns {
 		columns[i].Release()
 	}
-	data, err := writeParquet(sc, func(w *pqarrow.FileWriter) error { return w.WriteTable(all, parquetRowGroupRows) })
+	data, err := writeParquet(ctx, pace, sc, all, sizeHint)
 	return data, rows, err
 }

@@ -79,6 +79,14 @@
 // argument). Only files of Strata's naming are deleted, never another
 // writer's (an engine's NNNNN-<uuid>.metadata.json).
 //
+// Pacing (Config.Pacer): Append and Compact call the Pacer between pieces
+// of their CPU-heavy work — every PaceRows rows or PaceBytes bytes while
+// Arrow columns are built, after every 4096 rows handed to the Parquet
+// writer (buffered row groups of 64 Ki rows, so the pieces do not change
+// the file's layout) and every PaceRows rows read back for a compaction.
+// The Pacer may sleep; its error (a canceled context) fails the commit,
+// which then references nothing.
+//
 // Orphans (RemoveOrphans): data files, manifests and manifest lists under
 // data/ and metadata/ that no retained snapshot references (expired
 // snapshots', compacted-away files', crashed commits') are deleted once

@@ -92,6 +92,11 @@ type Config struct {
 	// cache may serve many tables. nil gives the table a cache of its own
 	// of DefaultManifestCacheEntries.
 	ManifestCache *ManifestCache
+	// Pacer, if set, is called between pieces of the CPU-heavy work of
+	// Append and Compact (Arrow columns, Parquet encoding, reading files
+	// back) and may sleep: how the broker keeps the writer from taking
+	// the CPU produce needs.
+	Pacer Pacer
 }
 
 // Defaults for the metadata versions a table keeps: Iceberg's count, and
@@ -579,11 +584,12 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	seq := md.LastSequenceNumber() + 1
 	commitID := uuid.NewString()
 	var entries []iceberg.ManifestEntry
+	pace := NewPaceCounter(t.cfg.Pacer)
 	for _, g := range groups {
 		for pending := byGroup[g]; len(pending) > 0; {
 			rows, rest, estimate := cutByBudget(pending, int64(float64(t.cfg.TargetFileSize)/t.fileSizeRatio))
 			pending = rest
-			data, err := encodeParquet(asc, t.cfg.Layout, rows)
+			data, err := encodeParquet(ctx, pace, asc, t.cfg.Layout, rows, int64(float64(estimate)*t.fileSizeRatio))
 			if err != nil {
 				return CommitResult{}, err
 			}
