@@ -226,8 +226,9 @@ type icebergCommitter struct {
 		due map[string]icebergMaintenanceJob
 	}
 	maintenanceDue chan struct{}
-	// pacer keeps the conversion within its CPU budget (iceberg_pacer.go;
-	// loop goroutine only).
+	// pacer keeps the commits' conversion within its CPU budget
+	// (iceberg_pacer.go; loop goroutine only, found in the commit's
+	// context by icebergCtxPacer).
 	pacer *icebergPacer
 	// maintPacer is the maintenance goroutine's (maintenanceLoop).
 	maintPacer *icebergPacer
@@ -730,7 +731,7 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 		if last, ok := st.LastOffsets[p.index]; ok {
 			next = last + 1
 		}
-		recs, readTo, lso, err := readCommittedRecords(ctx, p, next, max(budget, icebergMinBytesPerPartition), c.pacer)
+		recs, readTo, lso, err := readCommittedRecords(ctx, p, next, max(budget, icebergMinBytesPerPartition))
 		if err != nil {
 			return out, fmt.Errorf("partition %d: %w", p.index, err)
 		}
@@ -860,8 +861,8 @@ func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, to
 // log when the partition is tiered, so retention deleting local segments
 // before the table got them leaves no gap; only what neither log holds
 // any more (deleted by retention everywhere, or a non-tiered partition's)
-// is skipped. Decoding paces with pacer (nil: never).
-func readCommittedRecords(ctx context.Context, p *partition, from int64, maxBytes int, pacer iceberg.Pacer) (records []iceberg.Record, readTo, lso int64, err error) {
+// is skipped. Decoding paces with the pacer in ctx (icebergCtxPacer).
+func readCommittedRecords(ctx context.Context, p *partition, from int64, maxBytes int) (records []iceberg.Record, readTo, lso int64, err error) {
 	lso = p.LastStableOffset()
 	if from >= lso {
 		return nil, from, lso, nil
@@ -870,7 +871,7 @@ func readCommittedRecords(ctx context.Context, p *partition, from int64, maxByte
 	start := from
 	var out []iceberg.Record
 	read := 0
-	pace := iceberg.NewPaceCounter(pacer)
+	pace := iceberg.NewPaceCounter(icebergCtxPacer{})
 	for from < lso && read < maxBytes {
 		var data []byte
 		var aborted []storage.AbortedTxn

@@ -164,10 +164,7 @@ func (x *icebergExternalCatalog) afterCommit(topic string, cfg effectiveTopicCon
 	}
 	x.mu.Unlock()
 	if wake {
-		select {
-		case x.wake <- struct{}{}:
-		default:
-		}
+		x.signal()
 	}
 }
 
@@ -186,10 +183,15 @@ func (x *icebergExternalCatalog) tablesChanged(topic string) {
 	}
 	x.mu.Unlock()
 	if wake {
-		select {
-		case x.wake <- struct{}{}:
-		default:
-		}
+		x.signal()
+	}
+}
+
+// signal wakes the sync goroutine (once: a pending wake covers later marks).
+func (x *icebergExternalCatalog) signal() {
+	select {
+	case x.wake <- struct{}{}:
+	default:
 	}
 }
 

@@ -234,7 +234,7 @@ func (c *icebergCommitter) decodeTyped(ctx context.Context, topic string, cfg ef
 	types := make([]*icebergschema.StructType, len(records))
 	reasons := map[int]string{}
 	used := map[*icebergschema.StructType]int{} // the schema id of each struct
-	pace := iceberg.NewPaceCounter(c.pacer)
+	pace := iceberg.NewPaceCounter(icebergCtxPacer{})
 	for i := range records {
 		r := &records[i]
 		if err := pace.Add(ctx, 1, len(r.Value)); err != nil {
