@@ -211,6 +211,8 @@ type icebergCommitter struct {
 	s        *Server
 	requests chan icebergCommitRequest
 	tables   map[string]*icebergTables // by topic; loop goroutine only
+	// arena holds a commit round's records (loop goroutine only).
+	arena icebergArena
 	// valueSchemas caches the registry schemas of typed modes by id (loop
 	// goroutine only).
 	valueSchemas map[int]*icebergValueSchema
@@ -719,7 +721,9 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 	if _, hasKafka := st.Metadata.CurrentSchema().FindFieldByName(iceberg.KafkaColumn); hasKafka != (tables.dlq != nil) {
 		return out, fmt.Errorf("%w: the table at %s was made for another mode than iceberg.mode=%s (delete it or set iceberg.table.location)", errIcebergModeChanged, tbl.Location(), cfg.values[icebergModeConfig])
 	}
-	var records []iceberg.Record
+	arena := &c.arena
+	defer arena.release()
+	records := arena.records[:0]
 	read := map[int32]int64{}
 	budget := icebergMaxBytesPerCommit
 	for _, p := range led {
@@ -731,14 +735,16 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 		if last, ok := st.LastOffsets[p.index]; ok {
 			next = last + 1
 		}
-		recs, readTo, lso, err := readCommittedRecords(ctx, p, next, max(budget, icebergMinBytesPerPartition))
+		n := len(records)
+		var readTo, lso int64
+		records, readTo, lso, err = readCommittedRecords(ctx, p, next, max(budget, icebergMinBytesPerPartition), arena, records)
+		arena.records = records
 		if err != nil {
 			return out, fmt.Errorf("partition %d: %w", p.index, err)
 		}
-		for _, r := range recs {
+		for _, r := range records[n:] {
 			budget -= len(r.Key) + len(r.Value) + 64
 		}
-		records = append(records, recs...)
 		if readTo > next {
 			read[p.index] = readTo - 1
 		}
@@ -862,14 +868,16 @@ func (c *icebergCommitter) openTables(topic string, cfg effectiveTopicConfig, to
 // before the table got them leaves no gap; only what neither log holds
 // any more (deleted by retention everywhere, or a non-tiered partition's)
 // is skipped. Decoding paces with the pacer in ctx (icebergCtxPacer).
-func readCommittedRecords(ctx context.Context, p *partition, from int64, maxBytes int) (records []iceberg.Record, readTo, lso int64, err error) {
+// The records are appended to dst (returned as it is on an error), and
+// live in arena (nil: the heap).
+func readCommittedRecords(ctx context.Context, p *partition, from int64, maxBytes int, arena *icebergArena, dst []iceberg.Record) (records []iceberg.Record, readTo, lso int64, err error) {
 	lso = p.LastStableOffset()
 	if from >= lso {
-		return nil, from, lso, nil
+		return dst, from, lso, nil
 	}
 	log := p.Log()
 	start := from
-	var out []iceberg.Record
+	out := dst
 	read := 0
 	pace := iceberg.NewPaceCounter(icebergCtxPacer{})
 	for from < lso && read < maxBytes {
@@ -879,7 +887,7 @@ func readCommittedRecords(ctx context.Context, p *partition, from int64, maxByte
 			if p.remote.unavailable() {
 				// Tiered, but the manifest is not loaded (yet): what the
 				// remote log holds is unknown, so nothing may be skipped.
-				return nil, from, lso, fmt.Errorf("read offset %d: %w", from, errManifestNotLoaded)
+				return dst, from, lso, fmt.Errorf("read offset %d: %w", from, errManifestNotLoaded)
 			}
 			remoteStart, _, remote := p.remote.readable()
 			if !remote || from < remoteStart {
@@ -904,23 +912,23 @@ func readCommittedRecords(ctx context.Context, p *partition, from int64, maxByte
 				} else if ok && from < rs {
 					continue
 				}
-				return nil, from, lso, fmt.Errorf("read offset %d: %w", from, err)
+				return dst, from, lso, fmt.Errorf("read offset %d: %w", from, err)
 			}
 		} else {
-			data, aborted, err = readLocalBatches(log, from, maxBytes-read, lso)
+			data, aborted, err = readLocalBatches(log, from, maxBytes-read, lso, arena)
 		}
 		if err != nil {
-			return nil, from, lso, fmt.Errorf("read offset %d: %w", from, err)
+			return dst, from, lso, fmt.Errorf("read offset %d: %w", from, err)
 		}
 		if len(data) == 0 {
 			break
 		}
 		read += len(data)
-		next, recs, err := committedRecordsOf(ctx, pace, p.index, data, from, start, lso, aborted)
+		next, recs, err := committedRecordsOf(ctx, pace, p.index, data, from, start, lso, aborted, arena, out)
 		if err != nil {
-			return nil, from, lso, err
+			return dst, from, lso, err
 		}
-		out = append(out, recs...)
+		out = recs
 		if next <= from {
 			break
 		}
@@ -931,12 +939,12 @@ func readCommittedRecords(ctx context.Context, p *partition, from int64, maxByte
 
 // readLocalBatches reads up to maxBytes of the local log's batches from
 // offset from, and the aborted transactions overlapping [from, lso).
-func readLocalBatches(log replica.LocalLog, from int64, maxBytes int, lso int64) ([]byte, []storage.AbortedTxn, error) {
+func readLocalBatches(log replica.LocalLog, from int64, maxBytes int, lso int64, arena *icebergArena) ([]byte, []storage.AbortedTxn, error) {
 	chunk, err := log.Read(from, maxBytes, lso, true)
 	if err != nil || chunk.Len <= 0 {
 		return nil, nil, err
 	}
-	data, err := chunk.ReadAll()
+	data, err := arena.read(chunk)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -980,13 +988,14 @@ func readRemoteBatches(ctx context.Context, r *remoteLog, from int64, maxBytes i
 // committedRecordsOf decodes the whole batches of data (read at offset
 // from) that a read_committed consumer gets, keeping records in [start,
 // lso), and returns the offset after the last batch it went past. It
-// paces after every batch.
-func committedRecordsOf(ctx context.Context, pace *iceberg.PaceCounter, partition int32, data []byte, from, start, lso int64, aborted []storage.AbortedTxn) (int64, []iceberg.Record, error) {
-	var out []iceberg.Record
+// paces after every batch. The records are appended to dst (returned as it
+// is on an error) and live in arena (nil: the heap).
+func committedRecordsOf(ctx context.Context, pace *iceberg.PaceCounter, partition int32, data []byte, from, start, lso int64, aborted []storage.AbortedTxn, arena *icebergArena, dst []iceberg.Record) (int64, []iceberg.Record, error) {
+	out := dst
 	for len(data) >= storage.BatchHeaderSize {
 		h, err := storage.ParseBatchHeader(data)
 		if err != nil {
-			return from, nil, err
+			return from, dst, err
 		}
 		if h.Size() > len(data) {
 			break // cut at maxBytes: the next read starts here
@@ -1002,9 +1011,9 @@ func committedRecordsOf(ctx context.Context, pace *iceberg.PaceCounter, partitio
 		if h.IsControl() || (h.IsTransactional() && isAborted(aborted, h.ProducerID, h.BaseOffset)) {
 			continue
 		}
-		recs, err := storage.DecodeRecords(batch)
+		recs, err := arena.decode(batch)
 		if err != nil {
-			return from, nil, fmt.Errorf("decode batch at offset %d: %w", h.BaseOffset, err)
+			return from, dst, fmt.Errorf("decode batch at offset %d: %w", h.BaseOffset, err)
 		}
 		for _, r := range recs {
 			if r.Offset >= start && r.Offset < lso {
@@ -1012,7 +1021,7 @@ func committedRecordsOf(ctx context.Context, pace *iceberg.PaceCounter, partitio
 			}
 		}
 		if err := pace.Add(ctx, len(recs), h.Size()); err != nil {
-			return from, nil, err
+			return from, dst, err
 		}
 	}
 	return from, out, nil

@@ -589,7 +589,7 @@ func TestIcebergWaitsForTheRemoteManifest(t *testing.T) {
 	p := tb.srv.topics.partition("icer", 0)
 	waitFor(t, 20*time.Second, "local retention", func() bool { return p.Log().LogStartOffset() > 1000 })
 	p.remote.manifest.Store(nil) // as after a start whose manifest load failed
-	if recs, readTo, _, err := readCommittedRecords(testContext(t), p, 10, 32<<20); !errors.Is(err, errManifestNotLoaded) {
+	if recs, readTo, _, err := readCommittedRecords(testContext(t), p, 10, 32<<20, nil, nil); !errors.Is(err, errManifestNotLoaded) {
 		t.Fatalf("read from 10 without the manifest: %d records to %d, err %v; want errManifestNotLoaded", len(recs), readTo, err)
 	}
 	// The partition's tiering task loads it again on its next run.

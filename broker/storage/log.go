@@ -128,10 +128,20 @@ type FileChunk struct {
 
 // ReadAll preads the range.
 func (c FileChunk) ReadAll() ([]byte, error) {
+	return c.ReadInto(nil)
+}
+
+// ReadInto preads the range into dst's capacity when it is large enough
+// (dst's contents are overwritten), into a new buffer otherwise.
+func (c FileChunk) ReadInto(dst []byte) ([]byte, error) {
 	if c.Len <= 0 {
 		return []byte{}, nil
 	}
-	buf := make([]byte, c.Len)
+	buf := dst[:0]
+	if int64(cap(buf)) < c.Len {
+		buf = make([]byte, c.Len)
+	}
+	buf = buf[:c.Len]
 	n, err := c.File.ReadAt(buf, c.Pos)
 	if n == len(buf) {
 		return buf, nil

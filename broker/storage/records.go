@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/snappy"
@@ -43,27 +45,46 @@ type RecordHeader struct {
 // LogAppendTime batch all carry the batch's MaxTimestamp. It never panics on
 // arbitrary input; malformed input yields an error wrapping ErrCorruptBatch.
 func DecodeRecords(batch []byte) ([]Record, error) {
+	records, _, err := DecodeRecordsInto(nil, nil, batch)
+	if err != nil {
+		return nil, err
+	}
+	return records, nil
+}
+
+// DecodeRecordsInto is DecodeRecords appending the records to dst, and
+// decompressing a compressed batch into the spare capacity of arena
+// (arena[len(arena):cap(arena)]) when it is large enough, into a new
+// buffer otherwise. It returns arena grown by what it used there. The
+// records alias batch (uncompressed) or the decompressed section: arena
+// must outlive them.
+func DecodeRecordsInto(dst []Record, arena, batch []byte) ([]Record, []byte, error) {
 	h, err := ParseBatchHeader(batch)
 	if err != nil {
-		return nil, err
+		return dst, arena, err
 	}
 	if h.Size() > len(batch) {
-		return nil, fmt.Errorf("%w: batch of %d bytes but only %d available", ErrCorruptBatch, h.Size(), len(batch))
+		return dst, arena, fmt.Errorf("%w: batch of %d bytes but only %d available", ErrCorruptBatch, h.Size(), len(batch))
 	}
-	body, err := decompress(h.Compression(), batch[BatchHeaderSize:h.Size()])
+	spare := arena[len(arena):]
+	body, err := decompressInto(spare, h.Compression(), batch[BatchHeaderSize:h.Size()], maxDecompressedSize)
 	if err != nil {
-		return nil, err
+		return dst, arena, err
+	}
+	if len(body) > 0 && cap(spare) > 0 && unsafe.SliceData(body) == unsafe.SliceData(spare) {
+		arena = arena[:len(arena)+len(body)]
 	}
 	if h.NumRecords < 0 {
-		return nil, fmt.Errorf("%w: negative record count %d", ErrCorruptBatch, h.NumRecords)
+		return dst, arena, fmt.Errorf("%w: negative record count %d", ErrCorruptBatch, h.NumRecords)
 	}
 	// Every record takes at least 7 bytes; never trust the count for capacity.
-	records := make([]Record, 0, min(int(h.NumRecords), len(body)/7))
+	dst = slices.Grow(dst, min(int(h.NumRecords), len(body)/7))
+	first := len(dst)
 	dec := recordDecoder{buf: body}
 	for i := int32(0); i < h.NumRecords; i++ {
 		rec, err := dec.record()
 		if err != nil {
-			return nil, fmt.Errorf("record %d: %w", i, err)
+			return dst[:first], arena, fmt.Errorf("record %d: %w", i, err)
 		}
 		rec.Offset += h.BaseOffset
 		if h.TimestampType() == 1 {
@@ -71,12 +92,53 @@ func DecodeRecords(batch []byte) ([]Record, error) {
 		} else {
 			rec.Timestamp += h.FirstTimestamp
 		}
-		records = append(records, rec)
+		dst = append(dst, rec)
 	}
 	if len(dec.buf) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the last record", ErrCorruptBatch, len(dec.buf))
+		return dst[:first], arena, fmt.Errorf("%w: %d bytes after the last record", ErrCorruptBatch, len(dec.buf))
 	}
-	return records, nil
+	return dst, arena, nil
+}
+
+// DecodedSizeHint is about how many bytes the records section of batch
+// takes once decompressed, read from the codec's headers without
+// decompressing: exact for snappy, an upper bound for zstd, the gzip
+// trailer's size, and four times the compressed size where the stream
+// does not say (lz4, malformed input). 0 for an uncompressed batch, which
+// decodes in place.
+func DecodedSizeHint(batch []byte) int {
+	h, err := ParseBatchHeader(batch)
+	if err != nil || h.Size() > len(batch) || h.Compression() == CodecNone {
+		return 0
+	}
+	data := batch[BatchHeaderSize:h.Size()]
+	guess := 4 * len(data)
+	switch h.Compression() {
+	case CodecSnappy:
+		if !bytes.HasPrefix(data, xerialMagic) {
+			if n, err := snappyBlockLen(data, maxDecompressedSize); err == nil {
+				return n
+			}
+			return guess
+		}
+		total := 0
+		if forEachXerialBlock(data, func(block []byte) error {
+			n, err := snappyBlockLen(block, maxDecompressedSize-total)
+			total += n
+			return err
+		}) == nil {
+			return total
+		}
+	case CodecZstd:
+		if n, ok := zstdDecodedBound(data); ok {
+			return min(n, maxDecompressedSize)
+		}
+	case CodecGzip:
+		if len(data) >= 18 {
+			return min(int(binary.LittleEndian.Uint32(data[len(data)-4:]))+1, maxDecompressedSize)
+		}
+	}
+	return guess
 }
 
 // decompress returns the uncompressed records section of a batch, at most

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"unsafe"
 )
 
 func TestDecodeRecordsAllCodecs(t *testing.T) {
@@ -43,6 +44,76 @@ func TestDecodeRecordsAllCodecs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// DecodeRecordsInto decompresses into the arena's spare capacity when it
+// fits (and says so by growing the arena), into a new buffer when it does
+// not, and appends to dst.
+func TestDecodeRecordsIntoArena(t *testing.T) {
+	records := []testRecord{{key: []byte("k0"), value: bytes.Repeat([]byte("a"), 3000), timestamp: 1000}, {value: []byte("v1"), timestamp: 1001}}
+	for _, c := range []struct {
+		name  string
+		codec int8
+	}{{"gzip", 1}, {"snappy", 2}, {"lz4", 3}, {"zstd", 4}, {"none", 0}} {
+		t.Run(c.name, func(t *testing.T) {
+			b := makeBatch(t, batchSpec{codec: c.codec, records: records})
+			stampBatch(b, 7, 0, 0)
+			body, err := decompress(int8(c.codec), b[BatchHeaderSize:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Exact or an upper bound where the stream says; lz4's
+			// frames here do not: four times the compressed size.
+			switch hint := DecodedSizeHint(b); {
+			case c.codec == 0 && hint != 0:
+				t.Fatalf("DecodedSizeHint %d for an uncompressed batch", hint)
+			case c.codec == 3 && hint != 4*(len(b)-BatchHeaderSize):
+				t.Fatalf("DecodedSizeHint %d for lz4, want the guess %d", hint, 4*(len(b)-BatchHeaderSize))
+			case c.codec != 0 && c.codec != 3 && (hint < len(body) || hint > len(body)+1):
+				t.Fatalf("DecodedSizeHint %d for %d bytes of records", hint, len(body))
+			}
+			dst := []Record{{Offset: 1}}
+			arena := make([]byte, 10, 1<<20)
+			got, grown, err := DecodeRecordsInto(dst, arena, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 3 || got[0].Offset != 1 || got[1].Offset != 7 || got[2].Offset != 8 || !bytes.Equal(got[1].Value, records[0].value) || string(got[2].Value) != "v1" {
+				t.Fatalf("got %d records: %+v", len(got), got)
+			}
+			if c.codec == 0 {
+				if len(grown) != len(arena) {
+					t.Fatalf("an uncompressed batch used %d bytes of the arena", len(grown)-len(arena))
+				}
+				return
+			}
+			if len(grown) <= len(arena)+3000 {
+				t.Fatalf("arena grew from %d to %d bytes, want the batch's 3000+ decompressed bytes", len(arena), len(grown))
+			}
+			if !within(got[1].Value, grown[len(arena):]) {
+				t.Fatal("the records do not alias the arena")
+			}
+			// An arena too small for the batch: a new buffer, the arena unchanged.
+			small := make([]byte, 0, 100)
+			got, grown, err = DecodeRecordsInto(nil, small, b)
+			if err != nil || len(got) != 2 || !bytes.Equal(got[0].Value, records[0].value) {
+				t.Fatalf("with a small arena: %v, %d records", err, len(got))
+			}
+			if len(grown) != 0 {
+				t.Fatalf("a small arena grew to %d bytes", len(grown))
+			}
+		})
+	}
+}
+
+// within reports whether b lies in buf's memory.
+func within(b, buf []byte) bool {
+	if len(b) == 0 || len(buf) == 0 {
+		return false
+	}
+	start, end := uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(&buf[0]))+uintptr(len(buf))
+	p := uintptr(unsafe.Pointer(&b[0]))
+	return p >= start && p+uintptr(len(b)) <= end
 }
 
 // bytesEqualNil compares contents and nil-ness (null vs empty).

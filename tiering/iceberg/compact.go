@@ -152,13 +152,15 @@ func (t *Table) compactOnce(ctx context.Context, minInputFiles int) (CompactResu
 			}
 			name := fmt.Sprintf("%s/%05d-%s.parquet", rel, res.FilesWritten, commitID)
 			df, err := t.writeDataFile(ctx, name, data, schema, spec, md.Properties())
+			size := len(data)
+			FreeBuffer(data)
 			if err != nil {
 				return err
 			}
 			added = append(added, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snapshotID, nil, nil, df))
 			deleted = append(deleted, runEntries...)
 			res.FilesWritten++
-			res.BytesWritten += int64(len(data))
+			res.BytesWritten += int64(size)
 			res.FilesRewritten += len(runEntries)
 			res.BytesRewritten += runBytes
 			res.Rows += rows

@@ -68,17 +68,45 @@ const parquetPieceRows = 4096
 // at most parquetRowGroupRows, the arrow schema stored) of tbl's rows. It
 // writes them parquetPieceRows at a time into buffered row groups, pacing
 // between the pieces (encoding and compression are most of a conversion's
-// CPU).
+// CPU). The file and the writer's buffers come from writerMem: the caller
+// gives the file back with FreeBuffer once it is stored.
 // sizeHint is about the file's size: its buffer is allocated once.
 func writeParquet(ctx context.Context, pace *PaceCounter, sc *arrow.Schema, tbl arrow.Table, sizeHint int64) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(int(min(max(sizeHint, 0), 1<<30)) + 64<<10)
+	buf := &fileBuffer{b: Buffer(int(min(max(sizeHint, 0), 1<<30)) + 64<<10)}
+	data, err := writeParquetTo(ctx, pace, sc, tbl, buf)
+	if err != nil {
+		FreeBuffer(buf.b)
+		return nil, err
+	}
+	return data, nil
+}
+
+// fileBuffer is an io.Writer appending to a buffer of writerMem.
+type fileBuffer struct{ b []byte }
+
+func (w *fileBuffer) Write(p []byte) (int, error) {
+	if n := len(w.b); n+len(p) > cap(w.b) {
+		grown := Buffer(max(2*cap(w.b), n+len(p)))[:n]
+		copy(grown, w.b)
+		FreeBuffer(w.b)
+		w.b = grown
+	}
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+func writeParquetTo(ctx context.Context, pace *PaceCounter, sc *arrow.Schema, tbl arrow.Table, buf *fileBuffer) ([]byte, error) {
 	props := parquet.NewWriterProperties(
+		parquet.WithAllocator(writerMem),
+		// Every offset is a new value: a dictionary would hash them all
+		// and come out larger than the plain column.
+		parquet.WithDictionaryFor("offset", false),
+		parquet.WithDictionaryFor(KafkaColumn+".offset", false),
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithMaxRowGroupLength(parquetRowGroupRows),
 		parquet.WithCreatedBy("strata"),
 	)
-	w, err := pqarrow.NewFileWriter(sc, &buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
+	w, err := pqarrow.NewFileWriter(sc, buf, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(writerMem)))
 	if err != nil {
 		return nil, fmt.Errorf("iceberg: parquet writer: %w", err)
 	}
@@ -107,7 +135,7 @@ func writeParquet(ctx context.Context, pace *PaceCounter, sc *arrow.Schema, tbl 
 	if err := w.Close(); err != nil {
 		return nil, fmt.Errorf("iceberg: parquet close: %w", err)
 	}
-	return buf.Bytes(), nil
+	return buf.b, nil
 }
 
 // readParquet reads a whole Parquet data file as an arrow table (the
@@ -177,7 +205,7 @@ func cutByBudget(records []Record, budget int64) (run, rest []Record, estimate i
 
 // buildArrowRecord lays records out in the columns of KeyValueSchema.
 func buildArrowRecord(ctx context.Context, pace *PaceCounter, sc *arrow.Schema, records []Record) (arrow.RecordBatch, error) {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	b := array.NewRecordBuilder(writerMem, sc)
 	defer b.Release()
 	if b.Schema().NumFields() != 6 {
 		return nil, fmt.Errorf("iceberg: arrow schema has %d fields, want the 6 of key_value", sc.NumFields())
@@ -265,7 +293,7 @@ func appendBinary(b *array.BinaryBuilder, v []byte) {
 // KafkaColumn from the record's coordinates, every other column from
 // Fields by name (absent: null).
 func buildTypedRecord(ctx context.Context, pace *PaceCounter, sc *arrow.Schema, records []Record) (arrow.RecordBatch, error) {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	b := array.NewRecordBuilder(writerMem, sc)
 	defer b.Release()
 	for i := range records {
 		r := &records[i]

@@ -513,16 +513,24 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	if err != nil {
 		return CommitResult{}, err
 	}
-	fresh := make([]Record, 0, len(records))
+	// fresh is records without those the table holds, copied only when
+	// there are such.
+	fresh := records
+	filtered := false
 	newLast := map[int32]int64{}
 	for p, o := range st.LastOffsets {
 		newLast[p] = o
 	}
-	for _, r := range records {
+	for i, r := range records {
 		if last, ok := newLast[r.Partition]; ok && r.Offset <= last {
+			if !filtered {
+				fresh, filtered = append(make([]Record, 0, len(records)), records[:i]...), true
+			}
 			continue
 		}
-		fresh = append(fresh, r)
+		if filtered {
+			fresh = append(fresh, r)
+		}
 		newLast[r.Partition] = r.Offset
 	}
 	progress := false
@@ -565,20 +573,7 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 
 	// One data file per partition value of the table's spec and run of
 	// about TargetFileSize bytes of its records.
-	grain, _, _ := partitionGrain(spec)
-	byGroup := map[int64][]Record{}
-	for _, r := range fresh {
-		g := int64(0)
-		if grain > 0 {
-			g = floorDiv(r.Timestamp.Unix(), grain)
-		}
-		byGroup[g] = append(byGroup[g], r)
-	}
-	groups := make([]int64, 0, len(byGroup))
-	for g := range byGroup {
-		groups = append(groups, g)
-	}
-	sort.Slice(groups, func(i, j int) bool { return groups[i] < groups[j] })
+	groups, byGroup := groupRecords(spec, fresh)
 
 	snapshotID := newSnapshotID()
 	seq := md.LastSequenceNumber() + 1
@@ -599,13 +594,15 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 				t.fileSizeRatio = min(max(float64(len(data))/float64(estimate), 0.01), 10)
 			}
 			df, err := t.writeDataFile(ctx, dataFileRel(spec, g, res.Files, commitID), data, schema, spec, md.Properties())
+			size := len(data)
+			FreeBuffer(data)
 			if err != nil {
 				return CommitResult{}, err
 			}
 			entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snapshotID, nil, nil, df))
 			res.Rows += int64(len(rows))
 			res.Files++
-			res.Bytes += int64(len(data))
+			res.Bytes += int64(size)
 		}
 	}
 
@@ -670,6 +667,45 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	res.SnapshotID = snapshotID
 	res.MetadataFilesDeleted = metadataDeleted
 	return res, nil
+}
+
+// groupRecords splits records by their partition value in spec (in hours
+// or days since 1970; 0 for an unpartitioned spec), and returns the values
+// in order. Records of one value, as most commits' are, stay in their
+// slice: not copied.
+func groupRecords(spec iceberg.PartitionSpec, records []Record) ([]int64, map[int64][]Record) {
+	grain, _, _ := partitionGrain(spec)
+	group := func(r *Record) int64 {
+		if grain > 0 {
+			return floorDiv(r.Timestamp.Unix(), grain)
+		}
+		return 0
+	}
+	if len(records) == 0 {
+		return nil, nil
+	}
+	first := group(&records[0])
+	one := true
+	for i := range records {
+		if group(&records[i]) != first {
+			one = false
+			break
+		}
+	}
+	if one {
+		return []int64{first}, map[int64][]Record{first: records}
+	}
+	byGroup := map[int64][]Record{}
+	for i := range records {
+		g := group(&records[i])
+		byGroup[g] = append(byGroup[g], records[i])
+	}
+	groups := make([]int64, 0, len(byGroup))
+	for g := range byGroup {
+		groups = append(groups, g)
+	}
+	sort.Slice(groups, func(i, j int) bool { return groups[i] < groups[j] })
+	return groups, byGroup
 }
 
 // snapshotCommit is a snapshot whose manifests are written, ready to be
