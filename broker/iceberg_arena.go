@@ -72,8 +72,13 @@ func (a *icebergArena) decode(batch []byte) ([]storage.Record, error) {
 		return storage.DecodeRecords(batch)
 	}
 	// A batch that inflates past the hint (lz4's guess) decompresses
-	// into the heap.
-	t := a.tail(storage.DecodedSizeHint(batch))
+	// into the heap; an uncompressed one decodes in place.
+	hint := storage.DecodedSizeHint(batch)
+	if hint == 0 {
+		recs, err := storage.DecodeRecords(batch)
+		return recs, err
+	}
+	t := a.tail(hint)
 	recs, grown, err := storage.DecodeRecordsInto(a.decoded[:0], t, batch)
 	a.setTail(grown)
 	a.decoded = recs
@@ -89,12 +94,14 @@ func (a *icebergArena) release() {
 	}
 	clear(a.bufs)
 	a.bufs = a.bufs[:0]
-	clear(a.records)
+	// Whole capacities: a shorter round, or an error's shorter slice,
+	// leaves records past the length that still point into the buffers.
+	clear(a.records[:cap(a.records)])
 	a.records = a.records[:0]
 	if cap(a.records) > icebergArenaKeepRecords {
 		a.records = nil
 	}
-	clear(a.decoded)
+	clear(a.decoded[:cap(a.decoded)])
 	a.decoded = a.decoded[:0]
 	if cap(a.decoded) > icebergArenaKeepRecords {
 		a.decoded = nil

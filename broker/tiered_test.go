@@ -364,7 +364,7 @@ func TestTieredCompactedTopic(t *testing.T) {
 	})
 	// Every object under the partition is named by the manifest: segments
 	// a compacted merge replaced are deleted, not left behind.
-	waitFor(t, 10*time.Second, "no object outside the manifest", func() bool {
+	waitFor(t, 30*time.Second, "no object outside the manifest", func() bool {
 		m := p.remote.manifest.Load()
 		named := map[string]bool{tiering.ManifestKey(p.remote.prefix): true}
 		for _, seg := range m.Segments {

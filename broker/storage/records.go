@@ -102,11 +102,21 @@ func DecodeRecordsInto(dst []Record, arena, batch []byte) ([]Record, []byte, err
 
 // DecodedSizeHint is about how many bytes the records section of batch
 // takes once decompressed, read from the codec's headers without
-// decompressing: exact for snappy, an upper bound for zstd, the gzip
-// trailer's size, and four times the compressed size where the stream
-// does not say (lz4, malformed input). 0 for an uncompressed batch, which
-// decodes in place.
+// decompressing, as decompressInto will ask for it: exact for snappy, an
+// upper bound for zstd, the gzip trailer's size (at least 512) and one,
+// and four times the compressed size where the stream does not say (lz4,
+// malformed input). 0 for an uncompressed batch, which decodes in place,
+// and for one that says it inflates past storage's bound (it fails to
+// decode).
 func DecodedSizeHint(batch []byte) int {
+	n := decodedSizeHint(batch)
+	if n > maxDecompressedSize {
+		return 0
+	}
+	return n
+}
+
+func decodedSizeHint(batch []byte) int {
 	h, err := ParseBatchHeader(batch)
 	if err != nil || h.Size() > len(batch) || h.Compression() == CodecNone {
 		return 0
@@ -116,14 +126,14 @@ func DecodedSizeHint(batch []byte) int {
 	switch h.Compression() {
 	case CodecSnappy:
 		if !bytes.HasPrefix(data, xerialMagic) {
-			if n, err := snappyBlockLen(data, maxDecompressedSize); err == nil {
+			if n, err := snappyBlockLen(data, maxDecompressedSize+1); err == nil {
 				return n
 			}
 			return guess
 		}
 		total := 0
 		if forEachXerialBlock(data, func(block []byte) error {
-			n, err := snappyBlockLen(block, maxDecompressedSize-total)
+			n, err := snappyBlockLen(block, maxDecompressedSize+1-total)
 			total += n
 			return err
 		}) == nil {
@@ -131,11 +141,11 @@ func DecodedSizeHint(batch []byte) int {
 		}
 	case CodecZstd:
 		if n, ok := zstdDecodedBound(data); ok {
-			return min(n, maxDecompressedSize)
+			return n
 		}
 	case CodecGzip:
 		if len(data) >= 18 {
-			return min(int(binary.LittleEndian.Uint32(data[len(data)-4:]))+1, maxDecompressedSize)
+			return max(512, int(binary.LittleEndian.Uint32(data[len(data)-4:]))) + 1
 		}
 	}
 	return guess

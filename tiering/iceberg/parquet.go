@@ -72,13 +72,25 @@ const parquetPieceRows = 4096
 // gives the file back with FreeBuffer once it is stored.
 // sizeHint is about the file's size: its buffer is allocated once.
 func writeParquet(ctx context.Context, pace *PaceCounter, sc *arrow.Schema, tbl arrow.Table, sizeHint int64) ([]byte, error) {
-	buf := &fileBuffer{b: Buffer(int(min(max(sizeHint, 0), 1<<30)) + 64<<10)}
+	buf := &fileBuffer{b: fileBufferFor(int(min(max(sizeHint, 0), 1<<30)))}
 	data, err := writeParquetTo(ctx, pace, sc, tbl, buf)
 	if err != nil {
 		FreeBuffer(buf.b)
 		return nil, err
 	}
 	return data, nil
+}
+
+// fileBufferFor is an empty buffer for a file of about hint bytes: with
+// 64 KiB to spare (the footer, the estimate's error), from the pool unless
+// the spare would take it to the next power of two (a file cut at a
+// target of 128 MiB would reserve 256), then from the heap at that size.
+func fileBufferFor(hint int) []byte {
+	n := hint + 64<<10
+	if c := poolClass(n); c > 0 && poolClass(hint) == c-1 {
+		return make([]byte, 0, n)
+	}
+	return Buffer(n)
 }
 
 // fileBuffer is an io.Writer appending to a buffer of writerMem.

@@ -101,6 +101,11 @@ func (p *bufferPool) get(size int, zero bool) []byte {
 // Reallocate grows or shrinks b to size, in place when its capacity allows.
 func (p *bufferPool) Reallocate(size int, b []byte) []byte {
 	if cap(b) >= size {
+		// Zeroed like a new buffer: a pooled one's capacity past its
+		// length holds an earlier user's bytes.
+		if size > len(b) {
+			clear(b[len(b):size])
+		}
 		return b[:size]
 	}
 	nb := p.get(size, false)

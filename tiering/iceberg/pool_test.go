@@ -86,6 +86,16 @@ func TestBufferPoolReallocateKeepsContents(t *testing.T) {
 	if old[:cap(old)][0] != 0xA5 {
 		t.Fatalf("the buffer Reallocate replaced was not freed")
 	}
+	// Growing in place zeroes what it adds, as a new buffer would be.
+	d := p.Allocate(5000)
+	full := d[:cap(d)]
+	for i := range full {
+		full[i] = 0xff
+	}
+	d = p.Reallocate(8000, d)
+	if i := bytes.IndexFunc(d[5000:], func(r rune) bool { return r != 0 }); i >= 0 {
+		t.Fatalf("byte %d grown in place is not zero", 5000+i)
+	}
 	// Shrinking and growing within the capacity stay in place.
 	if s := p.Reallocate(100, b); unsafe.SliceData(s) != unsafe.SliceData(b) || len(s) != 100 {
 		t.Fatalf("Reallocate to a smaller size moved the buffer")
@@ -96,6 +106,17 @@ func TestBufferPoolReallocateKeepsContents(t *testing.T) {
 	p.Free(small)
 	if small[0] != 7 {
 		t.Fatalf("Free of a Go-heap buffer touched it")
+	}
+}
+
+// A file's buffer has 64 KiB to spare, and never doubles for it.
+func TestFileBufferFor(t *testing.T) {
+	for _, c := range []struct{ hint, cap int }{
+		{0, 64 << 10}, {1000, 128 << 10}, {100 << 20, 128 << 20}, {128 << 20, 128<<20 + 64<<10}, {128<<20 - 1000, 128<<20 + 64<<10 - 1000},
+	} {
+		if b := fileBufferFor(c.hint); len(b) != 0 || cap(b) != c.cap {
+			t.Errorf("fileBufferFor(%d): len %d cap %d, want 0 and %d", c.hint, len(b), cap(b), c.cap)
+		}
 	}
 }
 
