@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Produce to a plain topic and to an Iceberg topic side by side, in
+# separate processes: one `strata server` (log and object store on tmpfs,
+# /dev/shm) and `strata perf produce` (franz-go, acks=1, linger 5 ms,
+# 1 MiB batches, no compression, 1 KiB records). Each round produces N
+# records to the plain topic, then N to a fresh iceberg topic (commits
+# every 100 ms, compaction off), waits until its table holds them all, and
+# deletes it. ICE=false makes the second topic a plain one too (the
+# control). Prints each round's records/s and ratio.
+#
+#   ROUNDS=5 N=1000000 scripts/iceberg-produce-cost.sh
+set -euo pipefail
+S=${STRATA:-bin/strata}
+[ -x "$S" ] || { echo "build $S first (make build)" >&2; exit 2; }
+D=$(mktemp -d /dev/shm/strata-icecost.XXXXXX)
+B=${BROKER:-127.0.0.1:19092}
+A=${ADMIN:-127.0.0.1:19644}
+C=${CATALOG:-127.0.0.1:18181}
+N=${N:-1000000}
+ICE=${ICE:-true}
+"$S" server --listen "$B" --http-listen "$A" --data-dir "$D/data" --object-store "file://$D/store" \
+	--set iceberg.catalog.listen="$C" --set log.retention.check.interval.ms=1000 > "$D/server.log" 2>&1 &
+SP=$!
+trap 'kill $SP; wait $SP || true; rm -rf "$D"' EXIT
+for _ in $(seq 100); do "$S" topic list -b "$B" > /dev/null 2>&1 && break; sleep 0.1; done
+"$S" topic create plain -b "$B" -p 2 -c retention.bytes=67108864 -c segment.bytes=33554432 > /dev/null
+produce() {
+	GOGC=800 "$S" perf produce --topic "$1" --num-records "$N" --record-size 1024 --throughput -1 \
+		--producer-props bootstrap.servers="$B" acks=1 linger.ms=5 batch.size=1048576 compression.type=none 2>&1 |
+		grep -oE '[0-9.]+ records/sec' | tail -1 | cut -d' ' -f1
+}
+for r in $(seq "${ROUNDS:-3}"); do
+	p=$(produce plain)
+	t=ice-$r
+	"$S" topic create "$t" -b "$B" -p 2 -c iceberg.enabled="$ICE" -c iceberg.commit.interval.ms=100 \
+		-c iceberg.compaction.min.input.files=0 -c retention.bytes=1073741824 -c segment.bytes=33554432 > /dev/null
+	q=$(produce "$t")
+	start=$(date +%s.%N)
+	for _ in $(seq 3000); do
+		[ "$ICE" = true ] || break
+		held=$("$S" iceberg status --admin "$A" --json | python3 -c "import json,sys; d=[x for x in json.load(sys.stdin) if x['topic']=='$t']; print(sum(p['table_next_offset'] for p in d[0].get('partitions') or []) if d else -1)")
+		[ "$held" = "$N" ] && break
+		sleep 0.2
+	done
+	end=$(date +%s.%N)
+	"$S" topic delete "$t" -b "$B" > /dev/null
+	python3 -c "print('round $r: plain %.0f, $t %.0f records/s, ratio %.3f, catch-up %.1f s' % ($p, $q, $q/$p, $end-$start))"
+done
