@@ -73,14 +73,15 @@ func (a *icebergArena) decode(batch []byte) ([]storage.Record, error) {
 	}
 	// A batch that inflates past the hint (lz4's guess) decompresses
 	// into the heap; an uncompressed one decodes in place.
+	var t []byte
 	hint := storage.DecodedSizeHint(batch)
-	if hint == 0 {
-		recs, err := storage.DecodeRecords(batch)
-		return recs, err
+	if hint > 0 {
+		t = a.tail(hint)
 	}
-	t := a.tail(hint)
 	recs, grown, err := storage.DecodeRecordsInto(a.decoded[:0], t, batch)
-	a.setTail(grown)
+	if hint > 0 {
+		a.setTail(grown)
+	}
 	a.decoded = recs
 	return recs, err
 }
