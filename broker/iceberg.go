@@ -4,8 +4,9 @@ package broker
 // iceberg.enabled=true is also an Iceberg v2 table in the object store,
 // written by tiering/iceberg. One loop per node (icebergCommitter.loop, a
 // server task) commits, for each such topic, the committed records of the
-// partitions this node leads: at most every iceberg.commit.interval.ms, and
-// at once when asked (POST /v1/iceberg/topics/{topic}/commit, `strata
+// partitions this node leads: every iceberg.commit.interval.ms, back to
+// back while a commit stops at its read budget with records left, and at
+// once when asked (POST /v1/iceberg/topics/{topic}/commit, `strata
 // iceberg commit`). Each partition resumes from the last offset the table's
 // current snapshot records for it, so a restart or a new leader continues
 // exactly where the table ends. Produce never waits for it: it reads the
@@ -24,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -73,11 +75,14 @@ const (
 	icebergOrphanMinAge = time.Hour
 	// icebergOrphanSweepEvery is how often the leader of partition 0 lists
 	// a table's files for orphans.
-	icebergOrphanSweepEvery     = time.Hour
-	icebergDefaultRetentionMs   = "604800000" // 7 days of snapshots
-	icebergTopicIDProperty      = "strata.topic-id"
-	icebergMaxBytesPerCommit    = 32 << 20 // log bytes read per commit of a topic (all its led partitions); the rest goes next round
-	icebergMinBytesPerPartition = 1 << 20  // even past the budget, each partition moves on
+	icebergOrphanSweepEvery   = time.Hour
+	icebergDefaultRetentionMs = "604800000" // 7 days of snapshots
+	icebergTopicIDProperty    = "strata.topic-id"
+	// icebergMaxBytesPerCommit is the log bytes read per commit of a
+	// topic (all its led partitions); the rest goes to the next commit,
+	// which follows at once rather than an interval later (behind).
+	icebergMaxBytesPerCommit    = 32 << 20
+	icebergMinBytesPerPartition = 1 << 20 // even past the budget, each partition moves on
 	icebergLoopTick             = 250 * time.Millisecond
 	icebergCommitTimeout        = 2 * time.Minute
 	icebergRetryAfterFailure    = 5 * time.Second
@@ -195,6 +200,11 @@ type icebergTopicStatus struct {
 	// topic's commits and maintenance to leave the CPU to a busy node
 	// (iceberg.writer.cpu.min.fraction).
 	WriterPausedSeconds float64 `json:"writer_paused_seconds"`
+	// behind: the last commit read up to its byte budget and left
+	// committed records behind, so the next is due at once, not an
+	// interval later: a topic produced faster than the budget per
+	// interval keeps up instead of falling further behind.
+	behind bool
 }
 
 // icebergPartitionStatus compares the table with the log of one partition
@@ -228,6 +238,10 @@ type icebergCommitter struct {
 		due map[string]icebergMaintenanceJob
 	}
 	maintenanceDue chan struct{}
+	// maxBytesPerCommit and minBytesPerPartition are
+	// icebergMaxBytesPerCommit and icebergMinBytesPerPartition; tests
+	// lower them.
+	maxBytesPerCommit, minBytesPerPartition atomic.Int64
 	// pacer keeps the commits' conversion within its CPU budget
 	// (iceberg_pacer.go; loop goroutine only, found in the commit's
 	// context by icebergCtxPacer).
@@ -296,6 +310,8 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 		}, []string{"topic"}),
 	}
 	c.mu.status = map[string]*icebergTopicStatus{}
+	c.maxBytesPerCommit.Store(icebergMaxBytesPerCommit)
+	c.minBytesPerPartition.Store(icebergMinBytesPerPartition)
 	if s.cfg.IcebergCatalogURI != "" {
 		c.external = newIcebergExternalCatalog(s)
 	}
@@ -350,13 +366,14 @@ func (c *icebergCommitter) loop() {
 }
 
 // due reports whether a topic's interval has passed since its last attempt
-// (a failed one retries sooner).
+// (a failed one retries sooner, one that left records behind at its byte
+// budget goes on at once).
 func (c *icebergCommitter) due(topic string, cfg effectiveTopicConfig, now time.Time) bool {
 	interval := time.Duration(cfg.int64(icebergIntervalConfig)) * time.Millisecond
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	st := c.mu.status[topic]
-	if st == nil {
+	if st == nil || st.behind {
 		return true
 	}
 	if st.LastError != "" {
@@ -499,8 +516,10 @@ func (c *icebergCommitter) commitTopic(topic string, requested bool) (icebergTop
 			}
 			st.LagOffsets += max(st.Partitions[i].LastStableOffset-st.Partitions[i].TableNextOffset, 0)
 		}
+		st.behind = false
 	} else {
 		st.LastError = ""
+		st.behind = status.behind
 		st.MetadataVersion, st.SnapshotID, st.Partitions = status.MetadataVersion, status.SnapshotID, status.Partitions
 		st.RowsCommitted += status.RowsCommitted
 		st.FilesCommitted += status.FilesCommitted
@@ -725,7 +744,8 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 	defer arena.release()
 	records := arena.records[:0]
 	read := map[int32]int64{}
-	budget := icebergMaxBytesPerCommit
+	budget := int(c.maxBytesPerCommit.Load())
+	minBytes := int(c.minBytesPerPartition.Load())
 	for _, p := range led {
 		// A partition new to the table starts at the local log: history
 		// that only the remote log holds is not backfilled. Once in the
@@ -737,7 +757,7 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 		}
 		n := len(records)
 		var readTo, lso int64
-		records, readTo, lso, err = readCommittedRecords(ctx, p, next, max(budget, icebergMinBytesPerPartition), arena, records)
+		records, readTo, lso, err = readCommittedRecords(ctx, p, next, max(budget, minBytes), arena, records)
 		arena.records = records
 		if err != nil {
 			return out, fmt.Errorf("partition %d: %w", p.index, err)
@@ -747,6 +767,9 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 		}
 		if readTo > next {
 			read[p.index] = readTo - 1
+			// Stopped at the budget with committed records left: the
+			// next commit follows at once.
+			out.behind = out.behind || readTo < lso
 		}
 		// Past what the table holds, only control batches and aborted
 		// transactions are left below readTo: nothing is behind.

@@ -18,6 +18,7 @@ A=${ADMIN:-127.0.0.1:19644}
 C=${CATALOG:-127.0.0.1:18181}
 N=${N:-1000000}
 ICE=${ICE:-true}
+INTERVAL=${INTERVAL:-100}
 "$S" server --listen "$B" --http-listen "$A" --data-dir "$D/data" --object-store "file://$D/store" \
 	--set iceberg.catalog.listen="$C" --set log.retention.check.interval.ms=1000 > "$D/server.log" 2>&1 &
 SP=$!
@@ -32,7 +33,7 @@ produce() {
 for r in $(seq "${ROUNDS:-3}"); do
 	p=$(produce plain)
 	t=ice-$r
-	"$S" topic create "$t" -b "$B" -p 2 -c iceberg.enabled="$ICE" -c iceberg.commit.interval.ms=100 \
+	"$S" topic create "$t" -b "$B" -p 2 -c iceberg.enabled="$ICE" -c iceberg.commit.interval.ms="$INTERVAL" \
 		-c iceberg.compaction.min.input.files=0 -c retention.bytes=1073741824 -c segment.bytes=33554432 > /dev/null
 	q=$(produce "$t")
 	start=$(date +%s.%N)
