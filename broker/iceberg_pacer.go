@@ -15,9 +15,13 @@ package broker
 //
 // each minus the writer's own thread (RUSAGE_THREAD): what the rest of the
 // node uses. The writer may use, per window, a share of one core: all of it
-// when the rest leaves about a core idle in both views; the floor when a
-// view is saturated (less than icebergPaceSaturatedIdle idle) by others;
-// in between, what the rest leaves idle less icebergPaceHeadroom. Past its
+// when the rest leaves about a core idle in both views, and otherwise the
+// floor. What the rest leaves idle below a core is not the writer's to
+// take: produce is latency-bound (a client waits for its acks before it
+// sends more), so a producer that averages 1.5 of 2 cores still needs the
+// other half in bursts; handing the writer what it leaves idle (less a
+// quarter core) cost produce 10% where the floor costs 5% on 2 cores
+// (README, Performance, "Iceberg topics"). Past its
 // share (its thread's CPU time since the window began, divided by the
 // share, ahead of the wall time) Pace sleeps, so a busy node runs the
 // writer as a duty cycle at the floor, and the table still progresses,
@@ -49,8 +53,6 @@ const (
 	// The writer runs unthrottled when the rest of the node leaves at least
 	// 1 - icebergPaceTolerance cores idle.
 	icebergPaceTolerance = 0.1
-	// Below that, the writer takes what the rest leaves idle less this.
-	icebergPaceHeadroom = 0.25
 	// The host's view counts while the rest of this process uses at least
 	// this (cores): the broker serves clients, whose produce competes with
 	// the host's other work.
@@ -107,12 +109,9 @@ func writerShare(views []cpuLoad, writer, floor float64) float64 {
 		}
 		idle := max(v.capacity-v.busy, 0)
 		without := v.capacity - others // idle but for the writer
-		switch {
-		case idle < icebergPaceSaturatedIdle && others >= icebergPaceOthersPresent:
+		saturated := idle < icebergPaceSaturatedIdle && others >= icebergPaceOthersPresent
+		if saturated || without < 1-icebergPaceTolerance {
 			share = floor
-		case without >= 1-icebergPaceTolerance:
-		default:
-			share = min(share, without-icebergPaceHeadroom)
 		}
 	}
 	return min(max(share, floor), 1)

@@ -79,9 +79,9 @@ func (n *fakeNode) convert(t *testing.T, p *icebergPacer, d time.Duration) float
 }
 
 // The pacer's decisions on a fake node: a saturated node (by the process,
-// or the host while the process serves) gets a duty cycle at the floor,
-// one that leaves about a core idle an unthrottled writer, and a floor of
-// 1 never pauses.
+// or the host while the process serves), or one that leaves less than
+// about a core idle, gets a duty cycle at the floor, one that leaves about
+// a core idle an unthrottled writer, and a floor of 1 never pauses.
 func TestIcebergPacerDutyCycle(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
@@ -97,6 +97,7 @@ func TestIcebergPacerDutyCycle(t *testing.T) {
 		{"idle", 2, 0, 0.1, false, 0.999, 1},
 		{"idle one core", 1, 0, 0.1, false, 0.999, 1},
 		{"a core idle", 2, 0.8, 0.1, true, 0.999, 1},
+		{"busy, less than a core idle", 2, 1.3, 0.1, true, 0.08, 0.13},
 		{"pacing off", 2, 4, 1, false, 1, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,16 +123,16 @@ func TestIcebergWriterShare(t *testing.T) {
 		writer float64
 		want   float64
 	}{
-		{[]cpuLoad{{2, 0.05}}, 0, 1},             // idle
-		{[]cpuLoad{{2, 1.2}}, 1, 1},              // the writer alone and a bit
-		{[]cpuLoad{{2, 2}}, 1, 0.1},              // saturated: the others may want the writer's core
-		{[]cpuLoad{{2, 2}}, 0.1, 0.1},            // still saturated at the floor
-		{[]cpuLoad{{2, 1.3}}, 0.1, 0.55},         // others at 1.2: 0.8 idle but for the writer, less the headroom
-		{[]cpuLoad{{2, 1.0}}, 0.1, 1},            // others at 0.9 leave more than 0.9 idle
-		{[]cpuLoad{{1, 1}}, 1, 1},                // one core, the writer alone
-		{[]cpuLoad{{2, 0.6}, {2, 2}}, 0.1, 0.1},  // the broker serves, the host is saturated (a producer in another process)
-		{[]cpuLoad{{2, 0.2}, {2, 2}}, 0.1, 1},    // the host is busy with other work while the broker idles
-		{[]cpuLoad{{8, 1}, {4, 3.4}}, 0.2, 0.55}, // the host leaves 0.8 idle but for the writer
+		{[]cpuLoad{{2, 0.05}}, 0, 1},            // idle
+		{[]cpuLoad{{2, 1.2}}, 1, 1},             // the writer alone and a bit
+		{[]cpuLoad{{2, 2}}, 1, 0.1},             // saturated: the others may want the writer's core
+		{[]cpuLoad{{2, 2}}, 0.1, 0.1},           // still saturated at the floor
+		{[]cpuLoad{{2, 1.3}}, 0.1, 0.1},         // others at 1.2 leave 0.8 idle but for the writer: not a core
+		{[]cpuLoad{{2, 1.0}}, 0.1, 1},           // others at 0.9 leave more than 0.9 idle
+		{[]cpuLoad{{1, 1}}, 1, 1},               // one core, the writer alone
+		{[]cpuLoad{{2, 0.6}, {2, 2}}, 0.1, 0.1}, // the broker serves, the host is saturated (a producer in another process)
+		{[]cpuLoad{{2, 0.2}, {2, 2}}, 0.1, 1},   // the host is busy with other work while the broker idles
+		{[]cpuLoad{{8, 1}, {4, 3.4}}, 0.2, 0.1}, // the host leaves 0.8 idle but for the writer
 		{nil, 0, 1},
 	} {
 		if got := writerShare(tc.views, tc.writer, 0.1); fmt.Sprintf("%.3f", got) != fmt.Sprintf("%.3f", tc.want) {
