@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	icebergschema "github.com/apache/iceberg-go"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/strata-streaming/strata/broker/replica"
@@ -83,6 +84,12 @@ const (
 	// which follows at once rather than an interval later (behind).
 	icebergMaxBytesPerCommit    = 32 << 20
 	icebergMinBytesPerPartition = 1 << 20 // even past the budget, each partition moves on
+	// A commit reads and writes pieces of icebergMaxBytesPerCommit until
+	// caught up, but at most this many, or for this long: a commit that
+	// grew without bound would only be lost whole to a failure or a
+	// leader change, and the table would wait for it.
+	icebergMaxPiecesPerCommit   = 32
+	icebergMaxCommitWork        = 30 * time.Second
 	icebergLoopTick             = 250 * time.Millisecond
 	icebergCommitTimeout        = 2 * time.Minute
 	icebergRetryAfterFailure    = 5 * time.Second
@@ -730,56 +737,107 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 			tables.dlqCreated = true
 		}
 	}
-	st, err := tbl.Create(ctx)
+	pending, err := tbl.Begin(ctx)
 	if err != nil {
 		return out, err
 	}
+	st := pending.State()
 	if owner := st.Metadata.Properties()[icebergTopicIDProperty]; owner != "" && owner != topicID {
 		return out, fmt.Errorf("the table at %s belongs to an earlier topic %q (id %s); delete it or set iceberg.table.location", tbl.Location(), topic, owner)
 	}
 	if _, hasKafka := st.Metadata.CurrentSchema().FindFieldByName(iceberg.KafkaColumn); hasKafka != (tables.dlq != nil) {
 		return out, fmt.Errorf("%w: the table at %s was made for another mode than iceberg.mode=%s (delete it or set iceberg.table.location)", errIcebergModeChanged, tbl.Location(), cfg.values[icebergModeConfig])
 	}
+	// The commit reads the log in pieces of the byte budget, writes each
+	// piece's files and lets its records go, and commits the files of
+	// all pieces as one snapshot: a backlog costs the memory of one piece,
+	// not a snapshot per piece. It stops when caught up, or at
+	// icebergMaxPiecesPerCommit or icebergMaxCommitWork; then the next
+	// commit is due at once (behind).
 	arena := &c.arena
 	defer arena.release()
-	records := arena.records[:0]
-	read := map[int32]int64{}
-	budget := int(c.maxBytesPerCommit.Load())
-	minBytes := int(c.minBytesPerPartition.Load())
+	next := make(map[int32]int64, len(led))
 	for _, p := range led {
 		// A partition new to the table starts at the local log: history
 		// that only the remote log holds is not backfilled. Once in the
 		// table, a partition goes on from its last offset, from the remote
 		// log if local retention deleted it meanwhile: never a gap.
-		next := p.Log().LogStartOffset()
+		next[p.index] = p.Log().LogStartOffset()
 		if last, ok := st.LastOffsets[p.index]; ok {
-			next = last + 1
+			next[p.index] = last + 1
 		}
+	}
+	read := map[int32]int64{}
+	lsos := map[int32]int64{}
+	typed := tables.dlq != nil
+	began := time.Now()
+	for piece := 1; ; piece++ {
+		behind, err := c.writePiece(ctx, topic, cfg, tables, pending, led, next, read, lsos, &out)
+		arena.release()
+		if err != nil {
+			return out, err
+		}
+		if !behind || piece >= icebergMaxPiecesPerCommit || time.Since(began) >= icebergMaxCommitWork {
+			out.behind = behind
+			break
+		}
+	}
+	for _, p := range led {
+		out.Partitions = append(out.Partitions, icebergPartitionStatus{Partition: p.index, TableNextOffset: next[p.index], LastStableOffset: lsos[p.index]})
+	}
+	res, err := pending.Commit(ctx, read, typed)
+	if err != nil {
+		return out, err
+	}
+	sort.Slice(out.Partitions, func(i, j int) bool { return out.Partitions[i].Partition < out.Partitions[j].Partition })
+	out.MetadataVersion, out.SnapshotID = res.Version, res.SnapshotID
+	out.RowsCommitted, out.FilesCommitted, out.BytesCommitted = res.Rows, int64(res.Files), res.Bytes
+	out.MetadataFilesDeleted += int64(res.MetadataFilesDeleted)
+	return out, nil
+}
+
+// writePiece reads, for each partition of led from next on, up to the
+// byte budget of committed records (all partitions together; each at
+// least minBytesPerPartition), and writes them into pending's files; in
+// the typed modes, records that do not decode go to the dead-letter table
+// first. It moves next and read (the last offset read) on, and records
+// each partition's last stable offset in lsos; behind is whether a
+// partition has committed records left past what it read. The records are
+// in c.arena, which the caller releases.
+func (c *icebergCommitter) writePiece(ctx context.Context, topic string, cfg effectiveTopicConfig, tables *icebergTables, pending *iceberg.Pending,
+	led []*partition, next, read, lsos map[int32]int64, out *icebergTopicStatus) (behind bool, err error) {
+	arena := &c.arena
+	records := arena.records[:0]
+	budget := int(c.maxBytesPerCommit.Load())
+	minBytes := int(c.minBytesPerPartition.Load())
+	for _, p := range led {
+		from := next[p.index]
 		n := len(records)
 		var readTo, lso int64
-		records, readTo, lso, err = readCommittedRecords(ctx, p, next, max(budget, minBytes), arena, records)
+		records, readTo, lso, err = readCommittedRecords(ctx, p, from, max(budget, minBytes), arena, records)
 		arena.records = records
 		if err != nil {
-			return out, fmt.Errorf("partition %d: %w", p.index, err)
+			return false, fmt.Errorf("partition %d: %w", p.index, err)
 		}
 		for _, r := range records[n:] {
 			budget -= len(r.Key) + len(r.Value) + 64
 		}
-		if readTo > next {
+		lsos[p.index] = lso
+		if readTo > from {
 			read[p.index] = readTo - 1
-			// Stopped at the budget with committed records left: the
-			// next commit follows at once.
-			out.behind = out.behind || readTo < lso
+			next[p.index] = readTo
+			// Stopped at the budget with committed records left.
+			behind = behind || readTo < lso
 		}
 		// Past what the table holds, only control batches and aborted
 		// transactions are left below readTo: nothing is behind.
-		out.Partitions = append(out.Partitions, icebergPartitionStatus{Partition: p.index, TableNextOffset: readTo, LastStableOffset: lso})
 	}
-	var opts iceberg.AppendOptions
+	var valueTypes []*icebergschema.StructType
 	if tables.dlq != nil {
-		rows, dead, valueTypes, err := c.decodeTyped(ctx, topic, cfg, st.Metadata.CurrentSchema(), st.Metadata.LastColumnID(), records)
+		schema, lastColumnID := pending.Schema()
+		rows, dead, types, err := c.decodeTyped(ctx, topic, cfg, schema, lastColumnID, records)
 		if err != nil {
-			return out, err
+			return false, err
 		}
 		if len(dead) > 0 {
 			// The dead-letter table first: the main table's offsets, where
@@ -790,28 +848,19 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 			}
 			res, err := tables.dlq.Append(ctx, letters, nil)
 			if err != nil {
-				return out, fmt.Errorf("dead-letter table: %w", err)
+				return false, fmt.Errorf("dead-letter table: %w", err)
 			}
-			out.DLQRowsCommitted = res.Rows
-			out.MetadataFilesDeleted = int64(res.MetadataFilesDeleted)
+			out.DLQRowsCommitted += res.Rows
+			out.MetadataFilesDeleted += int64(res.MetadataFilesDeleted)
 			last := dead[len(dead)-1]
 			out.DLQLastReason = fmt.Sprintf("%d/%d: %s", last.record.Partition, last.record.Offset, last.reason)
 			if res.Rows > 0 {
 				c.s.logger.Warn("iceberg: records that do not decode went to the dead-letter table", "topic", topic, "records", res.Rows, "last", out.DLQLastReason)
 			}
 		}
-		records = rows
-		opts = iceberg.AppendOptions{ValueTypes: valueTypes, CommitProgress: true}
+		records, valueTypes = rows, types
 	}
-	res, err := tbl.AppendWith(ctx, records, read, opts)
-	if err != nil {
-		return out, err
-	}
-	sort.Slice(out.Partitions, func(i, j int) bool { return out.Partitions[i].Partition < out.Partitions[j].Partition })
-	out.MetadataVersion, out.SnapshotID = res.Version, res.SnapshotID
-	out.RowsCommitted, out.FilesCommitted, out.BytesCommitted = res.Rows, int64(res.Files), res.Bytes
-	out.MetadataFilesDeleted += int64(res.MetadataFilesDeleted)
-	return out, nil
+	return behind, pending.Write(ctx, records, valueTypes)
 }
 
 // icebergTables are a topic's tables: the main one and, in the typed

@@ -307,3 +307,93 @@ func TestPartitioning(t *testing.T) {
 		t.Fatal("partitioning by minute accepted")
 	}
 }
+
+// A Pending written in pieces commits them as one snapshot: records a piece
+// repeats are dropped, and nobody sees a piece before Commit.
+func TestPendingCommitsPiecesAsOneSnapshot(t *testing.T) {
+	ctx := context.Background()
+	tbl, _ := fileTable(t)
+	start := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	if _, err := tbl.Append(ctx, testRecords(0, 0, 4, start), nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := tbl.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, piece := range [][]Record{testRecords(0, 0, 20, start), testRecords(0, 15, 30, start), testRecords(1, 0, 9, start)} {
+		if err := p.Write(ctx, piece, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := tbl.Load(ctx); err != nil || st.Version != 2 {
+		t.Fatalf("before Commit: version %d (%v), want 2", st.Version, err)
+	}
+	res, err := p.Commit(ctx, map[int32]int64{0: 32, 1: 9}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Version != 3 || res.Rows != 26+10 || res.LastOffsets[0] != 32 || res.LastOffsets[1] != 9 {
+		t.Fatalf("commit: %+v", res)
+	}
+	var want []string
+	for _, r := range append(testRecords(0, 0, 30, start), testRecords(1, 0, 9, start)...) {
+		want = append(want, fmt.Sprintf("%d/%d/%s", r.Partition, r.Offset, r.Key))
+	}
+	sort.Strings(want)
+	if rows := icebergtest.Rows(t, tbl); fmt.Sprint(rows) != fmt.Sprint(want) {
+		t.Fatalf("rows\n got %v\nwant %v", rows, want)
+	}
+}
+
+// A commit that lands after a compaction goes on top of it (the table's
+// offsets did not move); one after another writer's append does not, and
+// nothing of it is committed.
+func TestPendingRebasesOnlyOverUnmovedOffsets(t *testing.T) {
+	ctx := context.Background()
+	tbl, store := fileTable(t)
+	start := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	for i := range int64(3) {
+		if _, err := tbl.Append(ctx, testRecords(0, i*10, i*10+9, start), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := tbl.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(ctx, testRecords(0, 30, 39, start), nil); err != nil {
+		t.Fatal(err)
+	}
+	other, err := Open(Config{Store: store, Prefix: "iceberg/strata/orders", Location: tbl.Location()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cr, err := other.Compact(ctx, 2); err != nil || cr.FilesRewritten == 0 {
+		t.Fatalf("compaction: %+v %v", cr, err)
+	}
+	res, err := p.Commit(ctx, nil, false)
+	if err != nil || res.Rows != 10 || res.LastOffsets[0] != 39 {
+		t.Fatalf("commit over a compaction: %+v %v", res, err)
+	}
+	if rows := icebergtest.Rows(t, tbl); len(rows) != 40 {
+		t.Fatalf("%d rows after the rebased commit, want 40", len(rows))
+	}
+
+	p, err = tbl.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(ctx, testRecords(0, 40, 49, start), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Append(ctx, testRecords(0, 40, 44, start), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Commit(ctx, nil, false); !errors.Is(err, ErrConflict) {
+		t.Fatalf("commit over moved offsets: %v, want ErrConflict", err)
+	}
+	if rows := icebergtest.Rows(t, tbl); len(rows) != 45 {
+		t.Fatalf("%d rows, want 45: the conflicting commit must add none", len(rows))
+	}
+}

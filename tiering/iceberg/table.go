@@ -17,6 +17,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	iceberg "github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
@@ -509,20 +510,84 @@ func (t *Table) AppendWith(ctx context.Context, records []Record, read map[int32
 }
 
 func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32]int64, opts AppendOptions) (CommitResult, error) {
-	st, err := t.Create(ctx)
+	p, err := t.Begin(ctx)
 	if err != nil {
 		return CommitResult{}, err
 	}
+	if err := p.Write(ctx, records, opts.ValueTypes); err != nil {
+		return CommitResult{}, err
+	}
+	return p.Commit(ctx, read, opts.CommitProgress)
+}
+
+// A Pending is an append in progress on the table's state when Begin
+// loaded it: Write writes data files, any number of times, and Commit
+// makes them all one snapshot. Until then no reader sees them; files of a
+// Pending never committed are orphans (DeleteOrphans). A caller that
+// reads its records in pieces writes each piece and lets it go, so a
+// commit of any size takes the memory of one piece.
+type Pending struct {
+	t             *Table
+	st            State
+	schema        *iceberg.Schema
+	schemaChanged bool
+	lastColumnID  int
+	asc           *arrow.Schema // of schema, nil until needed
+	spec          iceberg.PartitionSpec
+	snapshotID    int64
+	commitID      string
+	// newLast is per partition the last offset in the table or written.
+	newLast map[int32]int64
+	entries []iceberg.ManifestEntry
+	rows    int64
+	files   int
+	bytes   int64
+	pace    *PaceCounter
+}
+
+// Begin starts an append on the table's current state (creating the table
+// if it does not exist).
+func (t *Table) Begin(ctx context.Context) (*Pending, error) {
+	st, err := t.Create(ctx)
+	if err != nil {
+		return nil, err
+	}
+	md := st.Metadata
+	newLast := make(map[int32]int64, len(st.LastOffsets))
+	maps.Copy(newLast, st.LastOffsets)
+	return &Pending{
+		t: t, st: st, schema: md.CurrentSchema(), lastColumnID: md.LastColumnID(), spec: md.PartitionSpec(),
+		snapshotID: newSnapshotID(), commitID: uuid.NewString(), newLast: newLast, pace: NewPaceCounter(t.cfg.Pacer),
+	}, nil
+}
+
+// State is the table's state the append started from.
+func (p *Pending) State() State { return p.st }
+
+// Schema is the schema the append's files are written with so far
+// (LayoutTyped: evolved by Write's value types), and the highest column
+// ID assigned.
+func (p *Pending) Schema() (*iceberg.Schema, int) { return p.schema, p.lastColumnID }
+
+// LastOffsets is per partition the last offset in the table or written by
+// this append; the map is the Pending's.
+func (p *Pending) LastOffsets() map[int32]int64 { return p.newLast }
+
+// Write writes records' data files: one per partition value of the
+// table's spec and run of about TargetFileSize bytes. Records at or below
+// a partition's last offset, in the table or written before by this
+// append, are dropped first; within a partition they must be in offset
+// order. valueTypes (LayoutTyped) are merged into the schema first, as
+// AppendOptions.ValueTypes says. records may be reused once Write
+// returns.
+func (p *Pending) Write(ctx context.Context, records []Record, valueTypes []*iceberg.StructType) error {
+	t := p.t
 	// fresh is records without those the table holds, copied only when
 	// there are such.
 	fresh := records
 	filtered := false
-	newLast := map[int32]int64{}
-	for p, o := range st.LastOffsets {
-		newLast[p] = o
-	}
 	for i, r := range records {
-		if last, ok := newLast[r.Partition]; ok && r.Offset <= last {
+		if last, ok := p.newLast[r.Partition]; ok && r.Offset <= last {
 			if !filtered {
 				fresh, filtered = append(make([]Record, 0, len(records)), records[:i]...), true
 			}
@@ -531,86 +596,127 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 		if filtered {
 			fresh = append(fresh, r)
 		}
-		newLast[r.Partition] = r.Offset
+		p.newLast[r.Partition] = r.Offset
 	}
-	progress := false
-	if len(fresh) > 0 || opts.CommitProgress {
-		for p, o := range read {
-			if last, ok := newLast[p]; !ok || o > last {
-				newLast[p] = o
-				progress = true
-			}
-		}
-	}
-	res := CommitResult{Version: st.Version, LastOffsets: newLast}
-	if cur := st.Metadata.CurrentSnapshot(); cur != nil {
-		res.SnapshotID = cur.SnapshotID
-	}
-	if len(fresh) == 0 && !progress {
-		return res, nil
-	}
-	md := st.Metadata
-	schema := md.CurrentSchema()
-	spec := md.PartitionSpec()
-	schemaChanged := false
 	if t.cfg.Layout == LayoutTyped {
-		lastColumnID := md.LastColumnID()
-		for _, vt := range opts.ValueTypes {
-			next, changed, err := EvolveSchema(schema, lastColumnID, vt)
+		for _, vt := range valueTypes {
+			next, changed, err := EvolveSchema(p.schema, p.lastColumnID, vt)
 			if err != nil {
-				return CommitResult{}, err
+				return err
 			}
 			if changed {
-				next.ID = maxSchemaID(md) + 1
-				schema, schemaChanged, lastColumnID = next, true, next.HighestFieldID()
+				next.ID = maxSchemaID(p.st.Metadata) + 1
+				p.schema, p.schemaChanged, p.lastColumnID, p.asc = next, true, next.HighestFieldID(), nil
 			}
 		}
 	}
-	asc, err := arrowSchema(schema)
-	if err != nil {
-		return CommitResult{}, err
+	if len(fresh) == 0 {
+		return nil
 	}
-
-	// One data file per partition value of the table's spec and run of
-	// about TargetFileSize bytes of its records.
-	groups, byGroup := groupRecords(spec, fresh)
-
-	snapshotID := newSnapshotID()
-	seq := md.LastSequenceNumber() + 1
-	commitID := uuid.NewString()
-	var entries []iceberg.ManifestEntry
-	pace := NewPaceCounter(t.cfg.Pacer)
+	if p.asc == nil {
+		asc, err := arrowSchema(p.schema)
+		if err != nil {
+			return err
+		}
+		p.asc = asc
+	}
+	groups, byGroup := groupRecords(p.spec, fresh)
+	md := p.st.Metadata
 	for _, g := range groups {
 		for pending := byGroup[g]; len(pending) > 0; {
 			rows, rest, estimate := cutByBudget(pending, int64(float64(t.cfg.TargetFileSize)/t.fileSizeRatio))
 			pending = rest
-			data, err := encodeParquet(ctx, pace, asc, t.cfg.Layout, rows, int64(float64(estimate)*t.fileSizeRatio))
+			data, err := encodeParquet(ctx, p.pace, p.asc, t.cfg.Layout, rows, int64(float64(estimate)*t.fileSizeRatio))
 			if err != nil {
-				return CommitResult{}, err
+				return err
 			}
 			if len(rest) > 0 {
 				// A file cut at the budget: learn how large files come
 				// out per estimated byte (compression, footer).
 				t.fileSizeRatio = min(max(float64(len(data))/float64(estimate), 0.01), 10)
 			}
-			df, err := t.writeDataFile(ctx, dataFileRel(spec, g, res.Files, commitID), data, schema, spec, md.Properties())
+			df, err := t.writeDataFile(ctx, dataFileRel(p.spec, g, p.files, p.commitID), data, p.schema, p.spec, md.Properties())
 			size := len(data)
 			FreeBuffer(data)
 			if err != nil {
-				return CommitResult{}, err
+				return err
 			}
-			entries = append(entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &snapshotID, nil, nil, df))
-			res.Rows += int64(len(rows))
-			res.Files++
-			res.Bytes += int64(size)
+			p.entries = append(p.entries, iceberg.NewManifestEntry(iceberg.EntryStatusADDED, &p.snapshotID, nil, nil, df))
+			p.rows += int64(len(rows))
+			p.files++
+			p.bytes += int64(size)
 		}
 	}
+	return nil
+}
+
+// Commit makes the files written one snapshot. If another writer
+// committed since Begin without moving the table's offsets or schema (a
+// compaction), the snapshot goes on top of its (up to appendAttempts
+// times); if it moved them, ErrConflict, and the files are orphans: the
+// caller begins again. read, if not nil, is per partition the last offset
+// the caller read (control batches and aborted transactions past the last
+// record included): the summary records it when a snapshot is written, so
+// the next reader starts after it. progress commits a snapshot even with
+// no file when read takes a partition past the table's last offset
+// (AppendOptions.CommitProgress). Nothing written and no progress:
+// nothing is committed.
+func (p *Pending) Commit(ctx context.Context, read map[int32]int64, progress bool) (CommitResult, error) {
+	for attempt := 1; ; attempt++ {
+		res, err := p.commitOnce(ctx, read, progress)
+		if !errors.Is(err, ErrConflict) || attempt == appendAttempts {
+			return res, err
+		}
+		if err := p.rebase(ctx); err != nil {
+			return CommitResult{}, err
+		}
+	}
+}
+
+// rebase moves the append onto the table's current state, unless that
+// state holds other offsets or another schema or spec than the one the
+// files were written for (ErrConflict).
+func (p *Pending) rebase(ctx context.Context) error {
+	st, err := p.t.Load(ctx)
+	if err != nil {
+		return err
+	}
+	was, now := p.st.Metadata, st.Metadata
+	if now == nil || !maps.Equal(st.LastOffsets, p.st.LastOffsets) ||
+		now.CurrentSchema().ID != was.CurrentSchema().ID || now.DefaultPartitionSpec() != was.DefaultPartitionSpec() {
+		return fmt.Errorf("%w: the table's offsets or schema moved since the files were written", ErrConflict)
+	}
+	p.st = st
+	return nil
+}
+
+func (p *Pending) commitOnce(ctx context.Context, read map[int32]int64, progress bool) (CommitResult, error) {
+	t, st, md := p.t, p.st, p.st.Metadata
+	newLast := maps.Clone(p.newLast)
+	moved := false
+	if len(p.entries) > 0 || progress {
+		for part, o := range read {
+			if last, ok := newLast[part]; !ok || o > last {
+				newLast[part] = o
+				moved = true
+			}
+		}
+	}
+	res := CommitResult{Version: st.Version, LastOffsets: newLast, Rows: p.rows, Files: p.files, Bytes: p.bytes}
+	if cur := md.CurrentSnapshot(); cur != nil {
+		res.SnapshotID = cur.SnapshotID
+	}
+	if len(p.entries) == 0 && !moved {
+		return res, nil
+	}
+	seq := md.LastSequenceNumber() + 1
 
 	// The new manifest, then the manifest list: the new manifest first, the
 	// parent snapshot's manifests after it.
 	var old []iceberg.ManifestFile
 	var parentID *int64
 	totalRows, totalFiles, totalBytes := res.Rows, int64(res.Files), res.Bytes
+	var err error
 	if parent := md.CurrentSnapshot(); parent != nil {
 		id := parent.SnapshotID
 		parentID = &id
@@ -628,15 +734,15 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 	// bounded number of manifests however many commits there were.
 	kept := old
 	var existing []iceberg.ManifestEntry
-	if len(entries) > 0 && len(old)+1 > maxManifests {
+	if len(p.entries) > 0 && len(old)+1 > maxManifests {
 		if existing, err = t.liveEntries(ctx, old); err != nil {
 			return CommitResult{}, err
 		}
 		kept = nil
 	}
 	manifests := kept
-	if len(entries) > 0 {
-		mf, err := t.writeManifest(ctx, commitID, spec, schema, snapshotID, manifestEntries{added: entries, existing: existing})
+	if len(p.entries) > 0 {
+		mf, err := t.writeManifest(ctx, p.commitID, p.spec, p.schema, p.snapshotID, manifestEntries{added: p.entries, existing: existing})
 		if err != nil {
 			return CommitResult{}, err
 		}
@@ -647,8 +753,8 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 		return CommitResult{}, err
 	}
 	version, metadataDeleted, err := t.commitSnapshot(ctx, st, snapshotCommit{
-		id: snapshotID, parentID: parentID, seq: seq, commitID: commitID,
-		manifests: manifests, schema: schema, schemaChanged: schemaChanged,
+		id: p.snapshotID, parentID: parentID, seq: seq, commitID: p.commitID,
+		manifests: manifests, schema: p.schema, schemaChanged: p.schemaChanged,
 		summary: table.Summary{Operation: table.OpAppend, Properties: iceberg.Properties{
 			"added-data-files":   strconv.Itoa(res.Files),
 			"added-records":      strconv.FormatInt(res.Rows, 10),
@@ -664,7 +770,7 @@ func (t *Table) appendOnce(ctx context.Context, records []Record, read map[int32
 		return CommitResult{}, err
 	}
 	res.Version = version
-	res.SnapshotID = snapshotID
+	res.SnapshotID = p.snapshotID
 	res.MetadataFilesDeleted = metadataDeleted
 	return res, nil
 }
