@@ -88,8 +88,11 @@ const (
 	// caught up, but at most this many, or for this long: a commit that
 	// grew without bound would only be lost whole to a failure or a
 	// leader change, and the table would wait for it.
-	icebergMaxPiecesPerCommit   = 32
-	icebergMaxCommitWork        = 30 * time.Second
+	icebergMaxPiecesPerCommit = 32
+	icebergMaxCommitWork      = 30 * time.Second
+	// icebergCommitReserve is the time kept, before a commit's deadline
+	// (icebergCommitTimeout), for its manifests and metadata.
+	icebergCommitReserve        = 20 * time.Second
 	icebergLoopTick             = 250 * time.Millisecond
 	icebergCommitTimeout        = 2 * time.Minute
 	icebergRetryAfterFailure    = 5 * time.Second
@@ -771,13 +774,21 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 	lsos := map[int32]int64{}
 	typed := tables.dlq != nil
 	began := time.Now()
+	var slowest time.Duration
 	for piece := 1; ; piece++ {
+		pieceStart := time.Now()
 		behind, err := c.writePiece(ctx, topic, cfg, tables, pending, led, next, read, lsos, &out)
 		arena.release()
 		if err != nil {
 			return out, err
 		}
-		if !behind || piece >= icebergMaxPiecesPerCommit || time.Since(began) >= icebergMaxCommitWork {
+		slowest = max(slowest, time.Since(pieceStart))
+		// Another piece only if two more as slow as the slowest, and the
+		// commit, fit well before the commit's deadline: a commit that
+		// times out loses all its pieces.
+		deadline, _ := ctx.Deadline()
+		roomy := deadline.IsZero() || time.Until(deadline) > 2*slowest+icebergCommitReserve
+		if !behind || piece >= icebergMaxPiecesPerCommit || time.Since(began) >= icebergMaxCommitWork || !roomy {
 			out.behind = behind
 			break
 		}
@@ -785,7 +796,12 @@ func (c *icebergCommitter) commitPartitions(ctx context.Context, topic string, c
 	for _, p := range led {
 		out.Partitions = append(out.Partitions, icebergPartitionStatus{Partition: p.index, TableNextOffset: next[p.index], LastStableOffset: lsos[p.index]})
 	}
-	res, err := pending.Commit(ctx, read, typed)
+	// Offsets read past the last record (markers, aborted transactions)
+	// are committed alone only in the typed modes (their records may all
+	// have gone to the dead-letter table) or when the commit stopped behind:
+	// a run of such batches longer than a commit reads must not be read
+	// again and again.
+	res, err := pending.Commit(ctx, read, typed || out.behind)
 	if err != nil {
 		return out, err
 	}

@@ -367,6 +367,44 @@ func TestIcebergCommitsBackToBackWhileBehind(t *testing.T) {
 	}
 }
 
+// TestIcebergMovesPastLongAbortedRuns: past the table's last row, more
+// batches of aborted transactions than a commit reads hold no row to
+// write; the commit still records the offsets it read, so the next one
+// goes on from there instead of reading the same batches again and again.
+func TestIcebergMovesPastLongAbortedRuns(t *testing.T) {
+	storeDir := t.TempDir()
+	tb := startTestBroker(t, func(c *Config) { c.ObjectStore = "file://" + storeDir })
+	tb.srv.iceberg.maxBytesPerCommit.Store(200)
+	tb.srv.iceberg.minBytesPerPartition.Store(200)
+	tb.createTopicWithPartitions("aborted", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000"})
+	ctx := testContext(t)
+	txp := tb.client(kgo.TransactionalID("ice-aborted"), kgo.DefaultProduceTopic("aborted"))
+	if err := txp.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 { // a batch each: more than 32 pieces of 200 bytes
+		r := &kgo.Record{Key: fmt.Appendf(nil, "a%03d", i), Value: []byte(strings.Repeat("x", 100))}
+		if err := txp.ProduceSync(ctx, r).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := txp.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.client(kgo.DefaultProduceTopic("aborted")).ProduceSync(ctx, &kgo.Record{Key: []byte("kept")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	end := tb.srv.topics.partition("aborted", 0).LastStableOffset()
+	icebergCommitNow(t, tb, "aborted")
+	waitUntil(t, 20*time.Second, "the table past the aborted run", func() bool {
+		sts := tb.srv.iceberg.statuses()
+		return len(sts) == 1 && len(sts[0].Partitions) == 1 && sts[0].Partitions[0].TableNextOffset == end && sts[0].RowsCommitted == 1
+	})
+	if rows := icebergRows(t, storeDir, "aborted"); len(rows) != 1 || !strings.HasSuffix(rows[0], "/kept") {
+		t.Fatalf("rows %v, want the one committed record", rows)
+	}
+}
+
 // The leader of partition 0 compacts the small files of each commit into
 // one (a replace snapshot: same rows, one file) and deletes the table's
 // files no snapshot references once they are old; young ones stay.

@@ -346,10 +346,10 @@ func TestPendingCommitsPiecesAsOneSnapshot(t *testing.T) {
 	}
 }
 
-// A commit that lands after a compaction goes on top of it (the table's
-// offsets did not move); one after another writer's append does not, and
-// nothing of it is committed.
-func TestPendingRebasesOnlyOverUnmovedOffsets(t *testing.T) {
+// A commit that lands after a compaction, or after another writer's
+// append to other partitions, goes on top of it; one after an append to a
+// partition it wrote does not, and nothing of it is committed.
+func TestPendingRebasesOverOtherPartitionsOnly(t *testing.T) {
 	ctx := context.Background()
 	tbl, store := fileTable(t)
 	start := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
@@ -380,20 +380,40 @@ func TestPendingRebasesOnlyOverUnmovedOffsets(t *testing.T) {
 		t.Fatalf("%d rows after the rebased commit, want 40", len(rows))
 	}
 
+	// The leader of another partition commits meanwhile: its rows and
+	// offsets stay, and this commit goes on top.
 	p, err = tbl.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Write(ctx, testRecords(0, 40, 49, start), nil); err != nil {
+	if err := p.Write(ctx, testRecords(0, 40, 44, start), nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Append(ctx, testRecords(0, 40, 44, start), nil); err != nil {
+	if _, err := other.Append(ctx, testRecords(1, 0, 4, start), nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err = p.Commit(ctx, map[int32]int64{0: 44}, false)
+	if err != nil || res.LastOffsets[0] != 44 || res.LastOffsets[1] != 4 {
+		t.Fatalf("commit over another partition's append: %+v %v", res, err)
+	}
+	if rows := icebergtest.Rows(t, tbl); len(rows) != 50 {
+		t.Fatalf("%d rows after both partitions' commits, want 50", len(rows))
+	}
+
+	p, err = tbl.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Write(ctx, testRecords(0, 45, 54, start), nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Append(ctx, testRecords(0, 45, 49, start), nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.Commit(ctx, nil, false); !errors.Is(err, ErrConflict) {
 		t.Fatalf("commit over moved offsets: %v, want ErrConflict", err)
 	}
-	if rows := icebergtest.Rows(t, tbl); len(rows) != 45 {
-		t.Fatalf("%d rows, want 45: the conflicting commit must add none", len(rows))
+	if rows := icebergtest.Rows(t, tbl); len(rows) != 55 {
+		t.Fatalf("%d rows, want 55: the conflicting commit must add none", len(rows))
 	}
 }

@@ -538,6 +538,8 @@ type Pending struct {
 	commitID      string
 	// newLast is per partition the last offset in the table or written.
 	newLast map[int32]int64
+	// written are the partitions Write wrote records of.
+	written map[int32]bool
 	entries []iceberg.ManifestEntry
 	rows    int64
 	files   int
@@ -557,7 +559,7 @@ func (t *Table) Begin(ctx context.Context) (*Pending, error) {
 	maps.Copy(newLast, st.LastOffsets)
 	return &Pending{
 		t: t, st: st, schema: md.CurrentSchema(), lastColumnID: md.LastColumnID(), spec: md.PartitionSpec(),
-		snapshotID: newSnapshotID(), commitID: uuid.NewString(), newLast: newLast, pace: NewPaceCounter(t.cfg.Pacer),
+		snapshotID: newSnapshotID(), commitID: uuid.NewString(), newLast: newLast, written: map[int32]bool{}, pace: NewPaceCounter(t.cfg.Pacer),
 	}, nil
 }
 
@@ -579,7 +581,7 @@ func (p *Pending) LastOffsets() map[int32]int64 { return p.newLast }
 // append, are dropped first; within a partition they must be in offset
 // order. valueTypes (LayoutTyped) are merged into the schema first, as
 // AppendOptions.ValueTypes says. records may be reused once Write
-// returns.
+// returns. After an error, the Pending is of no more use: begin again.
 func (p *Pending) Write(ctx context.Context, records []Record, valueTypes []*iceberg.StructType) error {
 	t := p.t
 	// fresh is records without those the table holds, copied only when
@@ -597,6 +599,7 @@ func (p *Pending) Write(ctx context.Context, records []Record, valueTypes []*ice
 			fresh = append(fresh, r)
 		}
 		p.newLast[r.Partition] = r.Offset
+		p.written[r.Partition] = true
 	}
 	if t.cfg.Layout == LayoutTyped {
 		for _, vt := range valueTypes {
@@ -651,10 +654,11 @@ func (p *Pending) Write(ctx context.Context, records []Record, valueTypes []*ice
 }
 
 // Commit makes the files written one snapshot. If another writer
-// committed since Begin without moving the table's offsets or schema (a
-// compaction), the snapshot goes on top of its (up to appendAttempts
-// times); if it moved them, ErrConflict, and the files are orphans: the
-// caller begins again. read, if not nil, is per partition the last offset
+// committed since Begin without moving the offsets of the partitions this
+// append wrote or read, nor the schema (a compaction, or the leader of
+// other partitions of the topic), the snapshot goes on top of its (up to
+// appendAttempts times); if it moved them, ErrConflict, and the files are
+// orphans: the caller begins again. read, if not nil, is per partition the last offset
 // the caller read (control batches and aborted transactions past the last
 // record included): the summary records it when a snapshot is written, so
 // the next reader starts after it. progress commits a snapshot even with
@@ -667,26 +671,50 @@ func (p *Pending) Commit(ctx context.Context, read map[int32]int64, progress boo
 		if !errors.Is(err, ErrConflict) || attempt == appendAttempts {
 			return res, err
 		}
-		if err := p.rebase(ctx); err != nil {
+		if err := p.rebase(ctx, read); err != nil {
 			return CommitResult{}, err
 		}
 	}
 }
 
 // rebase moves the append onto the table's current state, unless that
-// state holds other offsets or another schema or spec than the one the
-// files were written for (ErrConflict).
-func (p *Pending) rebase(ctx context.Context) error {
+// state holds other offsets for a partition this append wrote or read, or
+// another schema or spec than the one the files were written for
+// (ErrConflict). The other partitions take the state's offsets: another
+// node's commit of the partitions it leads stays.
+func (p *Pending) rebase(ctx context.Context, read map[int32]int64) error {
 	st, err := p.t.Load(ctx)
 	if err != nil {
 		return err
 	}
 	was, now := p.st.Metadata, st.Metadata
-	if now == nil || !maps.Equal(st.LastOffsets, p.st.LastOffsets) ||
-		now.CurrentSchema().ID != was.CurrentSchema().ID || now.DefaultPartitionSpec() != was.DefaultPartitionSpec() {
-		return fmt.Errorf("%w: the table's offsets or schema moved since the files were written", ErrConflict)
+	if now == nil || now.CurrentSchema().ID != was.CurrentSchema().ID || now.DefaultPartitionSpec() != was.DefaultPartitionSpec() ||
+		(p.schemaChanged && now.LastColumnID() != was.LastColumnID()) {
+		return fmt.Errorf("%w: the table's schema moved since the files were written", ErrConflict)
 	}
-	p.st = st
+	moved := func(part int32) bool {
+		a, aok := p.st.LastOffsets[part]
+		b, bok := st.LastOffsets[part]
+		return aok != bok || a != b
+	}
+	for part := range p.written {
+		if moved(part) {
+			return fmt.Errorf("%w: partition %d moved since the files were written", ErrConflict, part)
+		}
+	}
+	for part := range read {
+		if moved(part) {
+			return fmt.Errorf("%w: partition %d moved since it was read", ErrConflict, part)
+		}
+	}
+	newLast := maps.Clone(st.LastOffsets)
+	if newLast == nil {
+		newLast = map[int32]int64{}
+	}
+	for part := range p.written {
+		newLast[part] = p.newLast[part]
+	}
+	p.st, p.newLast = st, newLast
 	return nil
 }
 
