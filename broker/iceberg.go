@@ -79,12 +79,12 @@ const (
 	icebergOrphanSweepEvery   = time.Hour
 	icebergDefaultRetentionMs = "604800000" // 7 days of snapshots
 	icebergTopicIDProperty    = "strata.topic-id"
-	// icebergMaxBytesPerCommit is the log bytes read per commit of a
-	// topic (all its led partitions); the rest goes to the next commit,
-	// which follows at once rather than an interval later (behind).
-	icebergMaxBytesPerCommit    = 32 << 20
+	// icebergPieceBytes is the log bytes a commit reads (all the topic's
+	// led partitions together) before it writes them and reads the next
+	// piece.
+	icebergPieceBytes           = 32 << 20
 	icebergMinBytesPerPartition = 1 << 20 // even past the budget, each partition moves on
-	// A commit reads and writes pieces of icebergMaxBytesPerCommit until
+	// A commit reads and writes pieces of icebergPieceBytes until
 	// caught up, but at most this many, or for this long: a commit that
 	// grew without bound would only be lost whole to a failure or a
 	// leader change, and the table would wait for it.
@@ -248,10 +248,9 @@ type icebergCommitter struct {
 		due map[string]icebergMaintenanceJob
 	}
 	maintenanceDue chan struct{}
-	// maxBytesPerCommit and minBytesPerPartition are
-	// icebergMaxBytesPerCommit and icebergMinBytesPerPartition; tests
-	// lower them.
-	maxBytesPerCommit, minBytesPerPartition atomic.Int64
+	// pieceBytes and minBytesPerPartition are icebergPieceBytes and
+	// icebergMinBytesPerPartition; tests lower them.
+	pieceBytes, minBytesPerPartition atomic.Int64
 	// pacer keeps the commits' conversion within its CPU budget
 	// (iceberg_pacer.go; loop goroutine only, found in the commit's
 	// context by icebergCtxPacer).
@@ -320,7 +319,7 @@ func newIcebergCommitter(s *Server) *icebergCommitter {
 		}, []string{"topic"}),
 	}
 	c.mu.status = map[string]*icebergTopicStatus{}
-	c.maxBytesPerCommit.Store(icebergMaxBytesPerCommit)
+	c.pieceBytes.Store(icebergPieceBytes)
 	c.minBytesPerPartition.Store(icebergMinBytesPerPartition)
 	if s.cfg.IcebergCatalogURI != "" {
 		c.external = newIcebergExternalCatalog(s)
@@ -824,7 +823,7 @@ func (c *icebergCommitter) writePiece(ctx context.Context, topic string, cfg eff
 	led []*partition, next, read, lsos map[int32]int64, out *icebergTopicStatus) (behind bool, err error) {
 	arena := &c.arena
 	records := arena.records[:0]
-	budget := int(c.maxBytesPerCommit.Load())
+	budget := int(c.pieceBytes.Load())
 	minBytes := int(c.minBytesPerPartition.Load())
 	for _, p := range led {
 		from := next[p.index]

@@ -95,13 +95,12 @@ func cpuLoads(a, b cpuTimes, elapsed time.Duration, procs int) (views []cpuLoad,
 }
 
 // writerShare is the share of one core the writer may use in the next
-// window, between floor and 1, given how busy each view of the node was
+// window, 1 or floor, given how busy each view of the node was
 // over the last one (the process first, then the host) and what the
 // writer used of it. The host view counts only while the process serves
 // (its others use icebergPaceServing or more): a host busy with other
 // work while the broker idles does not hold the writer back.
 func writerShare(views []cpuLoad, writer, floor float64) float64 {
-	share := 1.0
 	for i, v := range views {
 		others := max(v.busy-writer, 0)
 		if i > 0 && max(views[0].busy-writer, 0) < icebergPaceServing {
@@ -111,10 +110,10 @@ func writerShare(views []cpuLoad, writer, floor float64) float64 {
 		without := v.capacity - others // idle but for the writer
 		saturated := idle < icebergPaceSaturatedIdle && others >= icebergPaceOthersPresent
 		if saturated || without < 1-icebergPaceTolerance {
-			share = floor
+			return floor
 		}
 	}
-	return min(max(share, floor), 1)
+	return 1
 }
 
 // icebergPacer is the iceberg.Pacer of the node's Iceberg tables. It is

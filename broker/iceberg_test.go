@@ -334,7 +334,7 @@ func TestIcebergStatusForgetsDeletedTopics(t *testing.T) {
 func TestIcebergCommitsBackToBackWhileBehind(t *testing.T) {
 	storeDir := t.TempDir()
 	tb := startTestBroker(t, func(c *Config) { c.ObjectStore = "file://" + storeDir })
-	tb.srv.iceberg.maxBytesPerCommit.Store(1 << 10)
+	tb.srv.iceberg.pieceBytes.Store(1 << 10)
 	tb.srv.iceberg.minBytesPerPartition.Store(1 << 10)
 	tb.createTopicWithPartitions("behind", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000"})
 	ctx := testContext(t)
@@ -374,7 +374,7 @@ func TestIcebergCommitsBackToBackWhileBehind(t *testing.T) {
 func TestIcebergMovesPastLongAbortedRuns(t *testing.T) {
 	storeDir := t.TempDir()
 	tb := startTestBroker(t, func(c *Config) { c.ObjectStore = "file://" + storeDir })
-	tb.srv.iceberg.maxBytesPerCommit.Store(200)
+	tb.srv.iceberg.pieceBytes.Store(200)
 	tb.srv.iceberg.minBytesPerPartition.Store(200)
 	tb.createTopicWithPartitions("aborted", 1, map[string]string{icebergEnabledConfig: "true", icebergIntervalConfig: "3600000"})
 	ctx := testContext(t)

@@ -451,21 +451,8 @@ func (r *remoteLog) uploadPending(ctx context.Context, durable int64) (uploaded 
 			s.File.Close()
 		}
 	}()
-	return r.uploadSegments(ctx, m, segs, durable)
-}
-
-// uploadSegments is uploadPending's loop over the sealed segments segs not
-// yet in m. Needs taskMu.
-func (r *remoteLog) uploadSegments(ctx context.Context, m *tiering.Manifest, segs []storage.SealedSegment, durable int64) (uploaded int, err error) {
 	r.updateLag(segs, m)
 	for _, seg := range segs {
-		if seg.NextOffset <= seg.BaseOffset {
-			// Compaction emptied it (the first segment of a clean is
-			// kept even empty, to keep the log's base offset): nothing
-			// to upload, and the manifest refuses an empty range. It
-			// is deleted locally once a later segment is remote.
-			continue
-		}
 		if seg.NextOffset > durable {
 			break // sealed after the flush: the next task uploads it
 		}

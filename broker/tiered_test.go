@@ -496,51 +496,6 @@ func TestTieredUploadReplacesMergedSegments(t *testing.T) {
 	}
 }
 
-// TestTieredUploadSkipsEmptiedSegment: compaction can empty the first local
-// segment (a clean keeps it, to keep the log's base offset) while the
-// remote log ends below its base, when the segment uploaded before it lost
-// its last records. The upload skips it and goes on: before, the manifest
-// refused the empty range and the partition's uploads failed for good.
-func TestTieredUploadSkipsEmptiedSegment(t *testing.T) {
-	tb := tieredBroker(t, func(c *Config) { c.RemoteLogTaskIntervalMs, c.RemoteLogUploadOnRoll = 1<<30, false })
-	tb.createTopic("emptied", 1, tieredTopicConfigs())
-	produceValues(t, tb.client(kgo.ProducerBatchCompression(kgo.NoCompression())), "emptied", 20)
-	ctx := testContext(t)
-	r := tb.srv.topics.partition("emptied", 0).remote
-	sealed := func(base, next int64, size int) storage.SealedSegment {
-		f, err := os.CreateTemp(t.TempDir(), "seg")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { f.Close() })
-		if _, err := f.Write(bytes.Repeat([]byte{byte(base)}, size)); err != nil {
-			t.Fatal(err)
-		}
-		return storage.SealedSegment{BaseOffset: base, NextOffset: next, Size: int64(size), File: f, MaxTimestamp: -1, OffsetOfMaxTimestamp: -1}
-	}
-	m, err := r.load(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// [0, 8) covers offsets up to 10: its last records were compacted away.
-	if m, err = r.upload(ctx, m, sealed(0, 8, 100)); err != nil {
-		t.Fatal(err)
-	}
-	r.taskMu.Lock()
-	uploaded, err := r.uploadSegments(ctx, m, []storage.SealedSegment{sealed(10, 10, 0), sealed(12, 20, 100)}, 20)
-	r.taskMu.Unlock()
-	if err != nil || uploaded != 1 {
-		t.Fatalf("upload after an emptied segment: %d uploaded, %v", uploaded, err)
-	}
-	stored, err := tiering.LoadManifest(ctx, tb.srv.objects, tiering.ManifestKey(r.prefix))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(stored.Segments) != 2 || stored.Segments[1].BaseOffset != 12 || stored.NextOffset() != 20 {
-		t.Fatalf("stored manifest: %+v", stored.Segments)
-	}
-}
-
 // TestTieredDeleteRecordsBeforeUpload: DeleteRecords on a tiered topic
 // whose segments are not uploaded yet is remembered in the manifest, so
 // the later upload never brings the deleted records back.

@@ -392,7 +392,8 @@
 //     duplicated descriptor of the .log, which stays readable even if the
 //     segment is deleted meanwhile; the caller closes it. A compacted log
 //     offers only segments below the cleaner's first dirty offset, so what
-//     is uploaded has been cleaned at least once.
+//     is uploaded has been cleaned at least once, and none that compaction
+//     emptied (nothing to upload).
 //  2. Once an upload is durable (and in the broker's manifest), the broker
 //     calls SetRemoteOffset(next): every offset below next is remote. It is
 //     kept in memory only; after Open the broker restores it from its

@@ -71,7 +71,8 @@ type SealedSegment struct {
 // candidates for upload to remote storage. For a compacted log only
 // segments wholly below the cleaner's first dirty offset are returned, that
 // is segments cleaned at least once, so that what is uploaded is compacted.
-// On error no file is left open.
+// A segment compaction emptied is left out: it has nothing to upload. On
+// error no file is left open.
 func (l *Log) SealedSegments(after int64) ([]SealedSegment, error) {
 	// flushMu keeps every segment file open (files are closed only under
 	// it), so the descriptors can be duplicated after mu is released.
@@ -95,7 +96,10 @@ func (l *Log) SealedSegments(after int64) ([]SealedSegment, error) {
 		if s.nextOffset > limit {
 			break
 		}
-		if s.nextOffset > after {
+		// A segment with no offsets (compaction emptied it; a clean
+		// keeps its first segment, to keep the log's base offset) has
+		// nothing to upload, and a manifest refuses an empty range.
+		if s.nextOffset > after && s.nextOffset > s.baseOffset {
 			views = append(views, s.view())
 		}
 	}

@@ -232,7 +232,9 @@ func TestSealedSegments(t *testing.T) {
 }
 
 // TestSealedSegmentsOfCompactedLog: only cleaned segments are offered, so
-// what is uploaded is compacted.
+// what is uploaded is compacted, and not the first one, which compaction
+// emptied (an empty range would make the broker's manifest invalid, and
+// every later upload of the partition fail).
 func TestSealedSegmentsOfCompactedLog(t *testing.T) {
 	cfg := compactConfig()
 	cfg.SegmentBytes = 100 // one batch per segment, none merged
@@ -261,6 +263,9 @@ func TestSealedSegmentsOfCompactedLog(t *testing.T) {
 	if len(after) == 0 || after[len(after)-1].NextOffset > l.cleaner.firstDirtyOffset || after[len(after)-1].NextOffset != 5 {
 		t.Fatalf("after clean: %d segments, first dirty %d", len(after), l.cleaner.firstDirtyOffset)
 	}
+	if first := l.mu.segments[0]; first.nextOffset != first.baseOffset || after[0].BaseOffset != 2 {
+		t.Fatalf("first segment [%d, %d), first offered %d: want the emptied one kept and not offered", first.baseOffset, first.nextOffset, after[0].BaseOffset)
+	}
 	var keys []string
 	for _, s := range after {
 		data := readSealed(t, s)
@@ -278,7 +283,8 @@ func TestSealedSegmentsOfCompactedLog(t *testing.T) {
 	if got := fmt.Sprint(keys); got != "[2:c=1 3:a=2 4:b=2]" {
 		t.Fatalf("uploaded records %s", got)
 	}
-	// Without compaction the same log offers every sealed segment.
+	// Without compaction the same log offers every sealed segment but the
+	// emptied one.
 	cfg.Compact, cfg.Delete = false, true
 	l.UpdateConfig(cfg)
 	plain, err := l.SealedSegments(-1)
@@ -286,7 +292,7 @@ func TestSealedSegmentsOfCompactedLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeAll(t, plain)
-	if len(plain) != l.NumSegments()-1 {
+	if len(plain) != l.NumSegments()-2 {
 		t.Fatalf("delete policy: %d sealed of %d segments", len(plain), l.NumSegments())
 	}
 }

@@ -308,6 +308,21 @@ func TestPartitioning(t *testing.T) {
 	}
 }
 
+// beginWith begins an append on tbl and writes pieces into it.
+func beginWith(t *testing.T, tbl *Table, pieces ...[]Record) *Pending {
+	t.Helper()
+	p, err := tbl.Begin(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, piece := range pieces {
+		if err := p.Write(context.Background(), piece, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
 // A Pending written in pieces commits them as one snapshot: records a piece
 // repeats are dropped, and nobody sees a piece before Commit.
 func TestPendingCommitsPiecesAsOneSnapshot(t *testing.T) {
@@ -317,15 +332,7 @@ func TestPendingCommitsPiecesAsOneSnapshot(t *testing.T) {
 	if _, err := tbl.Append(ctx, testRecords(0, 0, 4, start), nil); err != nil {
 		t.Fatal(err)
 	}
-	p, err := tbl.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, piece := range [][]Record{testRecords(0, 0, 20, start), testRecords(0, 15, 30, start), testRecords(1, 0, 9, start)} {
-		if err := p.Write(ctx, piece, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	p := beginWith(t, tbl, testRecords(0, 0, 20, start), testRecords(0, 15, 30, start), testRecords(1, 0, 9, start))
 	if st, err := tbl.Load(ctx); err != nil || st.Version != 2 {
 		t.Fatalf("before Commit: version %d (%v), want 2", st.Version, err)
 	}
@@ -358,13 +365,7 @@ func TestPendingRebasesOverOtherPartitionsOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, err := tbl.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Write(ctx, testRecords(0, 30, 39, start), nil); err != nil {
-		t.Fatal(err)
-	}
+	p := beginWith(t, tbl, testRecords(0, 30, 39, start))
 	other, err := Open(Config{Store: store, Prefix: "iceberg/strata/orders", Location: tbl.Location()})
 	if err != nil {
 		t.Fatal(err)
@@ -382,13 +383,7 @@ func TestPendingRebasesOverOtherPartitionsOnly(t *testing.T) {
 
 	// The leader of another partition commits meanwhile: its rows and
 	// offsets stay, and this commit goes on top.
-	p, err = tbl.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Write(ctx, testRecords(0, 40, 44, start), nil); err != nil {
-		t.Fatal(err)
-	}
+	p = beginWith(t, tbl, testRecords(0, 40, 44, start))
 	if _, err := other.Append(ctx, testRecords(1, 0, 4, start), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -400,13 +395,7 @@ func TestPendingRebasesOverOtherPartitionsOnly(t *testing.T) {
 		t.Fatalf("%d rows after both partitions' commits, want 50", len(rows))
 	}
 
-	p, err = tbl.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Write(ctx, testRecords(0, 45, 54, start), nil); err != nil {
-		t.Fatal(err)
-	}
+	p = beginWith(t, tbl, testRecords(0, 45, 54, start))
 	if _, err := other.Append(ctx, testRecords(0, 45, 49, start), nil); err != nil {
 		t.Fatal(err)
 	}

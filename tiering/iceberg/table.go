@@ -571,10 +571,6 @@ func (p *Pending) State() State { return p.st }
 // ID assigned.
 func (p *Pending) Schema() (*iceberg.Schema, int) { return p.schema, p.lastColumnID }
 
-// LastOffsets is per partition the last offset in the table or written by
-// this append; the map is the Pending's.
-func (p *Pending) LastOffsets() map[int32]int64 { return p.newLast }
-
 // Write writes records' data files: one per partition value of the
 // table's spec and run of about TargetFileSize bytes. Records at or below
 // a partition's last offset, in the table or written before by this
@@ -658,13 +654,13 @@ func (p *Pending) Write(ctx context.Context, records []Record, valueTypes []*ice
 // append wrote or read, nor the schema (a compaction, or the leader of
 // other partitions of the topic), the snapshot goes on top of its (up to
 // appendAttempts times); if it moved them, ErrConflict, and the files are
-// orphans: the caller begins again. read, if not nil, is per partition the last offset
-// the caller read (control batches and aborted transactions past the last
-// record included): the summary records it when a snapshot is written, so
-// the next reader starts after it. progress commits a snapshot even with
-// no file when read takes a partition past the table's last offset
-// (AppendOptions.CommitProgress). Nothing written and no progress:
-// nothing is committed.
+// orphans: the caller begins again. read, if not nil, is per partition
+// the last offset the caller read (control batches and aborted
+// transactions past the last record included): the summary records it
+// when a snapshot is written, so the next reader starts after it.
+// progress commits a snapshot even with no file when read takes a
+// partition past the table's last offset (AppendOptions.CommitProgress).
+// Nothing written and no progress: nothing is committed.
 func (p *Pending) Commit(ctx context.Context, read map[int32]int64, progress bool) (CommitResult, error) {
 	for attempt := 1; ; attempt++ {
 		res, err := p.commitOnce(ctx, read, progress)
@@ -707,10 +703,8 @@ func (p *Pending) rebase(ctx context.Context, read map[int32]int64) error {
 			return fmt.Errorf("%w: partition %d moved since it was read", ErrConflict, part)
 		}
 	}
-	newLast := maps.Clone(st.LastOffsets)
-	if newLast == nil {
-		newLast = map[int32]int64{}
-	}
+	newLast := make(map[int32]int64, len(st.LastOffsets))
+	maps.Copy(newLast, st.LastOffsets)
 	for part := range p.written {
 		newLast[part] = p.newLast[part]
 	}
