@@ -675,8 +675,11 @@ func (l *Log) swapCleaned(views []segmentView, outputs []*cleanedOutput, endOffs
 	segments := make([]*segment, 0, len(installed)+len(rest))
 	l.mu.segments = append(append(segments, installed...), rest...)
 	l.mu.Unlock()
-	l.closeLaterLocked(replaced, l.now())
+	now := l.now()
+	l.closeLaterLocked(replaced, now)
+	expired := l.takeExpiredLocked(now, false)
 	l.writeMu.Unlock()
+	l.closeFiles(expired)
 
 	l.cleaner = cleanerCheckpoint{firstDirtyOffset: endOffset, tombstoneDeadline: tombstoneDeadline}
 	if err := l.writeFile(cleanerCheckpointFile, l.cleaner.encode()); err != nil {

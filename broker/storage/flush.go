@@ -19,9 +19,10 @@ func (l *Log) flushIfDue() error {
 	defer l.flushMu.Unlock()
 	l.writeMu.Lock()
 	now := l.now()
-	l.closeExpiredLocked(now, false)
+	expired := l.takeExpiredLocked(now, false)
 	due := l.unflushedRecords > 0 && elapsed(l.lastFlush, now, l.cfg.FlushMs)
 	l.writeMu.Unlock()
+	l.closeFiles(expired)
 	if !due {
 		return nil
 	}

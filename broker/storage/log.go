@@ -269,7 +269,7 @@ func (l *Log) closeFilesLocked() error {
 			first = err
 		}
 	}
-	l.closeExpiredLocked(time.Time{}, true)
+	l.closeFiles(l.takeExpiredLocked(time.Time{}, true))
 	return first
 }
 

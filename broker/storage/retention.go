@@ -19,6 +19,13 @@ import (
 // topics are tiered too. An uploaded segment wholly below the log start
 // offset goes as well; one not uploaded stays, and so do all after it.
 func (l *Log) ApplyRetention() (int, error) {
+	n, err := l.applyRetention()
+	l.closeExpired()
+	return n, err
+}
+
+// applyRetention: see ApplyRetention, without closing files.
+func (l *Log) applyRetention() (int, error) {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.writeMu.Lock()
@@ -27,7 +34,6 @@ func (l *Log) ApplyRetention() (int, error) {
 		return 0, ErrClosed
 	}
 	now := l.now()
-	l.closeExpiredLocked(now, false)
 
 	cfg := l.cfg
 	segments := l.mu.segments
@@ -72,6 +78,13 @@ func (l *Log) ApplyRetention() (int, error) {
 // the log end offset is ErrOffsetOutOfRange; at or below the current start
 // it is a no-op.
 func (l *Log) DeleteRecordsBefore(offset int64) error {
+	err := l.deleteRecordsBefore(offset)
+	l.closeExpired()
+	return err
+}
+
+// deleteRecordsBefore: see DeleteRecordsBefore, without closing files.
+func (l *Log) deleteRecordsBefore(offset int64) error {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.RLock()
@@ -102,12 +115,10 @@ func (l *Log) DeleteRecordsBefore(offset int64) error {
 	for n < len(segments)-1 && segments[n+1].baseOffset <= offset {
 		n++
 	}
-	now := l.now()
-	l.closeExpiredLocked(now, false)
 	if n == 0 {
 		return nil
 	}
-	return l.removeOldestLocked(n, offset, now)
+	return l.removeOldestLocked(n, offset, l.now())
 }
 
 // removeOldestLocked deletes the n oldest segments and raises the log start
@@ -141,7 +152,8 @@ func (l *Log) discardSegmentsLocked(removed []*segment, now time.Time) error {
 
 // closeLaterLocked schedules the files of segments no longer in the log
 // (already unlinked or replaced) to be closed after file.delete.delay.ms, so
-// reads that hold them finish. Needs flushMu and writeMu.
+// reads that hold them finish; closeExpired closes them. Needs flushMu and
+// writeMu.
 func (l *Log) closeLaterLocked(removed []*segment, now time.Time) {
 	for _, s := range removed {
 		l.pendingCloses = append(l.pendingCloses, pendingClose{
@@ -150,22 +162,44 @@ func (l *Log) closeLaterLocked(removed []*segment, now time.Time) {
 		})
 	}
 	l.dirUnsynced = true
-	l.closeExpiredLocked(now, false)
 }
 
-// closeExpiredLocked closes deleted segments' files whose delay has passed,
-// or all of them. Needs flushMu and writeMu, so no fsync is using them.
-func (l *Log) closeExpiredLocked(now time.Time, all bool) {
+// closeExpired closes the files of deleted segments whose delay has
+// passed. It holds writeMu only to pick them: closing the last descriptor
+// of an unlinked segment frees its blocks and cached pages in the close
+// call (tens to hundreds of milliseconds for a large segment while the
+// disk is busy writing back), which appends must not wait for.
+func (l *Log) closeExpired() {
+	l.writeMu.Lock()
+	files := l.takeExpiredLocked(l.now(), false)
+	l.writeMu.Unlock()
+	l.closeFiles(files)
+}
+
+// takeExpiredLocked removes from the pending closes the files whose delay
+// has passed (every one with all) and returns them for closeFiles. Needs
+// writeMu.
+func (l *Log) takeExpiredLocked(now time.Time, all bool) []*segmentFile {
+	var expired []*segmentFile
 	kept := l.pendingCloses[:0]
 	for _, p := range l.pendingCloses {
 		if all || !now.Before(p.deadline) {
-			if err := p.file.close(); err != nil {
-				l.logger.Warn("storage: close deleted segment", "file", p.file.path, "err", err)
-			}
+			expired = append(expired, p.file)
 			continue
 		}
 		kept = append(kept, p)
 	}
 	clear(l.pendingCloses[len(kept):])
 	l.pendingCloses = kept
+	return expired
+}
+
+// closeFiles closes files takeExpiredLocked returned; the caller holds no
+// lock of the log.
+func (l *Log) closeFiles(files []*segmentFile) {
+	for _, f := range files {
+		if err := f.close(); err != nil {
+			l.logger.Warn("storage: close deleted segment", "file", f.path, "err", err)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"os"
 	"testing"
 	"time"
 )
@@ -183,5 +184,84 @@ func TestSegmentAgeSurvivesReopen(t *testing.T) {
 	clock.Advance(time.Minute)
 	if err := l2.MaybeRoll(); err != nil || l2.NumSegments() != 2 {
 		t.Fatalf("not rolled after segment.ms: %v %d", err, l2.NumSegments())
+	}
+}
+
+// TestClosingDeletedSegmentsDoesNotBlockAppends: closing the last
+// descriptor of a deleted segment is where the filesystem frees its blocks
+// and cached pages, a disk wait while the disk is busy; appends must not
+// queue behind it, whether retention closes the files at once (no delay)
+// or FlushIfDue closes them once file.delete.delay.ms passed.
+func TestClosingDeletedSegmentsDoesNotBlockAppends(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		delayMs int64
+	}{{"retention without delay", 0}, {"flush after the delay", 60000}} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newFakeClock()
+			cfg := testConfig()
+			cfg.RetentionMs = time.Hour.Milliseconds()
+			cfg.FileDeleteDelayMs = tc.delayMs
+			l, _ := retentionLayout(t, cfg, clock)
+			if tc.delayMs > 0 {
+				if n, err := l.ApplyRetention(); n != 9 || err != nil {
+					t.Fatalf("deleted %d: %v", n, err)
+				}
+				clock.Advance(time.Duration(tc.delayMs) * time.Millisecond)
+			}
+
+			entered := make(chan struct{}, 64)
+			release := make(chan struct{})
+			closeOSFile = func(f *os.File) error {
+				entered <- struct{}{}
+				<-release
+				return f.Close()
+			}
+			t.Cleanup(func() { closeOSFile = (*os.File).Close })
+			released := false
+			defer func() {
+				if !released {
+					close(release)
+				}
+			}()
+
+			done := make(chan error, 1)
+			go func() {
+				if tc.delayMs > 0 {
+					done <- l.FlushIfDue()
+					return
+				}
+				_, err := l.ApplyRetention()
+				done <- err
+			}()
+			select {
+			case <-entered:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no deleted segment was closed")
+			}
+
+			batch := valueBatch(t, 4, 100, clock.Millis())
+			appended := make(chan error, 1)
+			go func() {
+				_, err := appendWith(l, AppendOptions{}, batch)
+				appended <- err
+			}()
+			select {
+			case err := <-appended:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("an append waited for the close of a deleted segment")
+			}
+			close(release)
+			released = true
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if fileExists(l.Dir(), segmentName(0)+logFileSuffix) {
+				t.Fatal("deleted segment still linked")
+			}
+		})
 	}
 }

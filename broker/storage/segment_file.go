@@ -112,10 +112,14 @@ func (sf *segmentFile) opened() *os.File {
 	return nil
 }
 
+// closeOSFile closes a segment's descriptor; tests replace it to hold a
+// close as a busy filesystem does.
+var closeOSFile = (*os.File).Close
+
 // close closes the file if it is open; every later use gets os.ErrClosed.
 func (sf *segmentFile) close() error {
 	if old := sf.state.Swap(closedFile); old != nil && old.file != nil {
-		return old.file.Close()
+		return closeOSFile(old.file)
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ func (l *Log) TruncateTo(offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("%w: truncate to negative offset %d", ErrOffsetOutOfRange, offset)
 	}
+	defer l.closeExpired() // after flushMu is released
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	// Only holders of flushMu lower the end offset or move the start offset,
@@ -220,6 +221,7 @@ func (l *Log) TruncateFully(offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("%w: truncate to negative offset %d", ErrOffsetOutOfRange, offset)
 	}
+	defer l.closeExpired() // after flushMu is released
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.RLock()
