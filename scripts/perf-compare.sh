@@ -26,7 +26,8 @@
 #                        configs of the OMB topics: bound what an unthrottled run leaves on disk
 #                        (retention.bytes is per partition, as in Kafka: 16 x (128 + 64) MiB is
 #                        about 3 GiB per node, 9 GiB for the three nodes of omb3)
-#   RAW_DURATION=10s     length of each raw run and of each timed baseline figure
+#   RAW_DURATION=10s     length of raw-fetch, of the sustained raw-produce run (the first one
+#                        writes DD_MB like the baseline) and of each timed baseline figure
 #   RAW_CONNECTIONS=2 RAW_IN_FLIGHT=8 RAW_PARTITIONS=4 RAW_RECORDS_PER_BATCH=16
 #   PRODUCER_PROPS="acks=1 linger.ms=5 batch.size=1048576"
 #   SERVER_SETS=""       extra flags of every strata server started, e.g.
@@ -232,6 +233,7 @@ js_pub_mib="n/a"; js_pub_msgs="n/a"
 js_consume_mib="n/a"; js_consume_msgs="n/a"
 base_write_mib="n/a"; base_read_mib="n/a"; base_tcp_mib="n/a"
 raw_produce_mib="n/a"; raw_produce_msgs="n/a"; raw_fetch_mib="n/a"
+raw_sustained_mib="n/a"; raw_sustained_gib="n/a"
 omb_rows=()
 omb1_max_mib="n/a"; omb3_max_mib="n/a"
 
@@ -309,13 +311,22 @@ if wants raw; then
 	start_strata
 	raw_flags=(-b "$addr" --topic raw --connections "$RAW_CONNECTIONS" --in-flight "$RAW_IN_FLIGHT" --duration "$RAW_DURATION")
 	log "strata perf raw-produce: acks=1, $RECORD_SIZE B records, uncompressed, $RAW_PARTITIONS partitions, ${RAW_CONNECTIONS}x$RAW_IN_FLIGHT in flight"
-	out="$(GOGC="$CLIENT_GOGC" "$bin/strata" perf raw-produce "${raw_flags[@]}" --partitions "$RAW_PARTITIONS" --acks 1 --compression none \
-		--record-size "$RECORD_SIZE" --records-per-batch "$RAW_RECORDS_PER_BATCH" 2>&1)" || die "strata perf raw-produce failed: $out"
+	produce_flags=(--partitions "$RAW_PARTITIONS" --acks 1 --compression none --record-size "$RECORD_SIZE" --records-per-batch "$RAW_RECORDS_PER_BATCH")
+	# Like for like with the baseline's write: the same ${DD_MB} MiB (--duration only bounds it).
+	out="$(GOGC="$CLIENT_GOGC" "$bin/strata" perf raw-produce "${raw_flags[@]}" "${produce_flags[@]}" \
+		--bytes "${DD_MB}MiB" --duration 300s 2>&1)" || die "strata perf raw-produce failed: $out"
 	echo "$out" >&2
 	# "raw-produce total: N records, R records/sec (M MB/sec), ..."
 	line="$(echo "$out" | grep '^raw-produce total:')"
 	raw_produce_msgs="$(echo "$line" | sed -nE 's/.* ([0-9.]+) records\/sec.*/\1/p')"
 	raw_produce_mib="$(echo "$line" | sed -nE 's/.*\(([0-9.]+) MB\/sec\).*/\1/p')"
+	log "strata perf raw-produce, sustained: the same for $RAW_DURATION"
+	out="$(GOGC="$CLIENT_GOGC" "$bin/strata" perf raw-produce "${raw_flags[@]}" "${produce_flags[@]}" 2>&1)" ||
+		die "strata perf raw-produce failed: $out"
+	echo "$out" >&2
+	line="$(echo "$out" | grep '^raw-produce total:')"
+	raw_sustained_mib="$(echo "$line" | sed -nE 's/.*\(([0-9.]+) MB\/sec\).*/\1/p')"
+	raw_sustained_gib="$(echo "$line" | sed -nE 's/^raw-produce total: ([0-9]+) records.*/\1/p' | awk -v z="$RECORD_SIZE" '{ printf "%.1f", $1 * z / 1073741824 }')"
 
 	log "strata perf raw-fetch: the records raw-produce wrote, from the page cache"
 	out="$(GOGC="$CLIENT_GOGC" "$bin/strata" perf raw-fetch "${raw_flags[@]}" 2>&1)" || die "strata perf raw-fetch failed: $out"
@@ -401,7 +412,7 @@ fi
 # --- summary --------------------------------------------------------------
 num() { awk -v x="$1" -v f="$2" 'BEGIN { if (x ~ /^[0-9.]+$/) printf f, x; else print x }'; }
 for v in dd_mib strata_produce_mib strata_consume_mib js_pub_mib js_consume_mib \
-	base_write_mib base_read_mib base_tcp_mib raw_produce_mib raw_fetch_mib; do printf -v "$v" '%s' "$(num "${!v}" %.1f)"; done
+	base_write_mib base_read_mib base_tcp_mib raw_produce_mib raw_sustained_mib raw_fetch_mib; do printf -v "$v" '%s' "$(num "${!v}" %.1f)"; done
 for v in strata_produce_msgs strata_consume_msgs js_pub_msgs js_consume_msgs raw_produce_msgs; do printf -v "$v" '%s' "$(num "${!v}" %.0f)"; done
 cat <<EOF
 
@@ -409,7 +420,8 @@ Strata vs disk vs NATS JetStream on $(hostname) ($(nproc) cores), $(date -u +%Y-
 $RECORDS messages x $RECORD_SIZE B; strata topic with $PARTITIONS partition(s), producer props: $PRODUCER_PROPS
 JetStream: one file-storage stream, R1, async publish (batch 500), ordered ephemeral consumer
 MiB/s = 2^20 bytes of message payload per second (dd, baseline: bytes moved; raw-fetch: whole responses)
-raw: $RAW_DURATION each, ${RAW_CONNECTIONS} connections x $RAW_IN_FLIGHT in flight, $RAW_PARTITIONS partitions, $RAW_RECORDS_PER_BATCH records per batch
+raw: ${RAW_CONNECTIONS} connections x $RAW_IN_FLIGHT in flight, $RAW_PARTITIONS partitions, $RAW_RECORDS_PER_BATCH records per batch;
+raw-produce writes ${DD_MB} MiB as the baseline does, then again for $RAW_DURATION; raw-fetch runs $RAW_DURATION
 
 $(printf '%-36s %12s %14s' "measurement" "MiB/s" "msgs/s")
 $(printf '%-36s %12s %14s' "disk: dd ${DD_MB} MiB, fdatasync" "$dd_mib" "-")
@@ -421,12 +433,13 @@ $(printf '%-36s %12s %14s' "baseline: disk write, fdatasync" "$base_write_mib" "
 $(printf '%-36s %12s %14s' "baseline: page-cache read" "$base_read_mib" "-")
 $(printf '%-36s %12s %14s' "baseline: loopback TCP" "$base_tcp_mib" "-")
 $(printf '%-36s %12s %14s' "strata perf raw-produce (acks=1)" "$raw_produce_mib" "$raw_produce_msgs")
+$(printf '%-36s %12s %14s' "  the same for $RAW_DURATION (${raw_sustained_gib} GiB)" "$raw_sustained_mib" "-")
 $(printf '%-36s %12s %14s' "strata perf raw-fetch (cached)" "$raw_fetch_mib" "-")
 
 $(printf '%-36s %12s' "strata produce / dd" "$(ratio "$strata_produce_mib" "$dd_mib")")
 $(printf '%-36s %12s' "strata produce / JetStream pub" "$(ratio "$strata_produce_mib" "$js_pub_mib")")
 $(printf '%-36s %12s' "strata consume / JetStream consume" "$(ratio "$strata_consume_mib" "$js_consume_mib")")
-$(printf '%-36s %12s' "raw produce / disk write" "$(ratio "$raw_produce_mib" "$base_write_mib")")
+$(printf '%-36s %12s' "raw produce / disk write (${DD_MB} MiB each)" "$(ratio "$raw_produce_mib" "$base_write_mib")")
 $(printf '%-36s %12s' "raw fetch / page-cache read" "$(ratio "$raw_fetch_mib" "$base_read_mib")")
 $(printf '%-36s %12s' "raw fetch / loopback TCP" "$(ratio "$raw_fetch_mib" "$base_tcp_mib")")
 EOF

@@ -277,6 +277,7 @@ type perfRawProduceOptions struct {
 	acks                 string
 	compression          string
 	partitions           int32
+	maxBytes             byteSize
 }
 
 func newPerfRawProduceCmd() *cobra.Command {
@@ -295,7 +296,11 @@ response of each connection are decoded, and any error code stops the run.
 
 Counts only acknowledged records (records per request x responses); MB/sec
 counts record values (MB = 1024*1024 bytes), latency is send to response.
-A line every 5 seconds and a total at the end.
+A line every 5 seconds and a total at the end. With --bytes the run ends
+once that many record bytes were sent and their responses came (or at
+--duration, whichever is first): to compare with a disk write of the same
+size, since past a few GB the kernel's dirty-page limits, not the broker,
+set the pace of a longer run.
 
 Creates the topic with --partitions partitions if it does not exist.
 Connections go round robin over the partitions' leaders; with
@@ -315,6 +320,7 @@ partitions (0: all). Plaintext only: TLS and SASL listeners are refused.`,
 	f.StringVar(&opts.acks, "acks", "1", "acks: 1, all (-1); 0 is refused (no response to time)")
 	f.StringVar(&opts.compression, "compression", "none", "batch compression: none, gzip, snappy, lz4, zstd")
 	f.Int32Var(&opts.partitions, "partitions", 4, "partitions of the topic if raw-produce creates it")
+	f.Var(&opts.maxBytes, "bytes", "stop after sending this many record bytes (bytes or KiB, MiB, GiB; 0: until --duration)")
 	return cmd
 }
 
@@ -348,6 +354,8 @@ func runPerfRawProduce(cmd *cobra.Command, opts perfRawProduceOptions) error {
 		return errors.New("--partitions-per-request must not be negative")
 	case opts.partitions <= 0:
 		return errors.New("--partitions must be positive")
+	case opts.maxBytes < 0:
+		return errors.New("--bytes must not be negative")
 	}
 	acks, err := parseRawAcks(opts.acks)
 	if err != nil {
@@ -407,6 +415,7 @@ func runPerfRawProduce(cmd *cobra.Command, opts perfRawProduceOptions) error {
 		version, acks, len(conns), opts.inFlight, opts.recordsPerBatch, opts.recordSize, len(batch), opts.compression)
 	replay := &rawReplay{
 		conns: conns, inFlight: opts.inFlight, timeout: conn.timeout, checkEvery: opts.checkEvery,
+		maxBytes: int64(opts.maxBytes),
 	}
 	return replayAndReport(cmd, replay, opts.rawCommonOptions, "raw-produce", "records")
 }

@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -56,6 +57,10 @@ type rawReplay struct {
 	inFlight   int
 	timeout    time.Duration // bound on each write and each response
 	checkEvery int64
+	// maxBytes, if > 0, ends the replay once requests counting this many
+	// bytes (bytesPerResponse each) were sent; bytesLeft is what is left.
+	maxBytes  int64
+	bytesLeft atomic.Int64
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -87,6 +92,7 @@ func (r *rawReplay) fail(err error) {
 // report, if set, is called every interval with the window's counts.
 func (r *rawReplay) run(ctx context.Context, interval time.Duration, report func(window rawCounts, elapsed time.Duration)) (rawCounts, time.Duration, error) {
 	r.stop = make(chan struct{})
+	r.bytesLeft.Store(r.maxBytes)
 	r.mu.total, r.mu.window = newRawCounts(), newRawCounts()
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -133,10 +139,14 @@ func (r *rawReplay) run(ctx context.Context, interval time.Duration, report func
 }
 
 // write sends the request whenever fewer than inFlight are outstanding,
-// until the replay stops; closing sent tells the reader no more come.
+// until the replay stops or the byte budget is spent; closing sent tells
+// the reader no more come.
 func (r *rawReplay) write(c rawConn, sent chan<- time.Time) {
 	defer close(sent)
 	for {
+		if r.maxBytes > 0 && r.bytesLeft.Add(-c.bytesPerResponse)+c.bytesPerResponse <= 0 {
+			return
+		}
 		select {
 		case <-r.stop:
 			return

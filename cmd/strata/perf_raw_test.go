@@ -268,6 +268,37 @@ func TestRawProduceThenRawFetch(t *testing.T) {
 	}
 }
 
+// TestRawProduceStopsAtBytes: --bytes ends the run once that many record
+// bytes went out, long before --duration, and every byte sent is
+// acknowledged and in the log (at most one request of each connection past
+// the budget).
+func TestRawProduceStopsAtBytes(t *testing.T) {
+	addr := startBroker(t, nil)
+	start := time.Now()
+	out := cli(t, addr, "", "perf", "raw-produce", "--topic", "rawbytes", "--partitions", "2", "--record-size", "100",
+		"--records-per-batch", "10", "--connections", "2", "--in-flight", "3", "--bytes", "1MiB", "--duration", "5m")
+	if took := time.Since(start); took > 2*time.Minute {
+		t.Fatalf("raw-produce --bytes 1MiB ran %s", took)
+	}
+	m := rawProduceTotal.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no total line in:\n%s", out)
+	}
+	acked, _ := strconv.ParseInt(m[1], 10, 64)
+	// 2 partitions x 10 records x 100 B per request: 1 MiB is 524.288
+	// requests, so 525 and up to one more per connection.
+	if requests := acked / 20; requests < 525 || requests > 527 {
+		t.Fatalf("acknowledged %d records (%d requests), want 525-527 requests:\n%s", acked, requests, out)
+	}
+	if got := topicEndOffsetSum(t, addr, "rawbytes"); got != acked {
+		t.Errorf("end offsets sum to %d, raw-produce reports %d records acknowledged", got, acked)
+	}
+	res := runCLI(t, time.Minute, "", "-b", addr, "perf", "raw-produce", "--topic", "rawbytes", "--bytes", "-1")
+	if res.err == nil || !strings.Contains(res.err.Error(), "--bytes") {
+		t.Errorf("--bytes -1: err %v, want a --bytes error", res.err)
+	}
+}
+
 func TestRawFetchEmptyTopicFails(t *testing.T) {
 	addr := startBroker(t, nil)
 	cli(t, addr, "", "topic", "create", "empty", "--partitions", "2")
