@@ -75,3 +75,24 @@ func TestApplyContainerMemoryLimit(t *testing.T) {
 		t.Fatalf("with GOMEMLIMIT the limit changed to %d", got)
 	}
 }
+
+func TestServerGCPolicy(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	if got := gcPolicy(func(string) string { return "" }, serverGCPercent); got != serverGCPercent {
+		t.Fatalf("without GOGC: policy says %d, want %d", got, serverGCPercent)
+	}
+	if got := debug.SetGCPercent(100); got != serverGCPercent {
+		t.Fatalf("without GOGC: runtime GC percent %d, want %d", got, serverGCPercent)
+	}
+	// GOGC=off (-1) is the user's choice too: kept.
+	debug.SetGCPercent(-1)
+	if got := gcPolicy(func(k string) string {
+		if k == "GOGC" {
+			return "off"
+		}
+		return ""
+	}, serverGCPercent); got != -1 {
+		t.Fatalf("with GOGC=off: policy says %d, want -1", got)
+	}
+}

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,15 +52,7 @@ const perfGCPercent = 800
 
 // perfGCPolicy sets the load generators' GC percent unless the user chose
 // one with GOGC. It returns the percent in force.
-func perfGCPolicy(getenv func(string) string) int {
-	if getenv("GOGC") != "" {
-		pct := debug.SetGCPercent(-1) // read the runtime's value back
-		debug.SetGCPercent(pct)
-		return pct
-	}
-	debug.SetGCPercent(perfGCPercent)
-	return perfGCPercent
-}
+func perfGCPolicy(getenv func(string) string) int { return gcPolicy(getenv, perfGCPercent) }
 
 // perfProduceOptions are kafka-producer-perf-test's flags.
 type perfProduceOptions struct {
