@@ -144,7 +144,7 @@ release: ## binaries for linux and darwin (amd64, arm64), SHA256SUMS, the image 
 	cd $(DIST) && rm -f SHA256SUMS && sha256sum -- * > SHA256SUMS.tmp && mv SHA256SUMS.tmp SHA256SUMS
 	@echo "release: $(DIST)/"; ls -l $(DIST)
 
-perf: build ## one run side by side: strata vs disk, page cache, loopback TCP, NATS JetStream, and the OMB workloads on one node and three (8 minutes; not part of test)
+perf: build ## one run side by side: strata vs disk, page cache, loopback TCP, NATS JetStream, and the OMB workloads on one node and three (10 minutes; not part of test)
 	scripts/perf-compare.sh
 
 clean: ## remove build outputs (bin/, dist/, e2e/kafkajs/node_modules, e2e/iceberg/node_modules); ./data is left alone
