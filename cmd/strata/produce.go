@@ -273,7 +273,10 @@ func runProduce(cmd *cobra.Command, topic string, opts produceOptions) error {
 		}
 	}
 
-	flushCtx, cancel := conn.requestContext(cmd)
+	// Every record fails by itself once its delivery timeout (--timeout)
+	// passes; the flush waits a little longer, so that a slow end is
+	// reported with the records' own errors, not as a flush timeout.
+	flushCtx, cancel := context.WithTimeout(ctx, conn.timeout+produceFlushGrace)
 	defer cancel()
 	if err := cl.Flush(flushCtx); err != nil {
 		return fmt.Errorf("flush: %w", err)
@@ -293,6 +296,10 @@ func runProduce(cmd *cobra.Command, topic string, opts produceOptions) error {
 	}
 	return nil
 }
+
+// produceFlushGrace is how long produce's flush waits past the records'
+// delivery timeout.
+const produceFlushGrace = 5 * time.Second
 
 // maxLoggedProduceErrors caps the per-record error lines on stderr; the
 // final error still counts every failure.
