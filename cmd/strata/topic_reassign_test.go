@@ -24,6 +24,20 @@ func (c *cliCluster) replicasOf(t *testing.T, topic string) (replicas, isr []int
 	return ps[0].Replicas, ps[0].ISR
 }
 
+// waitReplicas polls the topic's replicas (every 50 ms, up to 10 s) until
+// they are want, and returns the last seen.
+func (c *cliCluster) waitReplicas(t *testing.T, topic string, want []int32) []int32 {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, _ := c.replicasOf(t, topic)
+		if slices.Equal(got, want) || time.Now().After(deadline) {
+			return got
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestTopicReassignCLI drives `strata topic reassign` against a three-node
 // cluster: a move with --replicas and --wait, a move back with a plan
 // file, a stuck move (to a stopped node) listed, waited on with a timeout
@@ -98,7 +112,9 @@ func TestTopicReassignCLI(t *testing.T) {
 	if !strings.Contains(out, "cancelled the reassignment of mv-0") {
 		t.Fatalf("--cancel printed %q", out)
 	}
-	if got, _ := c.replicasOf(t, "mv"); !slices.Equal(got, []int32{home}) {
+	// The cancel is committed; a broker's metadata may apply it a moment
+	// later than the controller that answered.
+	if got := c.waitReplicas(t, "mv", []int32{home}); !slices.Equal(got, []int32{home}) {
 		t.Fatalf("replicas after cancel %v, want [%d]", got, home)
 	}
 	if out := cli(t, addr, "", "topic", "reassign", "mv", "-p", "0", "--wait"); !strings.HasPrefix(out, fmt.Sprintf("mv-0: no reassignment in progress, replicas %d ", home)) {
