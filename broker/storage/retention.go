@@ -19,13 +19,7 @@ import (
 // topics are tiered too. An uploaded segment wholly below the log start
 // offset goes as well; one not uploaded stays, and so do all after it.
 func (l *Log) ApplyRetention() (int, error) {
-	n, err := l.applyRetention()
-	l.closeExpired()
-	return n, err
-}
-
-// applyRetention: see ApplyRetention, without closing files.
-func (l *Log) applyRetention() (int, error) {
+	defer l.closeExpired() // after flushMu and writeMu are released
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.writeMu.Lock()
@@ -78,13 +72,7 @@ func (l *Log) applyRetention() (int, error) {
 // the log end offset is ErrOffsetOutOfRange; at or below the current start
 // it is a no-op.
 func (l *Log) DeleteRecordsBefore(offset int64) error {
-	err := l.deleteRecordsBefore(offset)
-	l.closeExpired()
-	return err
-}
-
-// deleteRecordsBefore: see DeleteRecordsBefore, without closing files.
-func (l *Log) deleteRecordsBefore(offset int64) error {
+	defer l.closeExpired() // after flushMu and writeMu are released
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	l.mu.RLock()

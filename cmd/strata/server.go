@@ -76,7 +76,8 @@ then the dedicated flags below when given.`,
 			} else if soft > 0 {
 				logger.Info("Go heap soft limit from the container's memory limit (GOMEMLIMIT overrides)", "bytes", soft)
 			}
-			logger.Debug("Go GC percent (GOGC overrides)", "percent", gcPolicy(os.Getenv, serverGCPercent))
+			gcPercent := gcPolicy(os.Getenv, serverGCPercent)
+			logger.Debug("Go GC percent (GOGC overrides)", "percent", gcPercent)
 
 			cfg := broker.DefaultConfig()
 			if configFile != "" {
