@@ -467,7 +467,7 @@ if ((${#omb_rows[@]} > 0)); then
 	cat <<EOF
 
 OpenMessaging Benchmark workloads (strata perf omb, warm-up $OMB_WARMUP, test $OMB_DURATION, 16 partitions,
-1 KiB random payloads, franz-go's default snappy, linger.ms=1; topic configs: $OMB_TOPIC_CONFIGS)
+1 KiB random payloads, uncompressed, linger.ms=1; topic configs: $OMB_TOPIC_CONFIGS)
 MB/s as OMB prints it (2^20 bytes of payload per second); latencies in ms
 
 $(printf '%-44s %8s %8s %9s %9s %9s' "workload" "pub MB/s" "con MB/s" "pub p99" "pub p99.9" "e2e p99")

@@ -64,6 +64,7 @@ type perfOMBOptions struct {
 	replicationFactor int16
 	topicConfigs      []string
 	acks              string
+	compression       string
 	keepTopics        bool
 }
 
@@ -110,6 +111,8 @@ publish and end-to-end latency histograms as HdrHistogram .hgrm files.`,
 	f.StringArrayVarP(&opts.topicConfigs, "topic-config", "c", nil,
 		"config key=value of the created topics (repeatable), as OMB's driver topicConfig: e.g. retention.bytes to bound the disk an unthrottled run fills")
 	f.StringVar(&opts.acks, "acks", "all", "producer acks: all (OMB's Kafka driver), 1 or 0; 1 and 0 turn off idempotence as Kafka's producer must")
+	f.StringVar(&opts.compression, "compression", "none",
+		"producer batch compression: none (OMB's Kafka driver leaves the Java producer's default), snappy, lz4, zstd or gzip (its kafka-compression-* driver files)")
 	f.BoolVar(&opts.keepTopics, "keep-topics", false, "do not delete the created topics at the end")
 	return cmd
 }
@@ -166,10 +169,15 @@ func runPerfOMB(cmd *cobra.Command, path string, opts perfOMBOptions) error {
 	if err != nil {
 		return err
 	}
-	acks, err := ombAcks(opts.acks)
+	producerOpts, err := ombAcks(opts.acks)
 	if err != nil {
 		return err
 	}
+	codec, err := parseCompression(opts.compression)
+	if err != nil {
+		return fmt.Errorf("--compression: %w", err)
+	}
+	producerOpts = append(producerOpts, kgo.ProducerBatchCompression(codec))
 	kv, err := parseKeyValues(opts.topicConfigs, "topic-config")
 	if err != nil {
 		return err
@@ -228,7 +236,7 @@ func runPerfOMB(cmd *cobra.Command, path string, opts perfOMBOptions) error {
 	// After the first Ctrl-C the run winds down (flush, delete topics); a
 	// second one gets the default handling and kills the process.
 	go func() { <-ctx.Done(); stop() }()
-	run := &ombRun{plan: plan, topics: topics, out: out, conn: conn, cmd: cmd, rng: rng, acks: acks}
+	run := &ombRun{plan: plan, topics: topics, out: out, conn: conn, cmd: cmd, rng: rng, producerOpts: producerOpts}
 	run.mu.rec = newOMBRecorder(time.Now())
 	res, err := run.execute(ctx)
 	if err != nil {
@@ -269,7 +277,8 @@ type ombRun struct {
 	conn   connSettings
 	cmd    *cobra.Command
 	rng    *rand.Rand
-	acks   []kgo.Opt // the producers' acks settings
+	// producerOpts are the producers' acks and compression settings.
+	producerOpts []kgo.Opt
 
 	mu struct {
 		sync.Mutex
@@ -279,6 +288,10 @@ type ombRun struct {
 	// testLatencies are the test phase's histograms, kept for the files.
 	testLatencies ombLatencies
 }
+
+// ombMaxPartitionFetchBytes is OMB's Kafka driver's consumer
+// max.partition.fetch.bytes (franz-go's default is 1 MiB).
+const ombMaxPartitionFetchBytes = 10 << 20
 
 // ombConsumer is one consumer client and how many partitions it owns.
 type ombConsumer struct {
@@ -336,7 +349,7 @@ func (r *ombRun) execute(ctx context.Context) (*ombResult, error) {
 				kgo.ClientID("strata-perf-omb-producer"),
 				kgo.ProducerLinger(time.Millisecond), // OMB's Kafka driver: linger.ms=1
 				kgo.RecordDeliveryTimeout(max(r.conn.timeout, 2*time.Minute)),
-			}, r.acks...)...)
+			}, r.producerOpts...)...)
 			if err != nil {
 				return nil, err
 			}
@@ -400,6 +413,8 @@ func (r *ombRun) newConsumer(topic, group string) (*ombConsumer, error) {
 		kgo.ConsumerGroup(group),
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchMaxPartitionBytes(ombMaxPartitionFetchBytes),
+		kgo.WithPools(newRecordSlabPool()), // consume recycles each record
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, added map[string][]int32) {
 			for _, ps := range added {
 				c.assigned.Add(int64(len(ps)))
@@ -485,16 +500,21 @@ func (r *ombRun) produce(ctx context.Context, cl *kgo.Client, ratePerSec float64
 	keys := newOMBKeys(r.plan.workload.KeyDistributor, rng)
 	payloads := r.plan.payloads
 	for ctx.Err() == nil {
-		intended := time.Now()
+		// One clock read per message unless it has to wait: at a few
+		// hundred thousand messages a second the reads add up (kvm-clock).
+		now := time.Now()
+		intended, sendTime := now, now
 		if limiter != nil {
-			reservation := limiter.Reserve()
-			intended = intended.Add(reservation.Delay())
-			if !sleepCtx(ctx, time.Until(intended)) {
-				reservation.Cancel()
-				break
+			reservation := limiter.ReserveN(now, 1)
+			if wait := reservation.DelayFrom(now); wait > 0 {
+				intended = now.Add(wait)
+				if !sleepCtx(ctx, wait) {
+					reservation.Cancel()
+					break
+				}
+				sendTime = time.Now()
 			}
 		}
-		sendTime := time.Now()
 		delay := sendTime.Sub(intended)
 		rec := &kgo.Record{
 			Key:     keys.key(),
@@ -541,6 +561,7 @@ func (r *ombRun) consume(ctx context.Context, cl *kgo.Client) {
 					s.endToEnd = now.Sub(time.Unix(0, int64(binary.BigEndian.Uint64(h.Value))))
 				}
 			}
+			rec.Recycle()
 			batch = append(batch, s)
 		})
 		if len(batch) == 0 {

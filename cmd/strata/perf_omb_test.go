@@ -3,6 +3,7 @@ package main
 // strata perf omb against a real in-process broker.
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // runOMB writes workload to a file and runs perf omb on it against addr
@@ -177,7 +180,12 @@ producerRate: 2000
 consumerBacklogSizeGB: 0.002
 testDurationMinutes: 1
 `, "--warmup-duration", "0s", "--test-duration", "500ms", "--output", output, "--topic-prefix", "omb-backlog",
-		"--acks", "1", "--topic-config", "retention.bytes=1073741824", "-c", "segment.bytes=16777216")
+		"--acks", "1", "--topic-config", "retention.bytes=1073741824", "-c", "segment.bytes=16777216", "--keep-topics")
+	// Uncompressed by default, as OMB's Kafka driver (franz-go's own
+	// default would be snappy).
+	if codec := ombStoredCodec(t, addr, out); codec != 0 {
+		t.Errorf("stored batches' compression type %d, want 0 (none)", codec)
+	}
 
 	drain := regexp.MustCompile(`(?m)^----- Backlog drained: (\d+) messages \([\d.]+ MB\) in [\d.]+ s \| Drain rate ([\d.]+) msg/s`).FindStringSubmatch(out)
 	if drain == nil {
@@ -196,7 +204,50 @@ testDurationMinutes: 1
 	if s, _ := result["backlogDrainSeconds"].(float64); s <= 0 {
 		t.Errorf("backlogDrainSeconds = %v", result["backlogDrainSeconds"])
 	}
-	waitForNoTopics(t, addr, "omb-backlog")
+}
+
+func TestPerfOMBCompression(t *testing.T) {
+	addr := startBroker(t, nil)
+	out := runOMB(t, addr, `
+name: lz4
+topics: 1
+partitionsPerTopic: 1
+messageSize: 512
+subscriptionsPerTopic: 1
+consumerPerSubscription: 1
+producersPerTopic: 1
+producerRate: 1000
+testDurationMinutes: 1
+`, "--warmup-duration", "0s", "--test-duration", "300ms", "--topic-prefix", "omb-lz4", "--compression", "lz4", "--keep-topics")
+	if codec := ombStoredCodec(t, addr, out); codec != 3 {
+		t.Errorf("stored batches' compression type %d, want 3 (lz4)", codec)
+	}
+}
+
+// ombStoredCodec reads the first record of the topic perf omb created
+// (named in its output) and returns its batch's compression type.
+func ombStoredCodec(t *testing.T, addr, out string) uint8 {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^Created 1 topics with \d+ partitions each: \[(\S+)\]$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no created-topic line:\n%s", out)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics(m[1]), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		fetches := cl.PollRecords(ctx, 1)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("no record read back from %s: %v", m[1], err)
+		}
+		if recs := fetches.Records(); len(recs) > 0 {
+			return recs[0].Attrs.CompressionType()
+		}
+	}
 }
 
 func TestPerfOMBBadInput(t *testing.T) {
@@ -219,6 +270,7 @@ func TestPerfOMBBadInput(t *testing.T) {
 	for _, tc := range []struct{ flag, value, want string }{
 		{"--acks", "2", `invalid --acks "2": want all, 1 or 0`},
 		{"--topic-config", "retention.bytes", `invalid topic-config "retention.bytes": want key=value`},
+		{"--compression", "brotli", `--compression: unknown compression "brotli": want none, gzip, snappy, lz4 or zstd`},
 	} {
 		res = runCLI(t, 20*time.Second, "", "-b", "127.0.0.1:1", "--timeout", "2s", "perf", "omb", good, tc.flag, tc.value)
 		if res.err == nil || res.err.Error() != tc.want {
