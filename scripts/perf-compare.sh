@@ -95,11 +95,16 @@ trap 'exit 130' INT TERM
 # free_port prints a loopback port nothing is listening on and that it has
 # not handed out before (a cluster takes several before any is bound). It
 # runs in a subshell ($(free_port)), so the ports handed out are kept in a
-# file.
+# file. Ports come from below the kernel's ephemeral range: a port in it
+# may be the local end of one of the load generators' hundreds of
+# connections by the time a server binds it (a run failed so, 2026-12-05).
 free_port() {
-	local port
+	local port lo=32768 span
+	read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+	span=$((lo - 10000))
+	((span >= 1000)) || die "the ephemeral port range starts at $lo: no room below it for the servers' ports"
 	for _ in $(seq 100); do
-		port=$((20000 + RANDOM % 40000))
+		port=$((10000 + RANDOM % span))
 		if grep -qx "$port" "$work/ports" 2>/dev/null; then continue; fi
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
 			echo "$port" >>"$work/ports"
