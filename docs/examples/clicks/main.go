@@ -190,13 +190,14 @@ func run(ctx context.Context, brokers string) error {
 	}
 
 	// A user's clicks so far, asked of the running App over HTTP: all of
-	// them once the App applied its last commit to its store.
+	// them once the App applied its last commit to its store (404 until
+	// its first commit reaches the store).
 	url := fmt.Sprintf("http://%s/v1/jobs/%s/stores/clicks-per-user/keys/%s", app.QueryAddr(), appID, user(0))
 	var answer struct {
 		Value int64 `json:"value"`
 	}
 	for answer.Value != perUser+1 {
-		if err := getJSON(ctx, url, &answer); err != nil {
+		if err := getJSON(ctx, url, &answer); err != nil && !errors.Is(err, errNotFound) {
 			return err
 		}
 		if answer.Value != perUser+1 {
@@ -211,6 +212,9 @@ func run(ctx context.Context, brokers string) error {
 	return nil
 }
 
+// errNotFound is a 404: the key is not (yet) in the store.
+var errNotFound = errors.New("not found")
+
 func getJSON(ctx context.Context, url string, v any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -221,6 +225,9 @@ func getJSON(ctx context.Context, url string, v any) error {
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("GET %s: %w", url, errNotFound)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
