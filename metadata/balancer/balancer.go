@@ -700,13 +700,16 @@ func (p *planner) resource(goal string, load share, minDiff float64) {
 		for _, a := range onHi {
 			sa := size(a, hi)
 			i, _ := slices.BinarySearchFunc(onLo, sa-diff/2, func(id PartitionID, t float64) int { return cmp.Compare(size(id, lo), t) })
-			// From the best fit down, the first swap that keeps the leaders.
+			// From the best fit down, the first swap that keeps the leaders;
+			// d only shrinks from there, so once it is no better than the
+			// best or not worth a swap, neither is any after it.
 			for ; i < len(onLo); i++ {
-				d := sa - size(onLo[i], lo)
-				if d <= bestDelta {
+				sb := size(onLo[i], lo)
+				d := sa - sb
+				if d <= bestDelta || !swapWorth(sa, sb, minDiff) {
 					break
 				}
-				if swapWorth(sa, size(onLo[i], lo), minDiff) && leadersKept(leads(a, hi)-leads(onLo[i], lo)) {
+				if leadersKept(leads(a, hi) - leads(onLo[i], lo)) {
 					bestA, bestB, bestDelta = a, onLo[i], d
 					break
 				}
