@@ -285,6 +285,8 @@ type ombRun struct {
 		rec *ombRecorder
 	}
 	consumers []*ombConsumer
+	// unacked counts the messages the producers' final flush gave up on.
+	unacked atomic.Int64
 	// testLatencies are the test phase's histograms, kept for the files.
 	testLatencies ombLatencies
 }
@@ -388,13 +390,17 @@ func (r *ombRun) execute(ctx context.Context) (*ombResult, error) {
 	r.testLatencies = lat
 
 	stopAndFlush()
-	if w.SubscriptionsPerTopic > 0 {
+	unacked := r.unacked.Load()
+	if w.SubscriptionsPerTopic > 0 && unacked == 0 {
 		r.waitForCatchUp(ctx)
 	}
 	res.setAggregated(lat)
 	fmt.Fprintln(r.out, ombThroughputLine(phase, testElapsed))
 	fmt.Fprintln(r.out, ombAggregatedLine("Pub", summarize(lat.publish, 1000)))
 	fmt.Fprintln(r.out, ombAggregatedLine("E2E", summarize(lat.endToEnd, 1000)))
+	if unacked > 0 {
+		return nil, fmt.Errorf("%d messages not acknowledged within %s after the run (is the broker up?)", unacked, r.conn.timeout)
+	}
 	if drain != nil {
 		res.setDrain(*drain)
 		fmt.Fprintln(r.out, ombDrainLine(*drain))
@@ -542,8 +548,15 @@ func (r *ombRun) produce(ctx context.Context, cl *kgo.Client, ratePerSec float64
 			r.mu.rec.published(len(rec.Value), latency, delay)
 		})
 	}
-	// What was handed to kgo is delivered (or fails) before the client closes.
-	_ = cl.Flush(context.WithoutCancel(ctx))
+	// What was handed to kgo is delivered (or fails) before the client
+	// closes, within --timeout: franz-go's idempotent producer keeps
+	// retrying records in flight to a broker that is gone, past their
+	// delivery timeout, so an unbounded flush would never return.
+	flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.conn.timeout)
+	defer cancel()
+	if cl.Flush(flushCtx) != nil {
+		r.unacked.Add(cl.BufferedProduceRecords())
+	}
 }
 
 // consume polls until ctx ends and records each record's end-to-end

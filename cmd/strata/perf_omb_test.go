@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -283,5 +284,90 @@ func TestPerfOMBBadInput(t *testing.T) {
 		"-c", "retention.bytes=lots")
 	if res.err == nil || !strings.Contains(res.err.Error(), "INVALID_CONFIG") || !strings.Contains(res.err.Error(), "retention.bytes") {
 		t.Errorf("refused topic config: %v", res.err)
+	}
+}
+
+// TestPerfOMBBrokerDiesMidRun kills the broker under a run: perf omb must
+// end by itself soon after its test phase (not wait forever for
+// acknowledgements that cannot come), fail, and say how many messages
+// were never acknowledged.
+func TestPerfOMBBrokerDiesMidRun(t *testing.T) {
+	srv := startBrokerServer(t, nil)
+	addr := srv.Addr()
+	path := filepath.Join(t.TempDir(), "workload.yaml")
+	if err := os.WriteFile(path, []byte(`
+name: dies
+topics: 1
+partitionsPerTopic: 2
+messageSize: 512
+subscriptionsPerTopic: 1
+consumerPerSubscription: 1
+producersPerTopic: 1
+producerRate: 2000
+testDurationMinutes: 1
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan cliResult, 1)
+	go func() {
+		done <- runCLI(t, 3*time.Minute, "", "-b", addr, "--timeout", "5s", "perf", "omb", path,
+			"--warmup-duration", "0s", "--test-duration", "3s", "--topic-prefix", "omb-dies")
+	}()
+
+	// Kill the broker once records are flowing.
+	// franz-go answers a request for all topics from a cache younger
+	// than the metadata min age.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.MetadataMinAge(10*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(cl)
+	deadline := time.Now().Add(30 * time.Second)
+	for written := int64(0); written == 0; {
+		select {
+		case res := <-done:
+			t.Fatalf("perf omb ended before the broker died: %v\n%s", res.err, res.stdout)
+		default:
+		}
+		if time.Now().After(deadline) {
+			cl.Close()
+			t.Fatal("perf omb wrote nothing within 30s")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		topics, err := adm.ListTopicsWithInternal(ctx)
+		if err == nil {
+			for _, name := range topics.Names() {
+				if !strings.HasPrefix(name, "omb-dies") {
+					continue
+				}
+				ends, err := adm.ListEndOffsets(ctx, name)
+				if err == nil {
+					ends.Each(func(o kadm.ListedOffset) { written += o.Offset })
+				}
+			}
+		}
+		cancel()
+		if written == 0 {
+			time.Sleep(20 * time.Millisecond) // polling the broker
+		}
+	}
+	cl.Close()
+	killed := time.Now()
+	if err := srv.Close(); err != nil {
+		t.Fatalf("stop broker: %v", err)
+	}
+
+	var res cliResult
+	select {
+	case res = <-done:
+	case <-time.After(90 * time.Second):
+		t.Fatal("perf omb still running 90s after its broker died")
+	}
+	t.Logf("perf omb ended %s after the broker died: %v", time.Since(killed).Round(time.Millisecond), res.err)
+	if res.err == nil {
+		t.Fatalf("perf omb succeeded without its broker:\n%s", res.stdout)
+	}
+	if !regexp.MustCompile(`^\d+ messages not acknowledged within \S+ after the run \(is the broker up\?\)$`).MatchString(res.err.Error()) {
+		t.Errorf("error = %q", res.err)
 	}
 }
