@@ -170,7 +170,11 @@ func (rc *requestContext) waitFetch(waiter chan struct{}, deadline time.Time) {
 func (rc *requestContext) resolveFetchTargets(req *kmsg.FetchRequest) ([]fetchTarget, *fetchSession, int16) {
 	cache := rc.s.fetches
 	fromRequest := func() []fetchTarget {
-		var out []fetchTarget
+		n := 0
+		for _, rt := range req.Topics {
+			n += len(rt.Partitions)
+		}
+		out := make([]fetchTarget, 0, n)
 		for _, rt := range req.Topics {
 			name, unknown := rc.fetchTopicName(req.Version, rt.Topic, rt.TopicID)
 			for _, rp := range rt.Partitions {
@@ -301,7 +305,10 @@ func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fet
 	if req.Version < 3 || responseMax <= 0 {
 		responseMax = 1<<31 - 1
 	}
-	index := map[string]int{}
+	// Targets come grouped by topic, so the last topic answers most
+	// lookups; the map is built only for requests that interleave topics.
+	var index map[string]int
+	watched, watchedHW = make([]*partition, 0, len(targets)), make([]int64, 0, len(targets))
 	for i := range targets {
 		t := &targets[i]
 		out, p := rc.readFetchPartition(req, t, responseMax-total, total == 0, remote)
@@ -329,10 +336,23 @@ func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fet
 			continue
 		}
 		name := t.key.topic
-		ti, ok := index[name]
+		ti, ok := len(topics)-1, len(topics) > 0 && topics[len(topics)-1].name == name
+		if !ok && index != nil {
+			ti, ok = index[name]
+		}
 		if !ok || t.unknownTopicID {
+			if index == nil && len(topics) > 0 {
+				index = make(map[string]int, len(topics)+1)
+				for i, to := range topics {
+					if _, seen := index[to.name]; !seen {
+						index[to.name] = i
+					}
+				}
+			}
 			ti = len(topics)
-			index[name] = ti
+			if index != nil {
+				index[name] = ti
+			}
 			topics = append(topics, fetchTopicOut{name: name, id: t.topicID})
 		}
 		topics[ti].partitions = append(topics[ti].partitions, out)

@@ -143,7 +143,21 @@ func (s *logDirSet) byPath(path string) *logDir {
 
 // of returns the log dir holding the partition directory dir (nil when
 // dir lies in none).
-func (s *logDirSet) of(dir string) *logDir { return s.byPath(filepath.Dir(dir)) }
+func (s *logDirSet) of(dir string) *logDir {
+	if s == nil {
+		return nil
+	}
+	// Partition directories are named <log dir>/<name>, so a prefix test
+	// answers without cleaning paths: this runs for every partition of
+	// every fetch and produce.
+	for _, d := range s.dirs {
+		if rest, ok := strings.CutPrefix(dir, d.path); ok && len(rest) > 1 && rest[0] == filepath.Separator &&
+			!strings.ContainsRune(rest[1:], filepath.Separator) {
+			return d
+		}
+	}
+	return s.byPath(filepath.Dir(dir))
+}
 
 // locate returns the directory of the partition directory name: the log
 // dir already holding it (a restart), else the online log dir with the
