@@ -211,17 +211,39 @@ start_cluster() {
 	die "the three nodes did not accept an RF=3 topic within 30s: $(tail -3 "$work/node1.log")"
 }
 
+# cpu_seconds PID...: user + system CPU the processes have used, in seconds.
+cpu_seconds() {
+	local pid ticks=0 stat
+	for pid in "$@"; do
+		stat="$(cat "/proc/$pid/stat")" || die "process $pid is gone"
+		stat="${stat##*) }" # fields after the command name; utime and stime are the 12th and 13th
+		read -r -a f <<<"$stat"
+		ticks=$((ticks + f[11] + f[12]))
+	done
+	awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz }'
+}
+
 # omb_run NAME WORKLOAD [FLAG...]: strata perf omb against addr, with the
-# OMB topic configs; its result JSON goes to $work/omb-NAME.json.
+# OMB topic configs; its result JSON goes to $work/omb-NAME.json, and the
+# CPU seconds the servers (server_pids) and the client used per GiB
+# published over the whole run (warm-up included) to $work/omb-NAME.cpu.
 omb_run() {
-	local name="$1" workload="$2" c
+	local name="$1" workload="$2" c srv0 srv1 cli published
 	shift 2
 	local -a cflags=()
 	for c in $OMB_TOPIC_CONFIGS; do cflags+=(-c "$c"); done
 	log "strata perf omb ($name): $workload $*"
-	GOGC="$CLIENT_GOGC" "$bin/strata" perf omb "$workload" --bootstrap-server "$addr" --warmup-duration "$OMB_WARMUP" \
+	srv0="$(cpu_seconds "${server_pids[@]}")"
+	local TIMEFORMAT='%3U %3S'
+	{ time GOGC="$CLIENT_GOGC" "$bin/strata" perf omb "$workload" --bootstrap-server "$addr" --warmup-duration "$OMB_WARMUP" \
 		--test-duration "$OMB_DURATION" --output "$work/omb-$name.json" --topic-prefix "omb-$name" "${cflags[@]}" "$@" \
-		>"$work/omb-$name.log" 2>&1 || die "strata perf omb ($name) failed: $(tail -5 "$work/omb-$name.log")"
+		>"$work/omb-$name.log" 2>&1 || die "strata perf omb ($name) failed: $(tail -5 "$work/omb-$name.log")"; } 2>"$work/omb-$name.time"
+	srv1="$(cpu_seconds "${server_pids[@]}")"
+	cli="$(awk '{ print $1 + $2 }' "$work/omb-$name.time")"
+	published="$(sed -nE 's/^----- Run totals: ([0-9]+) messages published.*/\1/p' "$work/omb-$name.log")"
+	awk -v a="$srv0" -v b="$srv1" -v c="$cli" -v n="${published:-0}" \
+		-v size="$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["messageSize"])' "$work/omb-$name.json")" \
+		'BEGIN { g = n * size / 1073741824; if (g > 0) printf "%.2f %.2f\n", (b - a) / g, c / g; else print "n/a n/a" }' >"$work/omb-$name.cpu"
 	grep -E '^----- Aggregated|^Aggregated' "$work/omb-$name.log" >&2 || true
 }
 
@@ -401,12 +423,15 @@ fi
 # omb_row LABEL NAME TARGET: a summary row of the run NAME.
 omb_row() {
 	local f
+	local -a cpu
 	read -r -a f < <(omb_figures "$2")
-	omb_rows+=("$(printf '%-44s %8s %8s %9s %9s %9s  %s' "$1" "${f[0]}" "${f[1]}" "${f[4]}" "${f[5]}" "${f[6]}" "$3")")
+	read -r -a cpu <"$work/omb-$2.cpu"
+	omb_rows+=("$(printf '%-44s %8s %8s %9s %9s %9s %9s %9s  %s' "$1" "${f[0]}" "${f[1]}" "${f[4]}" "${f[5]}" "${f[6]}" "${cpu[0]}" "${cpu[1]}" "$3")")
 	omb_last=("${f[@]}")
 }
 if wants omb; then
 	start_strata
+	server_pids=("$strata_pid")
 	omb_run 50mb deploy/perf/1-topic-16-partitions-1kb-50mb.yaml
 	omb_row "1 node, 50 MB/s, acks=all" 50mb "target: pub p99 <= 5, e2e p99 <= 10"
 	omb_run max deploy/perf/1-topic-16-partitions-1kb-max-rate.yaml --acks 1
@@ -424,6 +449,7 @@ if wants omb; then
 fi
 if wants omb3; then
 	start_cluster
+	server_pids=("${cluster_pids[@]}")
 	omb_run 3n20mb deploy/perf/1-topic-16-partitions-1kb-20mb.yaml --replication-factor 3 -c min.insync.replicas=2
 	omb_row "3 nodes RF=3 acks=all, 20 MB/s" 3n20mb "target: pub p99 <= 15"
 	omb_run 3nmax deploy/perf/1-topic-16-partitions-1kb-max-rate.yaml --replication-factor 3 -c min.insync.replicas=2
@@ -473,9 +499,10 @@ if ((${#omb_rows[@]} > 0)); then
 
 OpenMessaging Benchmark workloads (strata perf omb, warm-up $OMB_WARMUP, test $OMB_DURATION, 16 partitions,
 1 KiB random payloads, uncompressed, linger.ms=1; topic configs: $OMB_TOPIC_CONFIGS)
-MB/s as OMB prints it (2^20 bytes of payload per second); latencies in ms
+MB/s as OMB prints it (2^20 bytes of payload per second); latencies in ms; CPU seconds per GiB
+published (warm-up included) of the server processes (all three for 3 nodes) and of the client
 
-$(printf '%-44s %8s %8s %9s %9s %9s' "workload" "pub MB/s" "con MB/s" "pub p99" "pub p99.9" "e2e p99")
+$(printf '%-44s %8s %8s %9s %9s %9s %9s %9s' "workload" "pub MB/s" "con MB/s" "pub p99" "pub p99.9" "e2e p99" "srv s/GiB" "cli s/GiB")
 $(printf '%s\n' "${omb_rows[@]}")
 
 $(printf '%-44s %8s  %s' "3 nodes unthrottled / 1 node unthrottled" "$(ratio "$omb3_max_mib" "$omb1_max_mib")" "target: >= 0.6")
