@@ -85,10 +85,29 @@ func handleFetch(rc *requestContext, req *kmsg.FetchRequest) kmsg.Response {
 		defer session.park(nil)
 		rc.s.fetches.fetches.Add(1)
 	}
+	// A follower's sessionless long poll ends when this node gains a
+	// partition the follower replicates but the fetch does not name
+	// (leader_gain.go).
+	follower := session == nil && fetchReplicaID(req) >= 0
+	if follower {
+		rc.s.gains.park(waiter, true)
+		defer rc.s.gains.park(waiter, false)
+	}
 	registered := false
-	for {
+	for first := true; ; first = false {
 		topics, total, anyError, watched, watchedHW := rc.readFetchTargets(req, targets, incremental, remote)
-		done := total >= int64(req.MinBytes) || anyError || maxWait <= 0 || !time.Now().Before(deadline) || rc.s.ctx.Err() != nil
+		gainMissed := false
+		if follower && maxWait > 0 && rc.s.gains.missing(fetchReplicaID(req), targets, time.Now()) {
+			if first {
+				// The follower may not know of the gain yet: ask again soon.
+				if soon := time.Now().Add(leaderGainPoll); soon.Before(deadline) {
+					deadline = soon
+				}
+			} else {
+				gainMissed = true // gained while this fetch waited
+			}
+		}
+		done := total >= int64(req.MinBytes) || anyError || gainMissed || maxWait <= 0 || !time.Now().Before(deadline) || rc.s.ctx.Err() != nil
 		if done {
 			if registered {
 				for _, p := range watched {

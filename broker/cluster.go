@@ -500,6 +500,9 @@ type leadershipChange struct {
 // onLeadershipChange moves the coordinators of internal-topic partitions
 // with their leadership.
 func (s *Server) onLeadershipChange(c leadershipChange) {
+	if c.leader {
+		s.gains.gained(c.p, c.p.Role().Replicas, time.Now())
+	}
 	if s.groups == nil || s.txns == nil || s.shares == nil {
 		return // at open: the coordinators adopt what they find
 	}

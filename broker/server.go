@@ -70,6 +70,7 @@ type Server struct {
 	// replica fetchers, and whether a controlled shutdown has begun.
 	incarnation string
 	fetchers    *fetcherManager
+	gains       leaderGains // ends followers' long polls on a new leadership (leader_gain.go)
 	peers       peerClients // clients to other nodes (transaction markers)
 	refusals    refusals    // nodes seen refusing connections (unreachable.go)
 	// roleTasks are goroutines started by the applied-state loop
