@@ -355,24 +355,22 @@ func (rc *requestContext) readFetchTargets(req *kmsg.FetchRequest, targets []fet
 			continue
 		}
 		name := t.key.topic
-		ti, ok := len(topics)-1, len(topics) > 0 && topics[len(topics)-1].name == name
-		if !ok && index != nil {
-			ti, ok = index[name]
-		}
-		if !ok || t.unknownTopicID {
-			if index == nil && len(topics) > 0 {
-				index = make(map[string]int, len(topics)+1)
-				for i, to := range topics {
-					if _, seen := index[to.name]; !seen {
-						index[to.name] = i
+		ti := len(topics) - 1
+		if ti < 0 || topics[ti].name != name || t.unknownTopicID {
+			var ok bool
+			if ti, ok = index[name]; !ok || t.unknownTopicID {
+				ti = len(topics)
+				topics = append(topics, fetchTopicOut{name: name, id: t.topicID})
+				if ti > 0 { // a second topic: from here on they are indexed
+					if index == nil {
+						index = make(map[string]int, ti+1)
+						for i, to := range topics[:ti] {
+							index[to.name] = i
+						}
 					}
+					index[name] = ti
 				}
 			}
-			ti = len(topics)
-			if index != nil {
-				index[name] = ti
-			}
-			topics = append(topics, fetchTopicOut{name: name, id: t.topicID})
 		}
 		topics[ti].partitions = append(topics[ti].partitions, out)
 	}

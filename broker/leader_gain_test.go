@@ -50,8 +50,8 @@ func TestLeaderGainEndsFollowersLongPolls(t *testing.T) {
 	createOnReplicas(t, ctx, cl, "idle", []int32{2, 1, 3})
 	for topic, leader := range map[string]int32{"moved": 1, "idle": 2} {
 		waitUntil(t, 20*time.Second, topic+" led by its first replica with every replica in sync", func() bool {
-			l, isr := leaderOf(ctx, adm, topic, 0)
-			return l == leader && len(isr) == 3
+			p, err := partitionMetadata(ctx, cl, topic, 0)
+			return err == nil && p.Leader == leader && len(p.ISR) == 3
 		})
 	}
 	producer, err := kgo.NewClient(kgo.SeedBrokers(c.nodes[0].addr()), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerLinger(0))
@@ -69,13 +69,12 @@ func TestLeaderGainEndsFollowersLongPolls(t *testing.T) {
 	}
 	produce("moved")
 
-	res, err := adm.AlterPartitionAssignments(ctx, kadm.AlterPartitionAssignmentsReq{"moved": {0: {2, 1, 3}}})
-	if err != nil || res.Error() != nil {
-		t.Fatalf("reassign: %v %v", err, res.Error())
+	if r := reassign(t, adm, "moved", 0, []int32{2, 1, 3}); r.Err != nil {
+		t.Fatalf("reassign: %v", r.Err)
 	}
 	waitUntil(t, 20*time.Second, "the reordered replicas", func() bool {
-		md, err := adm.Metadata(ctx, "moved")
-		return err == nil && slices.Equal(md.Topics["moved"].Partitions[0].Replicas, []int32{2, 1, 3})
+		p, err := partitionMetadata(ctx, cl, "moved", 0)
+		return err == nil && slices.Equal(p.Replicas, []int32{2, 1, 3})
 	})
 	// A record to idle ends the followers' long polls at node 2: the next
 	// ones start now and last 5 s unless something ends them.

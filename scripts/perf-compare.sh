@@ -214,6 +214,7 @@ start_cluster() {
 # cpu_seconds PID...: user + system CPU the processes have used, in seconds.
 cpu_seconds() {
 	local pid ticks=0 stat
+	local -a f
 	for pid in "$@"; do
 		stat="$(cat "/proc/$pid/stat")" || die "process $pid is gone"
 		stat="${stat##*) }" # fields after the command name; utime and stime are the 12th and 13th

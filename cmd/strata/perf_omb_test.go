@@ -314,9 +314,9 @@ testDurationMinutes: 1
 			"--warmup-duration", "0s", "--test-duration", "3s", "--topic-prefix", "omb-dies")
 	}()
 
-	// Kill the broker once records are flowing.
-	// franz-go answers a request for all topics from a cache younger
-	// than the metadata min age.
+	// Kill the broker once records are flowing. (franz-go answers a
+	// request for all topics from a cache younger than the metadata min
+	// age, hence the short one.)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.MetadataMinAge(10*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
